@@ -1,0 +1,340 @@
+// Package chat renders chat templates the way Python transformers'
+// apply_chat_template does, byte for byte, so that the prompt we count is the
+// prompt the server tokenizes.
+//
+// The reference is Jinja2 in an ImmutableSandboxedEnvironment with
+// trim_blocks and lstrip_blocks, the loopcontrols extension, the
+// {% generation %} tag, the globals raise_exception and strftime_now, and a
+// tojson filter calling json.dumps with ensure_ascii=False. Rendering uses a
+// vendored, bounded copy of github.com/ardanlabs/jinja (internal/jinja):
+// templates come from model repositories we do not control, so every render
+// runs under Limits and a runaway template fails with an error wrapping
+// ErrLimit instead of hanging or exhausting memory.
+//
+// Dates: templates that call strftime_now (Llama 3.x "Today Date", some
+// Mistral and Gemma templates) render the current date, so the same request
+// has a different token count from one day to the next. Pin the clock with
+// RenderInput.Now — callers take it from --now via ParseNow or from the
+// ISLKIT_NOW environment variable via NowFromEnv — whenever counts must be
+// reproducible.
+package chat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/islkit/islkit/internal/chat/internal/jinja"
+)
+
+// ErrNoTemplate reports a model folder whose tokenizer has no chat template
+// (chat_template absent or null); callers fall back to counting bare text.
+var ErrNoTemplate = errors.New("chat: model has no chat template")
+
+// ErrLimit is wrapped by render errors caused by an exceeded Limits bound.
+var ErrLimit = jinja.ErrLimit
+
+// Limits bounds one render; zero fields take DefaultLimits.
+type Limits = jinja.Limits
+
+// DefaultLimits are the bounds used when none are given.
+var DefaultLimits = jinja.DefaultLimits
+
+// RaiseError is the error a template raised with raise_exception (for
+// instance "Conversation roles must alternate user/assistant/..."), as
+// opposed to a template or engine failure.
+type RaiseError struct{ Message string }
+
+func (e *RaiseError) Error() string { return "chat template raised: " + e.Message }
+
+// Template is a compiled chat template (or the set of named templates a
+// tokenizer_config.json may carry). It is safe for concurrent use.
+type Template struct {
+	named   map[string]*jinja.Template // "default", "tool_use", ... or "default" alone
+	special map[string]any             // special-token variables, as strings (and a list)
+	limits  Limits
+}
+
+// Option configures Compile and LoadFS.
+type Option func(*Template)
+
+// WithSpecialTokens sets the special-token variables (bos_token, eos_token,
+// ...) the template sees. Values are strings, AddedToken-shaped maps
+// ({"content": ...}) or, for additional_special_tokens, lists of either.
+func WithSpecialTokens(tokens map[string]any) Option {
+	return func(t *Template) {
+		for k, v := range tokens {
+			if s, ok := tokenText(v); ok {
+				t.special[k] = s
+			} else if list, ok := v.([]any); ok {
+				out := make([]any, 0, len(list))
+				for _, item := range list {
+					if s, ok := tokenText(item); ok {
+						out = append(out, s)
+					}
+				}
+				t.special[k] = out
+			}
+		}
+	}
+}
+
+// WithLimits overrides the execution bounds.
+func WithLimits(l Limits) Option { return func(t *Template) { t.limits = l } }
+
+// Compile compiles one template source.
+func Compile(source string, opts ...Option) (*Template, error) {
+	return compileNamed(map[string]string{"default": source}, opts)
+}
+
+func compileNamed(sources map[string]string, opts []Option) (*Template, error) {
+	t := &Template{named: make(map[string]*jinja.Template, len(sources)), special: map[string]any{}}
+	for name, src := range sources {
+		jt, err := jinja.Compile(normalizeSource(src))
+		if err != nil {
+			return nil, fmt.Errorf("chat: compile template %q: %w", name, err)
+		}
+		t.named[name] = jt
+	}
+	for _, o := range opts {
+		o(t)
+	}
+	return t, nil
+}
+
+// normalizeSource does what Jinja2's lexer does to the whole source before
+// anything else: every \r\n, \r and \n becomes \n (newline_sequence), and one
+// trailing newline is dropped (keep_trailing_newline is false).
+func normalizeSource(src string) string {
+	if strings.IndexByte(src, '\r') >= 0 {
+		src = strings.ReplaceAll(src, "\r\n", "\n")
+		src = strings.ReplaceAll(src, "\r", "\n")
+	}
+	return strings.TrimSuffix(src, "\n")
+}
+
+// Names lists the named templates, sorted ("default" for a single one).
+func (t *Template) Names() []string {
+	names := make([]string, 0, len(t.named))
+	for n := range t.named {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SpecialTokens returns the special-token variables given to the template
+// (bos_token, eos_token, ..., additional_special_tokens), for provenance.
+func (t *Template) SpecialTokens() map[string]any {
+	out := make(map[string]any, len(t.special))
+	for k, v := range t.special {
+		out[k] = v
+	}
+	return out
+}
+
+// RenderInput is one apply_chat_template call.
+//
+// Messages, Tools and Documents accept []map[string]any, []any, any other
+// JSON-like Go value, or json.RawMessage. Prefer json.RawMessage for request
+// bodies: it keeps object keys in document order, as Python dicts do, which
+// tojson and dict iteration expose; Go maps are rendered in sorted key order.
+type RenderInput struct {
+	Messages            any
+	Tools               any // nil renders as None
+	Documents           any // nil renders as None
+	AddGenerationPrompt bool
+	// Kwargs are extra template variables (enable_thinking,
+	// reasoning_effort, ...). As in transformers they are merged into the
+	// context over the special tokens; they may not replace messages, tools,
+	// documents or add_generation_prompt.
+	Kwargs map[string]any
+	// Now is what strftime_now formats; zero means time.Now().
+	Now time.Time
+	// FlattenContent reduces list-valued message content (OpenAI content
+	// parts) to its "text" parts joined with "", dropping media parts, as
+	// the wire reference (oracle/wire_ref.py) does for text-only counting.
+	FlattenContent bool
+	// TemplateName picks a named template; empty applies transformers' rule
+	// ("tool_use" when Tools is set and present, else "default").
+	TemplateName string
+}
+
+var reservedKeys = [...]string{"messages", "tools", "documents", "add_generation_prompt"}
+
+// Render renders the template over in.
+func (t *Template) Render(in RenderInput) (string, error) {
+	jt, err := t.pick(in)
+	if err != nil {
+		return "", err
+	}
+	ctx := make(map[string]jinja.Value, len(t.special)+len(in.Kwargs)+8)
+	for k, v := range t.special {
+		ctx[k] = jinja.FromGoValue(v)
+	}
+	for k, v := range in.Kwargs {
+		for _, r := range reservedKeys {
+			if k == r {
+				return "", fmt.Errorf("chat: kwarg %q collides with an apply_chat_template argument", k)
+			}
+		}
+		ctx[k] = jinja.FromGoValue(v)
+	}
+	msgs := jinja.FromGoValue(in.Messages)
+	if in.FlattenContent {
+		msgs = flattenContent(msgs)
+	}
+	ctx["messages"] = msgs
+	ctx["tools"] = jinja.FromGoValue(in.Tools)
+	ctx["documents"] = jinja.FromGoValue(in.Documents)
+	ctx["add_generation_prompt"] = jinja.NewBool(in.AddGenerationPrompt)
+	now := in.Now
+	ctx["strftime_now"] = jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+		if len(args) != 1 || !args[0].IsString() {
+			return jinja.Undefined(), errors.New("strftime_now() takes one format string")
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		return jinja.NewString(Strftime(now, args[0].AsString())), nil
+	})
+	ctx["raise_exception"] = raiseException
+	out, err := jt.RenderValues(ctx, t.limits)
+	if err != nil {
+		return "", fmt.Errorf("chat: render: %w", err)
+	}
+	return out, nil
+}
+
+var raiseException = jinja.NewCallable("raise_exception", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+	msg := ""
+	if len(args) > 0 {
+		if args[0].IsString() {
+			msg = args[0].AsString()
+		} else {
+			msg = args[0].String()
+		}
+	}
+	return jinja.Undefined(), &RaiseError{Message: msg}
+})
+
+// pick mirrors transformers' PreTrainedTokenizerBase.get_chat_template.
+func (t *Template) pick(in RenderInput) (*jinja.Template, error) {
+	if in.TemplateName != "" {
+		if jt, ok := t.named[in.TemplateName]; ok {
+			return jt, nil
+		}
+		return nil, fmt.Errorf("chat: no chat template named %q (have %s)", in.TemplateName, strings.Join(t.Names(), ", "))
+	}
+	if len(t.named) == 1 {
+		for _, jt := range t.named {
+			return jt, nil
+		}
+	}
+	if in.Tools != nil {
+		if jt, ok := t.named["tool_use"]; ok {
+			return jt, nil
+		}
+	}
+	if jt, ok := t.named["default"]; ok {
+		return jt, nil
+	}
+	return nil, fmt.Errorf("chat: model has several chat templates (%s) and none is named default", strings.Join(t.Names(), ", "))
+}
+
+// ParseNow parses a --now value: 2025-07-10T12:00:00 (local wall clock, like
+// Python's naive datetime), RFC 3339, or a bare date 2025-07-10.
+func ParseNow(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("chat: cannot parse time %q (want 2025-07-10T12:00:00 or RFC 3339)", s)
+}
+
+// NowEnv is the environment variable NowFromEnv reads.
+const NowEnv = "ISLKIT_NOW"
+
+// NowFromEnv returns the time pinned by $ISLKIT_NOW, or the zero time (meaning
+// "the real clock") when it is unset or empty.
+func NowFromEnv() (time.Time, error) {
+	s := os.Getenv(NowEnv)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := ParseNow(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", NowEnv, err)
+	}
+	return t, nil
+}
+
+// tokenText returns a special token's text: a plain string or the content of
+// an AddedToken object.
+func tokenText(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case map[string]any:
+		s, ok := v["content"].(string)
+		return s, ok
+	case json.RawMessage:
+		var x any
+		if json.Unmarshal(v, &x) == nil {
+			return tokenText(x)
+		}
+	}
+	return "", false
+}
+
+// flattenContent returns a copy of msgs whose list contents are reduced to
+// text; a message without content gets content None, like Python's
+// dict(m, content=m.get("content")).
+func flattenContent(msgs jinja.Value) jinja.Value {
+	if !msgs.IsList() {
+		return msgs
+	}
+	items := msgs.AsList().Items
+	out := make([]jinja.Value, len(items))
+	for i, m := range items {
+		out[i] = m
+		if !m.IsDict() {
+			continue
+		}
+		src := m.AsDict()
+		cp := jinja.NewDict()
+		for _, k := range src.Keys {
+			cp.AsDict().Set(k, src.Data[k])
+		}
+		content, ok := src.Get("content")
+		switch {
+		case !ok:
+			content = jinja.None()
+		case content.IsList():
+			var b strings.Builder
+			for _, part := range content.AsList().Items {
+				if !part.IsDict() {
+					continue
+				}
+				if typ, _ := part.AsDict().Get("type"); typ.IsString() && typ.AsString() == "text" {
+					if txt, _ := part.AsDict().Get("text"); txt.IsString() {
+						b.WriteString(txt.AsString())
+					}
+				}
+			}
+			content = jinja.NewString(b.String())
+		}
+		cp.AsDict().Set("content", content)
+		out[i] = cp
+	}
+	return jinja.NewList(out)
+}

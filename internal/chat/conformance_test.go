@@ -1,0 +1,213 @@
+package chat
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// goldenCase is one line of golden/templates.jsonl; context values stay raw
+// so that object keys keep their order.
+type goldenCase struct {
+	ID       string                     `json:"id"`
+	Template string                     `json:"template"`
+	Now      string                     `json:"now"`
+	Context  map[string]json.RawMessage `json:"context"`
+	Rendered *string                    `json:"rendered"`
+	Error    *string                    `json:"error"`
+}
+
+func readJSONL[T any](t *testing.T, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// inputFromContext splits a golden render context into apply_chat_template
+// arguments and kwargs (special tokens and extras, merged like transformers).
+func inputFromContext(t *testing.T, ctx map[string]json.RawMessage, now string) RenderInput {
+	t.Helper()
+	in := RenderInput{Kwargs: map[string]any{}}
+	for k, raw := range ctx {
+		switch k {
+		case "messages":
+			in.Messages = raw
+		case "tools":
+			if string(raw) != "null" {
+				in.Tools = raw
+			}
+		case "documents":
+			if string(raw) != "null" {
+				in.Documents = raw
+			}
+		case "add_generation_prompt":
+			if err := json.Unmarshal(raw, &in.AddGenerationPrompt); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			in.Kwargs[k] = raw
+		}
+	}
+	if now != "" {
+		n, err := ParseNow(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Now = n
+	}
+	return in
+}
+
+// knownTemplateFailures lists golden cases we do not match yet, with the
+// cause. The test fails when a listed case passes (remove it) or when an
+// unlisted case fails.
+var knownTemplateFailures = map[string]string{}
+
+func TestGoldenTemplates(t *testing.T) {
+	shared := testutil.SharedDir(t)
+	cases := readJSONL[goldenCase](t, filepath.Join(shared, "golden", "templates.jsonl"))
+	compiled := map[string]*Template{}
+	compileErr := map[string]error{}
+	pass, templatesOK := 0, map[string]bool{}
+	for _, c := range cases {
+		if _, ok := templatesOK[c.Template]; !ok {
+			templatesOK[c.Template] = true
+		}
+		tmpl, seen := compiled[c.Template]
+		if !seen && compileErr[c.Template] == nil {
+			src, err := os.ReadFile(filepath.Join(shared, "templates", c.Template+".jinja"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmpl, err = Compile(string(src))
+			compiled[c.Template], compileErr[c.Template] = tmpl, err
+		}
+		var got string
+		err := compileErr[c.Template]
+		if err == nil {
+			got, err = tmpl.Render(inputFromContext(t, c.Context, c.Now))
+		}
+		var problem string
+		switch {
+		case c.Error != nil && err == nil:
+			problem = "rendered, want error " + *c.Error
+		case c.Error == nil && err != nil:
+			problem = "error " + err.Error()
+		case c.Rendered != nil && got != *c.Rendered:
+			problem = "mismatch " + firstDiff(got, *c.Rendered)
+		}
+		cause, known := knownTemplateFailures[c.ID]
+		switch {
+		case problem == "":
+			pass++
+			if known {
+				t.Errorf("%s: listed as a known failure (%s) but passes now; remove it", c.ID, cause)
+			}
+		default:
+			templatesOK[c.Template] = false
+			if !known {
+				t.Errorf("%s: %s", c.ID, problem)
+			}
+		}
+	}
+	nt := 0
+	for _, ok := range templatesOK {
+		if ok {
+			nt++
+		}
+	}
+	t.Logf("golden templates: %d/%d cases, %d/%d templates fully identical", pass, len(cases), nt, len(templatesOK))
+}
+
+type wireCase struct {
+	Case                string          `json:"case"`
+	Messages            json.RawMessage `json:"messages"`
+	Tools               json.RawMessage `json:"tools"`
+	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
+	Text                string          `json:"text"`
+	Tokens              int             `json:"tokens"`
+}
+
+func TestGoldenWire(t *testing.T) {
+	shared := testutil.SharedDir(t)
+	models, err := filepath.Glob(filepath.Join(shared, "golden", "wire", "*.jsonl"))
+	if err != nil || len(models) == 0 {
+		t.Fatalf("no wire golden files: %v", err)
+	}
+	total, pass := 0, 0
+	for _, path := range models {
+		model := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		tmpl, err := LoadFS(os.DirFS(filepath.Join(shared, "models", model)), "")
+		if err != nil {
+			t.Errorf("%s: %v", model, err)
+			continue
+		}
+		for _, c := range readJSONL[wireCase](t, path) {
+			total++
+			in := RenderInput{Messages: c.Messages, AddGenerationPrompt: true, FlattenContent: true, Now: wireNow}
+			if c.AddGenerationPrompt != nil {
+				in.AddGenerationPrompt = *c.AddGenerationPrompt
+			}
+			if len(c.Tools) > 0 && string(c.Tools) != "null" {
+				in.Tools = c.Tools
+			}
+			got, err := tmpl.Render(in)
+			if err != nil {
+				t.Errorf("%s/%s: %v", model, c.Case, err)
+				continue
+			}
+			if got != c.Text {
+				t.Errorf("%s/%s: %s", model, c.Case, firstDiff(got, c.Text))
+				continue
+			}
+			pass++
+		}
+	}
+	t.Logf("golden wire: %d/%d cases over %d models", pass, total, len(models))
+}
+
+// firstDiff describes where got and want first differ.
+func firstDiff(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	lo := max(0, i-40)
+	return "at byte " + itoa(i) + ": got " + quote(got[lo:min(len(got), i+40)]) + " want " + quote(want[lo:min(len(want), i+40)])
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+var _ = errors.Is
+
+// wireNow is REF_NOW of the wire golden files.
+var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)

@@ -1,0 +1,139 @@
+package jsonl
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+)
+
+// LineError is an error about one input line. Its message reads
+// `FILE:LINE: field "path": cause`, or `FILE:LINE: cause` without a field.
+type LineError struct {
+	File  string
+	Line  int
+	Field string // dotted JSON path ("turns.0.text"), "" when unknown
+	Err   error
+}
+
+func (e *LineError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(e.Line))
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString("field ")
+		b.WriteString(strconv.Quote(e.Field))
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Errorf returns a *LineError for l, for validation failures that callers
+// find after decoding (a negative ISL, an unknown target).
+func (l Line) Errorf(format string, args ...any) error {
+	return &LineError{File: l.File, Line: l.Num, Err: fmt.Errorf(format, args...)}
+}
+
+// FieldErrorf is Errorf for a problem with one field; field is a dotted JSON
+// path such as "turns.2.isl".
+func (l Line) FieldErrorf(field, format string, args ...any) error {
+	return &LineError{File: l.File, Line: l.Num, Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Decode unmarshals l.Data into v (a pointer) with go-json. Unknown object
+// keys are ignored, as encoding/json does; use DecodeStrict to reject them.
+// Errors are *LineError values naming the field path when go-json reports
+// one (type mismatches). Errors returned by a type's UnmarshalText or
+// UnmarshalJSON method come back without a path, so such methods should
+// name the value they reject.
+func Decode(l Line, v any) error { return l.Decode(v) }
+
+// DecodeStrict is Decode that rejects object keys matching no struct field,
+// so a misspelt key ("isl_tokens" for "isl") fails loudly.
+func DecodeStrict(l Line, v any) error { return l.DecodeStrict(v) }
+
+// Decode is the method form of Decode.
+func (l Line) Decode(v any) error {
+	if err := json.Unmarshal(l.Data, v); err != nil {
+		return l.decodeError(err)
+	}
+	return nil
+}
+
+// DecodeStrict is the method form of DecodeStrict.
+func (l Line) DecodeStrict(v any) error {
+	dec := json.NewDecoder(bytes.NewReader(l.Data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) && !isUnknownField(err) {
+			// The stream decoder reports a truncated line as a bare
+			// io.ErrUnexpectedEOF; Unmarshal gives the byte offset.
+			var discard any
+			if uerr := json.Unmarshal(l.Data, &discard); uerr != nil {
+				err = uerr
+			}
+		}
+		return l.decodeError(err)
+	}
+	// A line holds exactly one value; "{} {}" is two records glued together.
+	if dec.More() {
+		return &LineError{File: l.File, Line: l.Num,
+			Err: fmt.Errorf("unexpected data after the JSON value at byte offset %d", dec.InputOffset())}
+	}
+	return nil
+}
+
+const unknownFieldPrefix = `json: unknown field `
+
+func isUnknownField(err error) bool {
+	return strings.HasPrefix(err.Error(), unknownFieldPrefix)
+}
+
+// decodeError maps go-json's errors onto a field path or a byte offset.
+func (l Line) decodeError(err error) error {
+	le := &LineError{File: l.File, Line: l.Num, Err: err}
+	var typeErr *json.UnmarshalTypeError
+	var synErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		le.Field = typeErr.Field
+		le.Err = &typeError{e: typeErr}
+	case errors.As(err, &synErr):
+		le.Err = fmt.Errorf("invalid JSON at byte offset %d: %w", synErr.Offset, err)
+	case isUnknownField(err):
+		// go-json reports unknown keys as a plain `json: unknown field "k"`
+		// carrying the key only, not its path.
+		if k, qerr := strconv.Unquote(err.Error()[len(unknownFieldPrefix):]); qerr == nil {
+			le.Field = k
+			le.Err = errors.New("unknown field")
+		}
+	}
+	return le
+}
+
+// typeError restates a go-json type error without the Go struct path, which
+// LineError already shows as the JSON field path; it still unwraps to the
+// original so errors.As finds *json.UnmarshalTypeError and any cause (such
+// as the error of an UnmarshalText method).
+type typeError struct{ e *json.UnmarshalTypeError }
+
+func (t *typeError) Error() string {
+	if t.e.Err != nil {
+		return t.e.Err.Error()
+	}
+	if t.e.Type == nil {
+		return "cannot unmarshal " + t.e.Value
+	}
+	return "cannot unmarshal " + t.e.Value + " into " + t.e.Type.String()
+}
+
+func (t *typeError) Unwrap() error { return t.e }

@@ -1,0 +1,74 @@
+package jsonl
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// Interrupted is the context.Cause of a context cancelled by HandleSignals.
+type Interrupted struct{ Signal os.Signal }
+
+func (e *Interrupted) Error() string { return "interrupted by signal: " + e.Signal.String() }
+
+// ExitCode is the conventional shell status for the signal (130 for
+// SIGINT, 143 for SIGTERM).
+func (e *Interrupted) ExitCode() int {
+	if s, ok := e.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}
+
+// HandleSignals returns a context that is cancelled, with an *Interrupted
+// cause, on the first SIGINT or SIGTERM, so a command stops reading, flushes
+// the records it has, and exits. After that first signal the default
+// handling comes back, so a second Ctrl-C kills a command stuck somewhere.
+// Call stop when done to release the handler.
+//
+// It also ignores SIGPIPE: by default the Go runtime kills a program that
+// writes to a closed stdout, with status 141. Ignored, the write returns
+// EPIPE instead, Writer reports ErrClosedPipe, and the command exits 0.
+func HandleSignals(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			signal.Stop(ch)
+			cancel(&Interrupted{Signal: sig})
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel(context.Canceled)
+		})
+	}
+}
+
+// Quiet maps the end-of-output case to nil so a command can write
+// `if err := jsonl.Quiet(err); err != nil { ...exit 1 }`: a reader that
+// went away (`| head`) is not a failure.
+func Quiet(err error) error {
+	if IsClosedPipe(err) {
+		return nil
+	}
+	return err
+}
+
+// InterruptedBy returns the signal that cancelled ctx, if HandleSignals did.
+func InterruptedBy(ctx context.Context) (*Interrupted, bool) {
+	var in *Interrupted
+	ok := errors.As(context.Cause(ctx), &in)
+	return in, ok
+}

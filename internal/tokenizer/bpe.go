@@ -1,0 +1,455 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
+)
+
+// model turns one pre-tokenized word into ids.
+type model interface {
+	tokenize(word string, dst []int) []int
+	tokenToID(tok string) (int, bool)
+	idToToken(id int) (string, bool)
+	vocabSize() int
+}
+
+func buildModel(raw json.RawMessage) (model, error) {
+	kind, err := typeOf(raw)
+	if err != nil {
+		// Old files omit the model type; Rust guesses from the fields.
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(raw, &probe) != nil {
+			return nil, err
+		}
+		switch {
+		case probe["merges"] != nil:
+			kind = "BPE"
+		case probe["max_input_chars_per_word"] != nil:
+			kind = "WordPiece"
+		default:
+			return nil, err
+		}
+	}
+	switch kind {
+	case "BPE":
+		return newBPE(raw)
+	case "WordPiece":
+		return newWordPiece(raw)
+	case "WordLevel":
+		return newWordLevel(raw)
+	case "Unigram":
+		return newUnigram(raw)
+	default:
+		return nil, fmt.Errorf("unsupported model type %q", kind)
+	}
+}
+
+type mergeValue struct {
+	rank  int32
+	newID int32
+}
+
+type bpe struct {
+	vocab                map[string]int
+	vocabR               map[int]string
+	merges               map[uint64]mergeValue
+	unk                  string
+	unkID                int
+	hasUnk               bool
+	continuingPrefix     string
+	endOfWordSuffix      string
+	fuseUnk, byteFallbck bool
+	ignoreMerges         bool
+	byteFallbackIDs      [256]int // id of "<0xXX>", or -1
+
+	// byteLevel is set when the pre-tokenizer's last step is a ByteLevel
+	// mapping that was switched off: words then arrive as raw bytes, and
+	// each byte's mapped character is looked up through byteIDs.
+	byteLevel bool
+	byteIDs   [256]int
+	rawVocab  map[string]int // vocab keyed by unmapped bytes, for ignore_merges
+
+	cache wordCache
+}
+
+func pairKey(a, b int) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+func newBPE(raw json.RawMessage) (*bpe, error) {
+	var v struct {
+		Dropout                 *float64          `json:"dropout"`
+		UnkToken                *string           `json:"unk_token"`
+		ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
+		FuseUnk                 bool              `json:"fuse_unk"`
+		ByteFallback            bool              `json:"byte_fallback"`
+		IgnoreMerges            bool              `json:"ignore_merges"`
+		Vocab                   map[string]int    `json:"vocab"`
+		Merges                  []json.RawMessage `json:"merges"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("BPE: %w", err)
+	}
+	if v.Dropout != nil && *v.Dropout != 0 {
+		return nil, fmt.Errorf("BPE: dropout %v is random by design; only dropout off (null or 0) gives reproducible counts", *v.Dropout)
+	}
+	m := &bpe{
+		vocab:        v.Vocab,
+		vocabR:       make(map[int]string, len(v.Vocab)),
+		merges:       make(map[uint64]mergeValue, len(v.Merges)),
+		fuseUnk:      v.FuseUnk,
+		byteFallbck:  v.ByteFallback,
+		ignoreMerges: v.IgnoreMerges,
+	}
+	if m.vocab == nil {
+		m.vocab = map[string]int{}
+	}
+	for tok, id := range m.vocab {
+		m.vocabR[id] = tok
+	}
+	if v.UnkToken != nil {
+		m.unk = *v.UnkToken
+		id, ok := m.vocab[m.unk]
+		if !ok {
+			return nil, fmt.Errorf("BPE: unk_token %q is not in the vocabulary", m.unk)
+		}
+		m.unkID, m.hasUnk = id, true
+	}
+	if v.ContinuingSubwordPrefix != nil {
+		m.continuingPrefix = *v.ContinuingSubwordPrefix
+	}
+	if v.EndOfWordSuffix != nil {
+		m.endOfWordSuffix = *v.EndOfWordSuffix
+	}
+	for b := 0; b < 256; b++ {
+		m.byteFallbackIDs[b] = -1
+		if id, ok := m.vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
+			m.byteFallbackIDs[b] = id
+		}
+	}
+	for i, rm := range v.Merges {
+		a, b, err := parseMerge(rm)
+		if err != nil {
+			return nil, fmt.Errorf("BPE: merges[%d]: %w", i, err)
+		}
+		aID, ok := m.vocab[a]
+		if !ok {
+			return nil, fmt.Errorf("BPE: merges[%d]: token %q is not in the vocabulary", i, a)
+		}
+		bID, ok := m.vocab[b]
+		if !ok {
+			return nil, fmt.Errorf("BPE: merges[%d]: token %q is not in the vocabulary", i, b)
+		}
+		if len(b) < len(m.continuingPrefix) {
+			return nil, fmt.Errorf("BPE: merges[%d]: %q is shorter than continuing_subword_prefix", i, b)
+		}
+		merged := a + b[len(m.continuingPrefix):]
+		newID, ok := m.vocab[merged]
+		if !ok {
+			return nil, fmt.Errorf("BPE: merges[%d]: merged token %q is not in the vocabulary", i, merged)
+		}
+		// A repeated pair keeps its last rank, as Rust's map collect does.
+		m.merges[pairKey(aID, bID)] = mergeValue{rank: int32(i), newID: int32(newID)}
+	}
+	return m, nil
+}
+
+// parseMerge reads a merge written as "a b" or as ["a", "b"].
+func parseMerge(raw json.RawMessage) (string, string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		a, b, ok := strings.Cut(s, " ")
+		if !ok || strings.Contains(b, " ") {
+			return "", "", fmt.Errorf("merge %q is not two tokens separated by one space", s)
+		}
+		return a, b, nil
+	}
+	var pair []string
+	if err := json.Unmarshal(raw, &pair); err != nil || len(pair) != 2 {
+		return "", "", errors.New(`merge is neither "a b" nor ["a", "b"]`)
+	}
+	return pair[0], pair[1], nil
+}
+
+// enableByteLevel switches the model to raw-byte input. It reports false,
+// leaving the model unchanged, when some byte's mapped character is not in
+// the vocabulary or prefixes/suffixes make characters depend on position.
+func (m *bpe) enableByteLevel() bool {
+	if m.continuingPrefix != "" || m.endOfWordSuffix != "" {
+		return false
+	}
+	for b := 0; b < 256; b++ {
+		id, ok := m.vocab[byteToString[b]]
+		if !ok {
+			return false
+		}
+		m.byteIDs[b] = id
+	}
+	m.rawVocab = make(map[string]int, len(m.vocab))
+	for tok, id := range m.vocab {
+		if raw, ok := byteLevelUnmap(tok); ok {
+			m.rawVocab[raw] = id
+		}
+	}
+	m.byteLevel = true
+	return true
+}
+
+func (m *bpe) tokenToID(tok string) (int, bool) { id, ok := m.vocab[tok]; return id, ok }
+func (m *bpe) idToToken(id int) (string, bool) { t, ok := m.vocabR[id]; return t, ok }
+func (m *bpe) vocabSize() int                  { return len(m.vocab) }
+
+func (m *bpe) tokenize(word string, dst []int) []int {
+	if word == "" {
+		return dst
+	}
+	if m.ignoreMerges {
+		vocab := m.vocab
+		if m.byteLevel {
+			vocab = m.rawVocab
+		}
+		if id, ok := vocab[word]; ok {
+			return append(dst, id)
+		}
+	}
+	if ids, ok := m.cache.get(word); ok {
+		return append(dst, ids...)
+	}
+	start := len(dst)
+	dst = m.mergeWord(word, dst)
+	if len(word) < maxCachedWordLen {
+		m.cache.put(word, dst[start:])
+	}
+	return dst
+}
+
+// symbol is one node of the doubly linked list a word is merged in.
+type symbol struct {
+	id         int32
+	prev, next int32
+	gone       bool
+}
+
+type merge struct {
+	pos   int32
+	rank  int32
+	newID int32
+}
+
+// wordState holds a word's merge buffers; pooled to keep the hot path free
+// of allocations.
+type wordState struct {
+	syms []symbol
+	heap []merge
+}
+
+var wordPool = sync.Pool{New: func() any { return &wordState{} }}
+
+// mergeWord follows Rust's BPE::merge_word and Word::merge_all exactly: the
+// initial symbols are characters (or bytes, or byte-fallback tokens, or
+// unk), then merges pop from a min-heap ordered by (rank, position); an
+// entry is skipped when its left symbol is gone, is last, or its pair no
+// longer yields the same new id.
+func (m *bpe) mergeWord(word string, dst []int) []int {
+	st := wordPool.Get().(*wordState)
+	defer wordPool.Put(st)
+	syms := st.syms[:0]
+	add := func(id int) {
+		n := int32(len(syms))
+		syms = append(syms, symbol{id: int32(id), prev: n - 1, next: n + 1})
+	}
+	if m.byteLevel {
+		for i := 0; i < len(word); i++ {
+			add(m.byteIDs[word[i]])
+		}
+	} else {
+		unkPending := false
+		unkID := 0
+		for i := 0; i < len(word); {
+			_, n := utf8.DecodeRuneInString(word[i:])
+			s := word[i : i+n]
+			first, last := i == 0, i+n == len(word)
+			i += n
+			if !first && m.continuingPrefix != "" {
+				s = m.continuingPrefix + s
+			}
+			if last && m.endOfWordSuffix != "" {
+				s += m.endOfWordSuffix
+			}
+			if id, ok := m.vocab[s]; ok {
+				if unkPending {
+					add(unkID)
+					unkPending = false
+				}
+				add(id)
+				continue
+			}
+			if m.byteFallbck && m.allBytesKnown(s) {
+				for j := 0; j < len(s); j++ {
+					add(m.byteFallbackIDs[s[j]])
+				}
+				continue
+			}
+			if m.hasUnk {
+				if unkPending && !m.fuseUnk {
+					add(unkID)
+				}
+				unkPending, unkID = true, m.unkID
+			}
+			// Without an unk token the character is dropped, as in Rust.
+		}
+		if unkPending {
+			add(unkID)
+		}
+	}
+	if len(syms) > 0 {
+		syms[len(syms)-1].next = -1
+	}
+	h := st.heap[:0]
+	for i := 0; i+1 < len(syms); i++ {
+		if mv, ok := m.merges[pairKey(int(syms[i].id), int(syms[i+1].id))]; ok {
+			h = heapPush(h, merge{pos: int32(i), rank: mv.rank, newID: mv.newID})
+		}
+	}
+	for len(h) > 0 {
+		var top merge
+		top, h = heapPop(h)
+		cur := &syms[top.pos]
+		if cur.gone || cur.next == -1 {
+			continue
+		}
+		nextPos := cur.next
+		right := syms[nextPos]
+		mv, ok := m.merges[pairKey(int(cur.id), int(right.id))]
+		if !ok || mv.newID != top.newID {
+			continue
+		}
+		cur.id = top.newID
+		cur.next = right.next
+		syms[nextPos].gone = true
+		if right.next != -1 {
+			syms[right.next].prev = top.pos
+		}
+		if cur.prev >= 0 {
+			if mv, ok := m.merges[pairKey(int(syms[cur.prev].id), int(cur.id))]; ok {
+				h = heapPush(h, merge{pos: cur.prev, rank: mv.rank, newID: mv.newID})
+			}
+		}
+		if cur.next != -1 {
+			if mv, ok := m.merges[pairKey(int(cur.id), int(syms[cur.next].id))]; ok {
+				h = heapPush(h, merge{pos: top.pos, rank: mv.rank, newID: mv.newID})
+			}
+		}
+	}
+	for _, s := range syms {
+		if !s.gone {
+			dst = append(dst, int(s.id))
+		}
+	}
+	st.syms, st.heap = syms, h
+	return dst
+}
+
+func (m *bpe) allBytesKnown(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if m.byteFallbackIDs[s[i]] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func less(a, b merge) bool {
+	if a.rank != b.rank {
+		return a.rank < b.rank
+	}
+	return a.pos < b.pos
+}
+
+func heapPush(h []merge, x merge) []merge {
+	h = append(h, x)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+func heapPop(h []merge) (merge, []merge) {
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && less(h[r], h[l]) {
+			c = r
+		}
+		if !less(h[c], h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	return top, h
+}
+
+// maxCachedWordLen matches Rust's cache policy: long words are not cached.
+const maxCachedWordLen = 256
+
+// wordCache maps words to their ids. It is sharded so that concurrent
+// Count calls rarely contend, and it stops growing when full (as Rust's
+// does) instead of evicting.
+type wordCache struct {
+	shards [64]cacheShard
+}
+
+type cacheShard struct {
+	mu sync.RWMutex
+	m  map[string][]int
+}
+
+const cacheShardCap = 4096
+
+func fnv(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+func (c *wordCache) get(word string) ([]int, bool) {
+	sh := &c.shards[fnv(word)&63]
+	sh.mu.RLock()
+	ids, ok := sh.m[word]
+	sh.mu.RUnlock()
+	return ids, ok
+}
+
+func (c *wordCache) put(word string, ids []int) {
+	sh := &c.shards[fnv(word)&63]
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = make(map[string][]int)
+	}
+	if len(sh.m) < cacheShardCap {
+		sh.m[strings.Clone(word)] = append([]int(nil), ids...)
+	}
+	sh.mu.Unlock()
+}

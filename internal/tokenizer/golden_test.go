@@ -1,0 +1,102 @@
+package tokenizer
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// goldenModels are the folders of ../shared/models with golden ids from the
+// Rust library in ../shared/golden/tokens.
+var goldenModels = []string{"llama3", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
+
+type goldenLine struct {
+	Text string `json:"text"`
+	IDs  []int  `json:"ids"`
+}
+
+func readGolden(t testing.TB, path string) []goldenLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []goldenLine
+	r := bufio.NewReaderSize(f, 1<<20)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(strings.TrimSpace(string(line))) > 0 {
+			var g goldenLine
+			if jerr := json.Unmarshal(line, &g); jerr != nil {
+				t.Fatalf("%s:%d: %v", path, n, jerr)
+			}
+			lines = append(lines, g)
+		}
+		if err != nil {
+			break
+		}
+	}
+	return lines
+}
+
+var loaded = map[string]*Tokenizer{}
+
+func loadShared(t testing.TB, model string) *Tokenizer {
+	t.Helper()
+	if tk, ok := loaded[model]; ok {
+		return tk
+	}
+	shared := testutil.SharedDir(t)
+	tk, err := LoadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded[model] = tk
+	return tk
+}
+
+// TestGoldenTokens requires every line of every golden file to match the
+// Rust library's ids exactly.
+func TestGoldenTokens(t *testing.T) {
+	shared := testutil.SharedDir(t)
+	for _, model := range goldenModels {
+		t.Run(model, func(t *testing.T) {
+			tk := loadShared(t, model)
+			lines := readGolden(t, filepath.Join(shared, "golden", "tokens", model+".jsonl"))
+			if len(lines) != 2519 {
+				t.Errorf("golden file has %d lines, want 2519", len(lines))
+			}
+			bad := 0
+			for i, g := range lines {
+				got := tk.Encode(g.Text)
+				if !slices.Equal(got, g.IDs) {
+					bad++
+					if bad <= 5 {
+						t.Errorf("line %d %q:\n got %v\nwant %v", i+1, truncate(g.Text), got, g.IDs)
+					}
+				}
+				if n := tk.Count(g.Text); n != len(g.IDs) {
+					t.Errorf("line %d: Count = %d, want %d", i+1, n, len(g.IDs))
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%s: %d/%d lines differ from the Rust library", model, bad, len(lines))
+			}
+		})
+	}
+}
+
+func truncate(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}

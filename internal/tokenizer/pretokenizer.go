@@ -1,0 +1,446 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/tokenizer/regex"
+)
+
+// piece is one split of the input on its way to the model: a stretch of
+// (normalized) text, or an added token already resolved to its id.
+type piece struct {
+	text     string
+	atOrigin bool // its first character comes from offset 0 of the input
+	id       int  // the added token's id, or -1
+}
+
+// preTokenizer splits one piece into smaller ones, appending them to dst.
+// Empty pieces are dropped by the caller, as Rust's PreTokenizedString does.
+type preTokenizer interface {
+	split(p piece, spans [][2]int, dst []piece) []piece
+}
+
+// behavior is Split's SplitDelimiterBehavior.
+type behavior int
+
+const (
+	removed behavior = iota
+	isolated
+	mergedWithPrevious
+	mergedWithNext
+	contiguous
+)
+
+func parseBehavior(s string) (behavior, error) {
+	switch s {
+	case "Removed":
+		return removed, nil
+	case "Isolated":
+		return isolated, nil
+	case "MergedWithPrevious":
+		return mergedWithPrevious, nil
+	case "MergedWithNext":
+		return mergedWithNext, nil
+	case "Contiguous":
+		return contiguous, nil
+	}
+	return 0, fmt.Errorf("unknown split behavior %q", s)
+}
+
+func buildPreTokenizer(raw json.RawMessage) (preTokenizer, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	kind, err := typeOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case "Sequence":
+		var v struct {
+			PreTokenizers []json.RawMessage `json:"pretokenizers"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("Sequence: %w", err)
+		}
+		var seq sequencePreTokenizer
+		for i, r := range v.PreTokenizers {
+			p, err := buildPreTokenizer(r)
+			if err != nil {
+				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+			}
+			if p != nil {
+				seq = append(seq, p)
+			}
+		}
+		return seq, nil
+	case "Split":
+		var v struct {
+			Pattern  patternJSON `json:"pattern"`
+			Behavior string      `json:"behavior"`
+			Invert   bool        `json:"invert"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("Split: %w", err)
+		}
+		p, err := buildPattern(v.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("Split: %w", err)
+		}
+		b, err := parseBehavior(v.Behavior)
+		if err != nil {
+			return nil, fmt.Errorf("Split: %w", err)
+		}
+		return &splitPreTokenizer{pattern: p, behavior: b, invert: v.Invert}, nil
+	case "ByteLevel":
+		v := struct {
+			AddPrefixSpace bool `json:"add_prefix_space"`
+			UseRegex       bool `json:"use_regex"`
+		}{AddPrefixSpace: true, UseRegex: true}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("ByteLevel: %w", err)
+		}
+		bl := &byteLevelPreTokenizer{addPrefixSpace: v.AddPrefixSpace, mapBytes: true}
+		if v.UseRegex {
+			m, err := regex.Compile(gpt2Pattern)
+			if err != nil {
+				return nil, fmt.Errorf("ByteLevel: %w", err)
+			}
+			bl.regex = regexPattern{m}
+		}
+		return bl, nil
+	case "Metaspace":
+		var v struct {
+			Replacement    string `json:"replacement"`
+			AddPrefixSpace *bool  `json:"add_prefix_space"`
+			PrependScheme  string `json:"prepend_scheme"`
+			Split          *bool  `json:"split"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("Metaspace: %w", err)
+		}
+		return newMetaspace(v.Replacement, v.AddPrefixSpace, v.PrependScheme, v.Split)
+	case "Whitespace":
+		return whitespacePreTokenizer{}, nil
+	case "WhitespaceSplit":
+		return funcSplit{match: unicode.IsSpace, behavior: removed}, nil
+	case "BertPreTokenizer":
+		return sequencePreTokenizer{
+			funcSplit{match: unicode.IsSpace, behavior: removed},
+			funcSplit{match: isPunctuation, behavior: isolated},
+		}, nil
+	case "Digits":
+		var v struct {
+			IndividualDigits bool `json:"individual_digits"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("Digits: %w", err)
+		}
+		b := contiguous
+		if v.IndividualDigits {
+			b = isolated
+		}
+		return funcSplit{match: isNumeric, behavior: b}, nil
+	case "Punctuation":
+		v := struct {
+			Behavior string `json:"behavior"`
+		}{Behavior: "Isolated"}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("Punctuation: %w", err)
+		}
+		b, err := parseBehavior(v.Behavior)
+		if err != nil {
+			return nil, fmt.Errorf("Punctuation: %w", err)
+		}
+		return funcSplit{match: isPunctuation, behavior: b}, nil
+	case "CharDelimiterSplit":
+		var v struct {
+			Delimiter string `json:"delimiter"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("CharDelimiterSplit: %w", err)
+		}
+		d, n := utf8.DecodeRuneInString(v.Delimiter)
+		if n == 0 || n != len(v.Delimiter) {
+			return nil, fmt.Errorf("CharDelimiterSplit: delimiter %q is not one character", v.Delimiter)
+		}
+		return funcSplit{match: func(r rune) bool { return r == d }, behavior: removed}, nil
+	default:
+		return nil, fmt.Errorf("unsupported pre_tokenizer type %q", kind)
+	}
+}
+
+// gpt2Pattern is the regex ByteLevel uses when use_regex is true.
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+type sequencePreTokenizer []preTokenizer
+
+func (seq sequencePreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
+	// Each step runs over every piece the previous step produced. Two
+	// buffers alternate so that only the final result lands in dst.
+	cur := []piece{p}
+	var next []piece
+	for _, step := range seq {
+		next = next[:0]
+		for _, q := range cur {
+			next = step.split(q, spans, next)
+		}
+		cur, next = next, cur
+	}
+	return append(dst, cur...)
+}
+
+// splitByMatches turns match spans into pieces according to behavior. The
+// spans are the pattern's matches; in between lie non-matches. It follows
+// NormalizedString::split, including its quirks.
+func splitByMatches(p piece, matches [][2]int, invert bool, b behavior, dst []piece) []piece {
+	s := p.text
+	if s == "" {
+		return dst
+	}
+	// Build the alternating (offsets, isMatch) list.
+	type seg struct {
+		start, end int
+		match      bool
+	}
+	var segsBuf [32]seg
+	segs := segsBuf[:0]
+	prev := 0
+	for _, m := range matches {
+		if prev != m[0] {
+			segs = append(segs, seg{prev, m[0], invert})
+		}
+		segs = append(segs, seg{m[0], m[1], !invert})
+		prev = m[1]
+	}
+	if prev != len(s) {
+		segs = append(segs, seg{prev, len(s), invert})
+	}
+	emit := func(start, end int) {
+		if start == end {
+			return
+		}
+		dst = append(dst, piece{text: s[start:end], atOrigin: p.atOrigin && start == 0, id: -1})
+	}
+	switch b {
+	case isolated:
+		for _, g := range segs {
+			emit(g.start, g.end)
+		}
+	case removed:
+		for _, g := range segs {
+			if !g.match {
+				emit(g.start, g.end)
+			}
+		}
+	case contiguous:
+		var out []seg
+		prevMatch := false
+		for _, g := range segs {
+			if g.match == prevMatch && len(out) > 0 {
+				out[len(out)-1].end = g.end
+			} else {
+				out = append(out, g)
+			}
+			prevMatch = g.match
+		}
+		for _, g := range out {
+			emit(g.start, g.end)
+		}
+	case mergedWithPrevious:
+		var out []seg
+		prevMatch := false
+		for _, g := range segs {
+			if g.match && !prevMatch && len(out) > 0 {
+				out[len(out)-1].end = g.end
+			} else {
+				out = append(out, g)
+			}
+			prevMatch = g.match
+		}
+		for _, g := range out {
+			emit(g.start, g.end)
+		}
+	case mergedWithNext:
+		var out []seg
+		prevMatch := false
+		for i := len(segs) - 1; i >= 0; i-- {
+			g := segs[i]
+			if g.match && !prevMatch && len(out) > 0 {
+				out[len(out)-1].start = g.start
+			} else {
+				out = append(out, g)
+			}
+			prevMatch = g.match
+		}
+		for i := len(out) - 1; i >= 0; i-- {
+			emit(out[i].start, out[i].end)
+		}
+	}
+	return dst
+}
+
+type splitPreTokenizer struct {
+	pattern  pattern
+	behavior behavior
+	invert   bool
+}
+
+func (sp *splitPreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
+	spans = sp.pattern.matches(p.text, spans[:0])
+	return splitByMatches(p, spans, sp.invert, sp.behavior, dst)
+}
+
+// funcSplit splits on every character for which match is true, like Rust's
+// `impl Pattern for Fn(char) -> bool`.
+type funcSplit struct {
+	match    func(rune) bool
+	behavior behavior
+}
+
+func (fs funcSplit) split(p piece, spans [][2]int, dst []piece) []piece {
+	spans = spans[:0]
+	for i, r := range p.text {
+		if fs.match(r) {
+			spans = append(spans, [2]int{i, i + utf8.RuneLen(r)})
+		}
+	}
+	return splitByMatches(p, spans, false, fs.behavior, dst)
+}
+
+// isNumeric is Rust's char::is_numeric: general categories Nd, Nl and No.
+func isNumeric(r rune) bool {
+	return unicode.In(r, unicode.Nd, unicode.Nl, unicode.No)
+}
+
+// isPunctuation is the Bert/Punctuation test: ASCII punctuation (which
+// includes symbols such as $ + < = > ^ ` | ~) or Unicode category P.
+func isPunctuation(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= '!' && r <= '/' || r >= ':' && r <= '@' || r >= '[' && r <= '`' || r >= '{' && r <= '~'
+	}
+	return unicode.IsPunct(r)
+}
+
+// whitespacePreTokenizer keeps the matches of `\w+|[^\w\s]+` (Rust regex
+// crate semantics: \w is Alphabetic, M, Nd, Pc and Join_Control).
+type whitespacePreTokenizer struct{}
+
+func isRustWord(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_'
+	}
+	return unicode.In(r, unicode.L, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc, unicode.Join_Control)
+}
+
+func (whitespacePreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
+	s := p.text
+	spans = spans[:0]
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			i += n
+			continue
+		}
+		word := isRustWord(r)
+		j := i + n
+		for j < len(s) {
+			r2, n2 := utf8.DecodeRuneInString(s[j:])
+			if unicode.IsSpace(r2) || isRustWord(r2) != word {
+				break
+			}
+			j += n2
+		}
+		spans = append(spans, [2]int{i, j})
+		i = j
+	}
+	return splitByMatches(p, spans, true, removed, dst)
+}
+
+type metaspace struct {
+	replacement string
+	scheme      string // "always", "first" or "never"
+	splitOn     bool
+}
+
+func newMetaspace(replacement string, addPrefixSpace *bool, scheme string, split *bool) (*metaspace, error) {
+	if utf8.RuneCountInString(replacement) != 1 {
+		return nil, fmt.Errorf("Metaspace: replacement %q is not one character", replacement)
+	}
+	if scheme == "" {
+		scheme = "always"
+	}
+	switch scheme {
+	case "always", "first", "never":
+	default:
+		return nil, fmt.Errorf("Metaspace: unknown prepend_scheme %q", scheme)
+	}
+	if addPrefixSpace != nil && !*addPrefixSpace {
+		if scheme != "never" && scheme != "always" {
+			return nil, fmt.Errorf("Metaspace: add_prefix_space does not match declared prepend_scheme")
+		}
+		scheme = "never"
+	}
+	m := &metaspace{replacement: replacement, scheme: scheme, splitOn: true}
+	if split != nil {
+		m.splitOn = *split
+	}
+	return m, nil
+}
+
+func (m *metaspace) transform(p piece) piece {
+	s := strings.ReplaceAll(p.text, " ", m.replacement)
+	switch m.scheme {
+	case "always":
+		if !strings.HasPrefix(s, m.replacement) {
+			s = m.replacement + s
+		}
+	case "first":
+		if !strings.HasPrefix(s, m.replacement) && p.atOrigin {
+			s = m.replacement + s
+		}
+	}
+	return piece{text: s, atOrigin: p.atOrigin, id: -1}
+}
+
+func (m *metaspace) split(p piece, spans [][2]int, dst []piece) []piece {
+	p = m.transform(p)
+	if !m.splitOn {
+		return append(dst, p)
+	}
+	return splitByMatches(p, literalPattern(m.replacement).matches(p.text, spans[:0]), false, mergedWithNext, dst)
+}
+
+// byteLevelPreTokenizer optionally adds a prefix space, optionally splits
+// with the GPT-2 regex, then maps every byte to its printable character.
+// When the BPE model works on raw bytes, mapBytes is turned off and the
+// model does the mapping's job through a byte-keyed vocabulary.
+type byteLevelPreTokenizer struct {
+	addPrefixSpace bool
+	regex          pattern
+	mapBytes       bool
+}
+
+func (bl *byteLevelPreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
+	if bl.addPrefixSpace && !strings.HasPrefix(p.text, " ") {
+		p.text = " " + p.text
+	}
+	start := len(dst)
+	if bl.regex != nil {
+		dst = splitByMatches(p, bl.regex.matches(p.text, spans[:0]), false, isolated, dst)
+	} else if p.text != "" {
+		dst = append(dst, p)
+	}
+	if bl.mapBytes {
+		for i := start; i < len(dst); i++ {
+			dst[i].text = byteLevelMap(dst[i].text)
+		}
+	}
+	return dst
+}

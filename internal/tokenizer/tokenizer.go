@@ -1,0 +1,237 @@
+// Package tokenizer is an exact pure-Go implementation of the HuggingFace
+// `tokenizers` pipeline (Rust 0.22) for tokenizer.json files: added tokens,
+// normalizer, pre-tokenizer, model, post-processor and decoder. Encode
+// gives the ids Rust gives with add_special_tokens=false; every component
+// it cannot reproduce exactly is refused at load time, by name.
+//
+// Invalid UTF-8 cannot reach the Rust library (its strings are always
+// valid). Here each maximal invalid byte sequence is replaced with U+FFFD
+// first, as Python's bytes.decode(errors="replace") does, so a caller that
+// reads bytes from a file gets the count Python-side code would get.
+package tokenizer
+
+import (
+	"sync"
+	"unicode/utf8"
+)
+
+// Tokenizer encodes text to ids and back. It is safe for concurrent use.
+type Tokenizer struct {
+	normalizer    normalizer
+	preTokenizer  preTokenizer
+	model         model
+	postProcessor postProcessor
+	decoder       decoder
+
+	added        []AddedToken
+	addedByID    map[int]*AddedToken
+	rawMatcher   *addedMatcher // normalized=false tokens, matched on the raw input
+	normMatcher  *addedMatcher // normalized=true tokens, matched after normalization
+	normPatterns []AddedToken  // normMatcher's tokens with their normalized content
+
+	scratch sync.Pool
+}
+
+func (t *Tokenizer) setAddedTokens(tokens []AddedToken) error {
+	t.added = tokens
+	t.addedByID = make(map[int]*AddedToken, len(tokens))
+	var raw []*AddedToken
+	for i := range tokens {
+		tok := &t.added[i]
+		t.addedByID[tok.ID] = tok
+		if !tok.Normalized {
+			raw = append(raw, tok)
+		}
+	}
+	// Tokens matched after normalization are matched in their normalized
+	// form, as Rust's refresh_added_tokens computes it.
+	t.normPatterns = nil
+	for _, tok := range tokens {
+		if tok.Normalized {
+			if t.normalizer != nil {
+				tok.Content, _ = t.normalizer.normalize(tok.Content, true)
+			}
+			t.normPatterns = append(t.normPatterns, tok)
+		}
+	}
+	var norm []*AddedToken
+	for i := range t.normPatterns {
+		norm = append(norm, &t.normPatterns[i])
+	}
+	t.rawMatcher = newAddedMatcher(raw)
+	t.normMatcher = newAddedMatcher(norm)
+	return nil
+}
+
+// finish applies load-time optimisations that do not change results.
+func (t *Tokenizer) finish() {
+	t.scratch.New = func() any { return &scratch{} }
+	// A trailing ByteLevel step only maps bytes to characters that the BPE
+	// vocabulary then looks up; a byte-keyed model skips the round trip.
+	m, ok := t.model.(*bpe)
+	if !ok {
+		return
+	}
+	var last preTokenizer = t.preTokenizer
+	if seq, ok := last.(sequencePreTokenizer); ok && len(seq) > 0 {
+		last = seq[len(seq)-1]
+	}
+	if bl, ok := last.(*byteLevelPreTokenizer); ok && m.enableByteLevel() {
+		bl.mapBytes = false
+	}
+}
+
+// scratch holds the buffers of one encode call.
+type scratch struct {
+	pieces, next []piece
+	spans        [][2]int
+	ids          []int
+}
+
+// Encode returns the ids of text without special tokens
+// (add_special_tokens=false).
+func (t *Tokenizer) Encode(text string) []int {
+	sc := t.scratch.Get().(*scratch)
+	ids := t.encodeInto(text, sc, nil)
+	t.scratch.Put(sc)
+	return ids
+}
+
+// Count returns len(Encode(text)) without keeping the ids.
+func (t *Tokenizer) Count(text string) int {
+	sc := t.scratch.Get().(*scratch)
+	sc.ids = t.encodeInto(text, sc, sc.ids[:0])
+	n := len(sc.ids)
+	t.scratch.Put(sc)
+	return n
+}
+
+// EncodeWithSpecialTokens returns the ids with the post-processor's special
+// tokens added (add_special_tokens=true), for a single sequence.
+func (t *Tokenizer) EncodeWithSpecialTokens(text string) []int {
+	ids := t.Encode(text)
+	if t.postProcessor != nil {
+		ids = t.postProcessor.process(ids)
+	}
+	return ids
+}
+
+// NumSpecialTokensToAdd is how many ids the post-processor adds to a single
+// sequence (or a pair).
+func (t *Tokenizer) NumSpecialTokensToAdd(pair bool) int {
+	if t.postProcessor == nil {
+		return 0
+	}
+	return t.postProcessor.added(pair)
+}
+
+func (t *Tokenizer) encodeInto(text string, sc *scratch, ids []int) []int {
+	if !utf8.ValidString(text) {
+		text = validUTF8Lossy([]byte(text))
+	}
+	if text == "" {
+		return ids
+	}
+	pieces := t.rawMatcher.split(piece{text: text, atOrigin: true, id: -1}, sc.pieces[:0])
+	if t.normalizer != nil || t.normMatcher != nil {
+		next := sc.next[:0]
+		for _, p := range pieces {
+			if p.id >= 0 {
+				next = append(next, p)
+				continue
+			}
+			if t.normalizer != nil {
+				p.text, p.atOrigin = t.normalizer.normalize(p.text, p.atOrigin)
+			}
+			next = t.normMatcher.split(p, next)
+		}
+		pieces, sc.next = next, pieces
+	}
+	if t.preTokenizer != nil {
+		next := sc.next[:0]
+		for _, p := range pieces {
+			if p.id >= 0 {
+				next = append(next, p)
+				continue
+			}
+			next = t.preTokenizer.split(p, sc.spans, next)
+		}
+		pieces, sc.next = next, pieces
+	}
+	for _, p := range pieces {
+		if p.id >= 0 {
+			ids = append(ids, p.id)
+			continue
+		}
+		ids = t.model.tokenize(p.text, ids)
+	}
+	sc.pieces = pieces[:0]
+	return ids
+}
+
+// Decode turns ids back into text as Rust's Tokenizer::decode does; unknown
+// ids are skipped, special tokens too when skipSpecial is set.
+func (t *Tokenizer) Decode(ids []int, skipSpecial bool) string {
+	tokens := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if tok, ok := t.addedByID[id]; ok {
+			if skipSpecial && tok.Special {
+				continue
+			}
+			tokens = append(tokens, tok.Content)
+			continue
+		}
+		if s, ok := t.model.idToToken(id); ok {
+			tokens = append(tokens, s)
+		}
+	}
+	if t.decoder == nil {
+		out := ""
+		for i, s := range tokens {
+			if i > 0 {
+				out += " "
+			}
+			out += s
+		}
+		return out
+	}
+	out := ""
+	for _, s := range t.decoder.decodeChain(tokens) {
+		out += s
+	}
+	return out
+}
+
+// TokenToID returns the id of a token string (added tokens first).
+func (t *Tokenizer) TokenToID(tok string) (int, bool) {
+	for i := range t.added {
+		if t.added[i].Content == tok {
+			return t.added[i].ID, true
+		}
+	}
+	return t.model.tokenToID(tok)
+}
+
+// IDToToken returns the token string of an id.
+func (t *Tokenizer) IDToToken(id int) (string, bool) {
+	if tok, ok := t.addedByID[id]; ok {
+		return tok.Content, true
+	}
+	return t.model.idToToken(id)
+}
+
+// AddedTokens returns the added tokens as listed in tokenizer.json.
+func (t *Tokenizer) AddedTokens() []AddedToken {
+	return append([]AddedToken(nil), t.added...)
+}
+
+// VocabSize counts the model's vocabulary plus added tokens not in it.
+func (t *Tokenizer) VocabSize() int {
+	n := t.model.vocabSize()
+	for _, tok := range t.added {
+		if _, ok := t.model.idToToken(tok.ID); !ok {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,90 @@
+package unicode16
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// TestAgainstReference checks every code point of every class against the probed sets: the shared
+// unicode16-classes.json (skipped when absent) and gen/word.json (always present).
+func TestAgainstReference(t *testing.T) {
+	sets := map[string][][2]rune{}
+	load := func(path string) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string][][2]rune
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range m {
+			sets[k] = v
+		}
+	}
+	load(filepath.Join("gen", "word.json"))
+	keys := map[string]Class{`onig\w`: Word, `regex\w`: RegexWord}
+	if testing.Short() {
+		t.Log("short: checking the \\w sets only")
+	} else {
+		load(filepath.Join(testutil.SharedDir(t), "reference", "unicode16-classes.json"))
+		for k, c := range map[string]Class{`\p{L}`: L, `\p{N}`: N, `\s`: Space, `\p{Lu}`: Lu, `\p{Ll}`: Ll,
+			`\p{Lt}`: Lt, `\p{Lm}`: Lm, `\p{Lo}`: Lo, `\p{M}`: M, `\p{P}`: P, `\p{S}`: S} {
+			keys[k] = c
+		}
+	}
+	for key, c := range keys {
+		want := make([]bool, 0x110000)
+		for _, r := range sets[key] {
+			for x := r[0]; x <= r[1]; x++ {
+				want[x] = true
+			}
+		}
+		bad := 0
+		for r := rune(0); r <= 0x10FFFF; r++ {
+			if Is(c, r) != want[r] {
+				if bad++; bad <= 5 {
+					t.Errorf("%s: U+%04X: got %v, want %v", key, r, !want[r], want[r])
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d code points differ", key, bad)
+		}
+		if got := Ranges(c); len(got) != len(sets[key]) {
+			t.Errorf("%s: Ranges has %d ranges, want %d", key, len(got), len(sets[key]))
+		}
+	}
+}
+
+func TestKnownCodePoints(t *testing.T) {
+	for _, tc := range []struct {
+		r    rune
+		c    Class
+		want bool
+	}{
+		{'a', L | Ll | Word | RegexWord, true}, {'A', Lu, true}, {'7', N, true}, {' ', Space, true},
+		{0x85, Space, true}, {0x200B, Space, false}, {0x1C89, L, true}, // 0x1C89: new in Unicode 16.0
+		{0x10940, L, false}, {0x323B0, L, false}, // Unicode 17.0 additions are absent
+		{0x200D, Word, false}, {0x200D, RegexWord, true}, {-1, L, false}, {0x110000, L, false},
+	} {
+		if got := Props(tc.r)&tc.c == tc.c; got != tc.want {
+			t.Errorf("U+%04X in %b: got %v, want %v", tc.r, tc.c, got, tc.want)
+		}
+	}
+}
+
+var sink Class
+
+func BenchmarkProps(b *testing.B) {
+	rs := []rune("The quick brown fox — 敏捷的狐狸 🦊 jumps; Ωμέγα ١٢٣")
+	for b.Loop() {
+		for _, r := range rs {
+			sink |= Props(r)
+		}
+	}
+}
