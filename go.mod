@@ -7,5 +7,6 @@ require (
 	github.com/ardanlabs/jinja v1.12.0 // indirect
 	github.com/dlclark/regexp2 v1.12.0 // indirect
 	github.com/goccy/go-json v0.12.0 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	golang.org/x/text v0.33.0 // indirect
 )

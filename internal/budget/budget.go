@@ -9,7 +9,7 @@ type Compensation struct {
 	// MarkerSamples are the estimator's per-sample counts.
 	MarkerSamples []int `json:"marker_samples,omitempty"`
 	// Landing is where send will put the marker (cachebust.Route).
-	Landing cachebust.Landing `json:"-"`
+	Landing cachebust.Landing `json:"landing"`
 	// Template is the chat-template overhead; zero when the chat template
 	// is not applied.
 	Template TemplateOverhead `json:"template"`

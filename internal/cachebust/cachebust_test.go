@@ -167,3 +167,20 @@ func TestEstimateCost(t *testing.T) {
 		t.Errorf("estimator markers %q", seen)
 	}
 }
+
+func TestLandingText(t *testing.T) {
+	for _, l := range []Landing{{}, {SharedSystemPrompt, true}, {SharedSystemPrompt, false}, {FirstUserTurn, true}, {FirstUserTurn, false}} {
+		b, _ := l.MarshalText()
+		var back Landing
+		if err := back.UnmarshalText(b); err != nil || back != l {
+			t.Errorf("%v → %s → %v, %v", l, b, back, err)
+		}
+	}
+	if b, _ := (Landing{FirstUserTurn, true}).MarshalText(); string(b) != "first_user_turn/prefix" {
+		t.Errorf("text %s", b)
+	}
+	var l Landing
+	if err := l.UnmarshalText([]byte("system")); err == nil {
+		t.Error("accepted invalid landing")
+	}
+}

@@ -1,5 +1,7 @@
 package cachebust
 
+import "fmt"
+
 // Slot is the message a marker lands in.
 type Slot uint8
 
@@ -42,6 +44,24 @@ func (l Landing) String() string {
 	default:
 		return l.Slot.String() + "/suffix"
 	}
+}
+
+// MarshalText writes the String form ("first_user_turn/prefix", "none"),
+// so probe records can show where the marker was routed.
+func (l Landing) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText parses the String form.
+func (l *Landing) UnmarshalText(b []byte) error {
+	for _, slot := range []Slot{NoSlot, SharedSystemPrompt, FirstUserTurn} {
+		for _, prefix := range []bool{true, false} {
+			c := Landing{Slot: slot, Prefix: prefix && slot != NoSlot}
+			if c.String() == string(b) {
+				*l = c
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("invalid cache-bust landing %q", b)
 }
 
 // Route is the single routing table that compose (budgets) and send

@@ -338,3 +338,11 @@ func flattenContent(msgs jinja.Value) jinja.Value {
 	}
 	return jinja.NewList(out)
 }
+
+// Value is a decoded template value. Pass one in RenderInput (from
+// DecodeJSON) to decode a request once and render it many times.
+type Value = jinja.Value
+
+// DecodeJSON decodes JSON into a Value, keeping object keys in document order
+// and integers distinct from floats, as Python's json module does.
+func DecodeJSON(data []byte) (Value, error) { return jinja.FromJSON(data) }

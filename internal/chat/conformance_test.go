@@ -24,7 +24,7 @@ type goldenCase struct {
 	Error    *string                    `json:"error"`
 }
 
-func readJSONL[T any](t *testing.T, path string) []T {
+func readJSONL[T any](t testing.TB, path string) []T {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

@@ -6,8 +6,8 @@ import "unicode/utf8"
 // automaton of Rust's AddedVocabulary does, then applies each token's
 // single_word, lstrip and rstrip rules.
 type addedMatcher struct {
-	first [256]bool           // bytes some token starts with
-	nodes map[uint64]int32    // (node<<8 | byte) -> child node
+	first [256]bool             // bytes some token starts with
+	nodes map[uint64]int32      // (node<<8 | byte) -> child node
 	term  map[int32]*AddedToken // node -> token ending there
 }
 

@@ -200,8 +200,8 @@ func (m *bpe) enableByteLevel() bool {
 }
 
 func (m *bpe) tokenToID(tok string) (int, bool) { id, ok := m.vocab[tok]; return id, ok }
-func (m *bpe) idToToken(id int) (string, bool) { t, ok := m.vocabR[id]; return t, ok }
-func (m *bpe) vocabSize() int                  { return len(m.vocab) }
+func (m *bpe) idToToken(id int) (string, bool)  { t, ok := m.vocabR[id]; return t, ok }
+func (m *bpe) vocabSize() int                   { return len(m.vocab) }
 
 func (m *bpe) tokenize(word string, dst []int) []int {
 	if word == "" {

@@ -100,3 +100,5 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+func sharedOrSkip(t testing.TB) string { return testutil.SharedDir(t) }

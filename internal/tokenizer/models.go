@@ -44,8 +44,8 @@ func invert(vocab map[string]int) map[int]string {
 }
 
 func (w *wordPiece) tokenToID(tok string) (int, bool) { id, ok := w.vocab[tok]; return id, ok }
-func (w *wordPiece) idToToken(id int) (string, bool) { t, ok := w.vocabR[id]; return t, ok }
-func (w *wordPiece) vocabSize() int                  { return len(w.vocab) }
+func (w *wordPiece) idToToken(id int) (string, bool)  { t, ok := w.vocabR[id]; return t, ok }
+func (w *wordPiece) vocabSize() int                   { return len(w.vocab) }
 
 func (w *wordPiece) tokenize(word string, dst []int) []int {
 	if word == "" {
@@ -102,8 +102,8 @@ func newWordLevel(raw json.RawMessage) (*wordLevel, error) {
 }
 
 func (w *wordLevel) tokenToID(tok string) (int, bool) { id, ok := w.vocab[tok]; return id, ok }
-func (w *wordLevel) idToToken(id int) (string, bool) { t, ok := w.vocabR[id]; return t, ok }
-func (w *wordLevel) vocabSize() int                  { return len(w.vocab) }
+func (w *wordLevel) idToToken(id int) (string, bool)  { t, ok := w.vocabR[id]; return t, ok }
+func (w *wordLevel) vocabSize() int                   { return len(w.vocab) }
 
 func (w *wordLevel) tokenize(word string, dst []int) []int {
 	if word == "" {

@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/tokenizer/regex"
+	"github.com/islkit/islkit/internal/unicode16"
 )
 
 // piece is one split of the input on its way to the model: a stretch of
@@ -327,41 +328,18 @@ func isPunctuation(r rune) bool {
 	return unicode.IsPunct(r)
 }
 
-// whitespacePreTokenizer keeps the matches of `\w+|[^\w\s]+` (Rust regex
-// crate semantics: \w is Alphabetic, M, Nd, Pc and Join_Control).
+// whitespacePreTokenizer keeps the matches of `\w+|[^\w\s]+`, run by the
+// Rust regex crate (not Oniguruma: its \w includes the zero-width joiners).
 type whitespacePreTokenizer struct{}
 
-func isRustWord(r rune) bool {
-	if r < utf8.RuneSelf {
-		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_'
-	}
-	return unicode.In(r, unicode.L, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc, unicode.Join_Control)
-}
+var whitespaceMatcher = regex.Whitespace()
 
 func (whitespacePreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
-	s := p.text
-	spans = spans[:0]
-	i := 0
-	for i < len(s) {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsSpace(r) {
-			i += n
-			continue
-		}
-		word := isRustWord(r)
-		j := i + n
-		for j < len(s) {
-			r2, n2 := utf8.DecodeRuneInString(s[j:])
-			if unicode.IsSpace(r2) || isRustWord(r2) != word {
-				break
-			}
-			j += n2
-		}
-		spans = append(spans, [2]int{i, j})
-		i = j
-	}
-	return splitByMatches(p, spans, true, removed, dst)
+	return splitByMatches(p, whitespaceMatcher.FindAll(p.text, spans[:0]), true, removed, dst)
 }
+
+// isRustWord is the Rust regex crate's \w, used by single_word added tokens.
+func isRustWord(r rune) bool { return unicode16.Is(unicode16.RegexWord, r) }
 
 type metaspace struct {
 	replacement string

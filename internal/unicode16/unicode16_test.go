@@ -37,6 +37,7 @@ func TestAgainstReference(t *testing.T) {
 			keys[k] = c
 		}
 	}
+	t.Logf("checking %d sets over U+0000..U+10FFFF", len(keys))
 	for key, c := range keys {
 		want := make([]bool, 0x110000)
 		for _, r := range sets[key] {

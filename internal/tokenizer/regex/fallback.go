@@ -425,7 +425,7 @@ func (rw *rewriter) class() error {
 		rw.b.WriteByte('^')
 		rw.i++
 	}
-	first := true
+	first, prevSet := true, false
 	for {
 		if rw.i >= len(rw.pat) {
 			return fmt.Errorf("unterminated class at offset %d", start)
@@ -446,9 +446,17 @@ func (rw *rewriter) class() error {
 			if rw.i+1 < len(rw.pat) && rw.pat[rw.i+1] == 'b' {
 				return fmt.Errorf(`\b inside a class at offset %d is not supported`, rw.i)
 			}
+			isSet := rw.i+1 < len(rw.pat) && strings.IndexByte("pPsSwW", rw.pat[rw.i+1]) >= 0
 			if err := rw.escape(true); err != nil {
 				return err
 			}
+			first, prevSet = false, isSet
+			continue
+		case c == '-' && !first && !strings.HasPrefix(rw.pat[rw.i:], "-]") &&
+			(prevSet || strings.HasPrefix(rw.pat[rw.i+1:], `\p`) || strings.HasPrefix(rw.pat[rw.i+1:], `\P`) ||
+				strings.HasPrefix(rw.pat[rw.i+1:], `\s`) || strings.HasPrefix(rw.pat[rw.i+1:], `\S`) ||
+				strings.HasPrefix(rw.pat[rw.i+1:], `\w`)):
+			return fmt.Errorf("range with a class escape as an endpoint at offset %d is not supported", rw.i)
 		case c == '-':
 			// A range dash between two items, or a literal at the edges; regexp2 reads both the
 			// same way as Oniguruma when the endpoints are single characters, which the escapes
@@ -464,6 +472,6 @@ func (rw *rewriter) class() error {
 			writeClassRune(rw.b, r)
 			rw.i += n
 		}
-		first = false
+		first, prevSet = false, false
 	}
 }

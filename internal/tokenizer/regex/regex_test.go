@@ -238,7 +238,7 @@ func TestCompile(t *testing.T) {
 		}
 	}
 	for _, p := range []string{`^a`, `a$`, `\d`, `\b`, `\h`, `(?i:ss)`, `(?i:st)`, `(?i)a`, `(?i:[a-z])`, `(?i:é)`,
-		`a*+`, `a{,3}`, `[a[b]]`, `[a&&b]`, `\p{Greek}`, `\1`, `(?m:.)`, `(?<n>a)`} {
+		`a*+`, `a{,3}`, `[a[b]]`, `[a&&b]`, `\p{Greek}`, `\1`, `(?m:.)`, `(?<n>a)`, `[\p{L}-z]`, `[a-\s]`, `[\W]`} {
 		if _, err := Compile(p); err == nil {
 			t.Errorf("Compile(%q) accepted a construct it cannot run exactly", p)
 		}

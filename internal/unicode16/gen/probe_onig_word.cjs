@@ -1,3 +1,7 @@
+// Probes Oniguruma's \w (through the HuggingFace tokenizers Node binding, see the shared
+// oracle/tokenize_ref.cjs for setup) for every code point, plus the (?i) folds of the contraction
+// letters and a few syntax facts. word.json's "onig\\w" is this output's "\\w" field:
+//   NODE_PATH=/tmp/oracle/node_modules node probe_onig_word.cjs > probe.json
 const {Tokenizer} = require('@anush008/tokenizers');
 function pretok(pattern, behavior) {
   const json = {version: '1.0', truncation: null, padding: null, added_tokens: [], normalizer: null,

@@ -1,3 +1,5 @@
+// word.json's "regex\\w" is this output's "regex\\w" field (its "regex\\s" equals \s of
+// unicode16-classes.json):  NODE_PATH=/tmp/oracle/node_modules node probe_regex_word.cjs
 // Probes the Whitespace pre-tokenizer (Rust regex crate \w and \s) for every code point.
 const {whitespacePreTokenizer} = require('@anush008/tokenizers');
 const ws = whitespacePreTokenizer();

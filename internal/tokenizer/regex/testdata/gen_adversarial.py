@@ -36,5 +36,10 @@ out = list(cases)
 for _ in range(12000):
     n = rng.randint(1, 16)
     out.append("".join(rng.choice(alphabet) for _ in range(n)))
+# Longer strings, to reach runs that the short ones cannot (long spaces, digit groups, words with
+# marks and contractions).
+for _ in range(8000):
+    n = rng.randint(17, 48)
+    out.append("".join(rng.choice(alphabet) for _ in range(n)))
 for t in out:
     print(json.dumps({"text": t}))

@@ -1,0 +1,16 @@
+// Package records defines the JSON records that flow between the four
+// tools (probe | compose | send | measure). Each stream format has one Go
+// type here and one JSON Schema in schemas/; every tool reads and writes
+// them through internal/jsonl, so no tool parses another's output by hand.
+package records
+
+// SchemaVersion is the version of every record format in this package. A
+// reader refuses a record whose schema_version it does not know.
+const SchemaVersion = 1
+
+// Kind values identify each record format in its "kind" field.
+const (
+	KindProbe        = "islkit.probe"
+	KindConversation = "islkit.conversation"
+	KindRequest      = "islkit.request"
+)
