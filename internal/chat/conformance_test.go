@@ -3,7 +3,6 @@ package chat
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,8 +205,6 @@ func firstDiff(got, want string) string {
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
-
-var _ = errors.Is
 
 // wireNow is REF_NOW of the wire golden files.
 var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)

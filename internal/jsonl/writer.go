@@ -49,7 +49,7 @@ func NewWriter(w io.Writer) *Writer {
 // Encode marshals v with go-json and writes it as one line. A value whose
 // encoding fails is not written at all.
 func (w *Writer) Encode(v any) error {
-	data, err := json.Marshal(v)
+	data, err := json.MarshalWithOption(v, json.DisableHTMLEscape())
 	if err != nil {
 		return fmt.Errorf("jsonl: encode %T: %w", v, err)
 	}

@@ -1,0 +1,122 @@
+// Package cli holds what the four commands share around their flags:
+// exit codes, the one-line error report, input files and model loading.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/modelsrc"
+)
+
+// Exit codes shared by every tool.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1 // a runtime failure, or some input lines failed
+	ExitUsage   = 2 // bad flags, refused before any output
+	ExitSIGINT  = 130
+	ExitSIGTERM = 143
+)
+
+// Fail prints "tool: err" on stderr and returns the exit code to use.
+func Fail(tool string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if jsonl.IsClosedPipe(err) {
+		return ExitOK // `tool | head` is a normal way to stop a filter
+	}
+	var intr *jsonl.Interrupted
+	if errors.As(err, &intr) {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", tool, err)
+		return intr.ExitCode()
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", tool, err)
+	return ExitFailed
+}
+
+// Inputs opens the named files in order, or stdin when there are none or
+// the name is "-". Each yields a jsonl.Reader named after its file.
+func Inputs(names []string, each func(*jsonl.Reader) error) error {
+	if len(names) == 0 {
+		names = []string{"-"}
+	}
+	for _, name := range names {
+		if name == "-" {
+			if err := each(jsonl.NewReader(os.Stdin, "<stdin>")); err != nil {
+				return err
+			}
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		err = each(jsonl.NewReader(f, name))
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Model bundles what --tokenizer, --chat-template and --now resolve to.
+type Model struct {
+	Source *modelsrc.Source
+	// Template is nil when the model has no chat template (and none was
+	// given with --chat-template).
+	Template *chat.Template
+	Now      time.Time
+}
+
+// LoadModel resolves the model flags shared by the tools. With
+// needTemplate false no template work happens at all.
+func LoadModel(tokenizerSpec, chatTemplate, now string, needTemplate bool) (*Model, error) {
+	src, err := modelsrc.Resolve(tokenizerSpec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := src.Tokenizer(); err != nil {
+		return nil, err
+	}
+	m := &Model{Source: src}
+	if now != "" {
+		if m.Now, err = chat.ParseNow(now); err != nil {
+			return nil, fmt.Errorf("--now %s: %w", now, err)
+		}
+	} else if m.Now, err = chat.NowFromEnv(); err != nil {
+		return nil, err
+	}
+	if !needTemplate {
+		return m, nil
+	}
+	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
+	switch {
+	case errors.Is(err, chat.ErrNoTemplate):
+	case err != nil:
+		return nil, fmt.Errorf("%s: chat template: %w", src.Name, err)
+	default:
+		m.Template = tmpl
+	}
+	return m, nil
+}
+
+// Signals returns a context cancelled by Ctrl-C / SIGTERM.
+func Signals() (context.Context, context.CancelFunc) {
+	return jsonl.HandleSignals(context.Background())
+}
+
+// Cause maps a cancelled context to the Interrupted error that carries the
+// signal's exit code, and passes other errors through.
+func Cause(ctx context.Context, err error) error {
+	if intr, ok := jsonl.InterruptedBy(ctx); ok && (err == nil || errors.Is(err, context.Canceled)) {
+		return intr
+	}
+	return err
+}

@@ -1,0 +1,184 @@
+// Package measure counts the tokens of JSONL records: bare text, chat
+// messages rendered through the model's chat template, and (later) request
+// payloads. Each output record is the input record, members in their
+// original order, with the counts added.
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/jsonobj"
+	"github.com/islkit/islkit/internal/tokenizer"
+)
+
+// Options says what to count and what to add to each record.
+type Options struct {
+	Tokenizer *tokenizer.Tokenizer
+	// Template is the model's chat template; nil when it has none, in
+	// which case message records are counted bare, as AIPerf does.
+	Template *chat.Template
+	// ApplyChatTemplate counts message records as the server sees them:
+	// rendered with add_generation_prompt, then encoded.
+	ApplyChatTemplate bool
+	// IDs adds "ids" to text records; Rendered adds "rendered" to message
+	// records counted through the template.
+	IDs, Rendered bool
+	// Now pins strftime_now; zero means the clock.
+	Now time.Time
+}
+
+// Measurer processes records; it is safe for concurrent use.
+type Measurer struct{ opts Options }
+
+// New returns a Measurer.
+func New(opts Options) *Measurer { return &Measurer{opts: opts} }
+
+// ErrUnknownShape is returned for a JSON object measure does not recognise.
+var ErrUnknownShape = errors.New(`record has neither "text" nor "messages"`)
+
+// Record measures one JSONL record and returns the output line. An error
+// means the record could not be measured at all (not JSON, unknown shape);
+// a chat template failure is not an error: the record is counted bare and
+// carries an "error" field saying why.
+func (m *Measurer) Record(data []byte) ([]byte, error) {
+	obj, err := jsonobj.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case obj.Has("messages"):
+		return m.messages(obj)
+	case obj.Has("text"):
+		return m.text(obj)
+	default:
+		return nil, ErrUnknownShape
+	}
+}
+
+func (m *Measurer) text(obj jsonobj.Object) ([]byte, error) {
+	raw, _ := obj.Get("text")
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return nil, fmt.Errorf(`field "text": must be a string`)
+	}
+	var err error
+	if m.opts.IDs {
+		ids := m.opts.Tokenizer.Encode(text)
+		if obj, err = obj.Set("tokens", len(ids)); err != nil {
+			return nil, err
+		}
+		if obj, err = obj.Set("ids", ids); err != nil {
+			return nil, err
+		}
+	} else if obj, err = obj.Set("tokens", m.opts.Tokenizer.Count(text)); err != nil {
+		return nil, err
+	}
+	return obj.Marshal(), nil
+}
+
+// messageRecord is the shape of a "messages" record (a chat request).
+type messageRecord struct {
+	Messages            json.RawMessage `json:"messages"`
+	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
+	Tools               json.RawMessage `json:"tools"`
+	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
+}
+
+func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
+	var rec messageRecord
+	for _, f := range []struct {
+		key string
+		dst any
+	}{{"messages", &rec.Messages}, {"add_generation_prompt", &rec.AddGenerationPrompt}, {"tools", &rec.Tools}, {"chat_template_kwargs", &rec.ChatTemplateKwargs}} {
+		if raw, ok := obj.Get(f.key); ok {
+			if err := json.Unmarshal(raw, f.dst); err != nil {
+				return nil, fmt.Errorf("field %q: %v", f.key, err)
+			}
+		}
+	}
+	texts, err := messageTexts(rec.Messages)
+	if err != nil {
+		return nil, err
+	}
+	bare := m.opts.Tokenizer.Count(strings.Join(texts, " "))
+	counted := "bare"
+	tokens := bare
+	var renderErr error
+	var rendered string
+	if m.opts.ApplyChatTemplate && m.opts.Template != nil {
+		in := chat.RenderInput{
+			Messages:            rec.Messages,
+			AddGenerationPrompt: rec.AddGenerationPrompt == nil || *rec.AddGenerationPrompt,
+			Kwargs:              rec.ChatTemplateKwargs,
+			Now:                 m.opts.Now,
+			FlattenContent:      true,
+		}
+		if len(rec.Tools) > 0 && string(rec.Tools) != "null" {
+			in.Tools = rec.Tools
+		}
+		rendered, renderErr = m.opts.Template.Render(in)
+		if renderErr == nil {
+			tokens = m.opts.Tokenizer.Count(rendered)
+			counted = "templated"
+		}
+	}
+	if obj, err = obj.Set("tokens", tokens); err != nil {
+		return nil, err
+	}
+	if obj, err = obj.Set("counted", counted); err != nil {
+		return nil, err
+	}
+	if m.opts.Rendered && counted == "templated" {
+		if obj, err = obj.Set("rendered", rendered); err != nil {
+			return nil, err
+		}
+	}
+	if renderErr != nil {
+		if obj, err = obj.Set("error", "chat template: "+renderErr.Error()+"; counted bare"); err != nil {
+			return nil, err
+		}
+	}
+	return obj.Marshal(), nil
+}
+
+// messageTexts returns the text of every message, text parts only, in
+// order: AIPerf's bare ISL encodes them joined by one space.
+func messageTexts(raw json.RawMessage) ([]string, error) {
+	var msgs []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return nil, fmt.Errorf(`field "messages": must be an array of objects`)
+	}
+	var texts []string
+	for i, msg := range msgs {
+		content, ok := msg["content"]
+		if !ok || string(content) == "null" {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(content, &s); err == nil {
+			texts = append(texts, s)
+			continue
+		}
+		var parts []map[string]json.RawMessage
+		if err := json.Unmarshal(content, &parts); err != nil {
+			return nil, fmt.Errorf(`field "messages[%d].content": neither a string nor a list of parts`, i)
+		}
+		for _, p := range parts {
+			var typ, text string
+			_ = json.Unmarshal(p["type"], &typ)
+			if typ != "text" {
+				continue
+			}
+			if err := json.Unmarshal(p["text"], &text); err == nil {
+				texts = append(texts, text)
+			}
+		}
+	}
+	return texts, nil
+}

@@ -1,0 +1,153 @@
+package measure
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+var wireModels = []string{"llama3", "llama3_1", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
+
+// wireNow is the clock the golden wire files were rendered with.
+var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)
+
+func sharedMeasurer(t *testing.T, model string, opts Options) *Measurer {
+	t.Helper()
+	dir := filepath.Join(testutil.SharedDir(t), "models", model)
+	src, err := modelsrc.Resolve(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := src.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Tokenizer, opts.Template, opts.Now = tok, tmpl, wireNow
+	return New(opts)
+}
+
+// TestWireGolden measures every line of ../shared/golden/wire as a message
+// record: the rendering must equal "text" and the count "tokens".
+func TestWireGolden(t *testing.T) {
+	shared := testutil.SharedDir(t)
+	total := 0
+	for _, model := range wireModels {
+		m := sharedMeasurer(t, model, Options{ApplyChatTemplate: true, Rendered: true})
+		f, err := os.Open(filepath.Join(shared, "golden", "wire", model+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<24)
+		for n := 1; sc.Scan(); n++ {
+			var want struct {
+				Case   string `json:"case"`
+				Text   string `json:"text"`
+				Tokens int    `json:"tokens"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &want); err != nil {
+				t.Fatal(err)
+			}
+			// Feed the golden line itself: it is a messages record whose
+			// extra fields (text, ids, tokens) measure must pass through.
+			in := strings.Replace(sc.Text(), `"tokens":`, `"golden_tokens":`, 1)
+			out, err := m.Record([]byte(in))
+			if err != nil {
+				t.Errorf("%s:%d (%s): %v", model, n, want.Case, err)
+				continue
+			}
+			var got struct {
+				Tokens   int    `json:"tokens"`
+				Rendered string `json:"rendered"`
+				Counted  string `json:"counted"`
+				Error    string `json:"error"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Counted != "templated" || got.Rendered != want.Text || got.Tokens != want.Tokens {
+				t.Errorf("%s:%d (%s): counted %s %d tokens (want %d), error %q\n got %q\nwant %q",
+					model, n, want.Case, got.Counted, got.Tokens, want.Tokens, got.Error, got.Rendered, want.Text)
+			}
+			total++
+		}
+		f.Close()
+	}
+	if total != 295 {
+		t.Errorf("checked %d wire lines, want 295", total)
+	}
+}
+
+func TestTextRecordsAndOrder(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{IDs: true})
+	out, err := m.Record([]byte(`{"z":0,"text":"Hello world","a":[1]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Qwen's ids for "Hello" and " world", from the Rust library.
+	want := `{"z":0,"text":"Hello world","a":[1],"tokens":2,"ids":[9707,1879]}`
+	if string(out) != want {
+		t.Errorf("got %s, want %s", out, want)
+	}
+}
+
+func TestBareMessagesJoinTextPartsWithSpace(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{})
+	rec := `{"messages":[{"role":"system","content":"Hello"},{"role":"user","content":[{"type":"text","text":"big"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":" world"}]}]}`
+	out, err := m.Record([]byte(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := m.opts.Tokenizer
+	// AIPerf: every text (parts separately) joined by one space.
+	want := tok.Count("Hello big  world")
+	var got struct {
+		Tokens  int    `json:"tokens"`
+		Counted string `json:"counted"`
+	}
+	json.Unmarshal(out, &got)
+	if got.Tokens != want || got.Counted != "bare" {
+		t.Errorf("got %+v, want %d bare", got, want)
+	}
+}
+
+func TestTemplateErrorFallsBackToBare(t *testing.T) {
+	// Mistral's template raises on a system message; the record is still
+	// counted (bare) and says why.
+	m := sharedMeasurer(t, "mistral7b", Options{ApplyChatTemplate: true})
+	out, err := m.Record([]byte(`{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Tokens  int    `json:"tokens"`
+		Counted string `json:"counted"`
+		Error   string `json:"error"`
+	}
+	json.Unmarshal(out, &got)
+	if got.Counted != "bare" || got.Tokens != m.opts.Tokenizer.Count("S Hi") || !strings.Contains(got.Error, "chat template") {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func TestBadRecords(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{})
+	for _, in := range []string{`[1,2]`, `{"text":5}`, `{"messages":"hi"}`, `{"messages":[{"role":"user","content":5}]}`, `{"other":1}`, `{"text":"a"`} {
+		if out, err := m.Record([]byte(in)); err == nil {
+			t.Errorf("Record(%s) = %s, want an error", in, out)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+// Package pipeline runs a per-line function over a JSONL stream on several
+// cores while writing results in input order, so `measure` scales with
+// cores and still behaves as a filter.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/islkit/islkit/internal/jsonl"
+)
+
+// Func turns one input line into one output line. A nil output with a nil
+// error writes nothing.
+type Func func(line jsonl.Line) ([]byte, error)
+
+// Stats counts what Map did.
+type Stats struct {
+	Lines, Failed int
+}
+
+type job struct {
+	seq  int
+	line jsonl.Line
+}
+
+type result struct {
+	seq  int
+	line jsonl.Line
+	out  []byte
+	err  error
+}
+
+// Map reads r to the end, applies fn with up to workers goroutines and
+// writes each output to w in input order. A line whose fn fails is passed
+// to report (with its file and line number) and the run continues. Map
+// returns early with ctx's error when ctx is cancelled (Ctrl-C), after
+// writing every result that precedes the first unfinished line, and with
+// a write error (e.g. a closed stdout) as soon as one happens.
+func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func, report func(error)) (Stats, error) {
+	if workers < 1 {
+		workers = 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan job, workers*4)
+	results := make(chan result, workers*4)
+	var readErr error
+	go func() {
+		defer close(jobs)
+		for seq := 0; ; seq++ {
+			line, err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					readErr = err
+				}
+				return
+			}
+			line.Data = append([]byte(nil), line.Data...) // Next reuses its buffer
+			select {
+			case jobs <- job{seq, line}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				out, err := fn(j.line)
+				select {
+				case results <- result{j.seq, j.line, out, err}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+
+	var st Stats
+	pending := map[int]result{}
+	next := 0
+	var werr error
+	for res := range results {
+		pending[res.seq] = res
+		for {
+			cur, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			st.Lines++
+			if cur.err != nil {
+				st.Failed++
+				report(cur.line.Errorf("%v", cur.err))
+				continue
+			}
+			if cur.out != nil && werr == nil {
+				if werr = w.WriteLine(cur.out); werr != nil {
+					cancel()
+				}
+			}
+		}
+		if werr != nil {
+			break
+		}
+	}
+	if werr != nil {
+		return st, werr
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	if readErr != nil {
+		return st, readErr
+	}
+	return st, nil
+}

@@ -1,0 +1,69 @@
+package records
+
+import "github.com/islkit/islkit/internal/cachebust"
+
+// Conversation is one line of compose's output and send's input: a
+// synthetic multi-turn conversation whose turns are sized so that each
+// request reaches its target ISL on the wire.
+type Conversation struct {
+	Kind          string `json:"kind"`           // KindConversation
+	SchemaVersion int    `json:"schema_version"` // SchemaVersion
+	// ID is the conversation id; it is also the marker digest's trace id.
+	ID string `json:"id"`
+	// Index is the conversation's position in the dataset (0-based); it is
+	// the marker digest's trajectory index.
+	Index       int    `json:"index"`
+	BenchmarkID string `json:"benchmark_id"`
+	// CacheBust is the marker target and Landing where it lands (the
+	// routing table's answer for this conversation).
+	CacheBust cachebust.Target  `json:"cache_bust"`
+	Landing   cachebust.Landing `json:"marker_landing"`
+	// SystemPrompt is the shared system prompt, when there is one.
+	SystemPrompt *SystemPrompt `json:"system_prompt,omitempty"`
+	Turns        []Turn        `json:"turns"`
+	// Exact tells whether turns were sized against the rendered request
+	// (compose --exact) or with the probe's average constants.
+	Exact bool `json:"exact"`
+	// Model is the name send puts in the payload's "model" field unless
+	// send overrides it.
+	Model string `json:"model,omitempty"`
+}
+
+// SystemPrompt is the shared system prompt of a conversation.
+type SystemPrompt struct {
+	Text string `json:"text"`
+	// RequestedTokens is the user's --shared-system-prompt-length;
+	// BareTokens is the text's own count, which is smaller by the marker
+	// cost when the marker lands here.
+	RequestedTokens int `json:"requested_tokens"`
+	BareTokens      int `json:"bare_tokens"`
+}
+
+// Turn is one user turn and the synthetic assistant reply that follows it
+// in the history of later requests.
+type Turn struct {
+	Index int `json:"index"`
+	// TargetISL is the wire ISL this turn's request should have.
+	TargetISL int `json:"target_isl"`
+	// Text is the user message content, without any marker.
+	Text       string `json:"text"`
+	BareTokens int    `json:"bare_tokens"`
+	MaxTokens  int    `json:"max_tokens"`
+	// Assistant is the synthetic reply (MaxTokens tokens) used as history
+	// by later turns in a dry run.
+	Assistant string `json:"assistant"`
+	// WireISL is the exact templated count of this turn's request, marker
+	// included, as send will build it in a dry run (exact mode only).
+	WireISL *int `json:"wire_isl,omitempty"`
+	// Unreachable is set when the target is below what the template and
+	// marker alone cost: MinISL is the smallest reachable wire ISL.
+	Unreachable *Unreachable `json:"unreachable,omitempty"`
+}
+
+// Unreachable explains a turn whose target ISL cannot be met.
+type Unreachable struct {
+	MinISL int `json:"min_isl"`
+	// Short is MinISL − TargetISL: by how much the request overshoots.
+	Short  int    `json:"short"`
+	Reason string `json:"reason"`
+}

@@ -1,0 +1,101 @@
+package records
+
+import (
+	"encoding/json"
+
+	"github.com/islkit/islkit/internal/cachebust"
+)
+
+// Request is one line of send's output and measure's input: one chat
+// request, planned (send --dry-run) or sent (live), with what came back.
+// Live mode writes exactly one Request per request issued, success or not.
+type Request struct {
+	Kind          string `json:"kind"`           // KindRequest
+	SchemaVersion int    `json:"schema_version"` // SchemaVersion
+	BenchmarkID   string `json:"benchmark_id"`
+	// ConversationID and ConversationIndex identify the source
+	// conversation (Conversation.ID / Index); Turn is the turn index.
+	ConversationID    string `json:"conversation_id"`
+	ConversationIndex int    `json:"conversation_index"`
+	Turn              int    `json:"turn"`
+	// Pass is the recycle pass (0 = first pass over the dataset); it is in
+	// the marker digest, so each pass busts the cache anew.
+	Pass int `json:"pass"`
+	// TargetISL is compose's target wire ISL for the turn; ExpectedISL is
+	// compose's exact-mode count of the dry-run request (Turn.WireISL),
+	// absent when compose did not run in exact mode, and in live mode after
+	// turn 0 (real replies change the history it was computed over).
+	TargetISL   int  `json:"target_isl"`
+	ExpectedISL *int `json:"expected_isl,omitempty"`
+	MaxTokens   int  `json:"max_tokens"`
+	// Marker is the cache-bust marker text as injected ("" for none),
+	// CacheBust the target and Landing where it landed.
+	Marker    string            `json:"marker"`
+	CacheBust cachebust.Target  `json:"cache_bust"`
+	Landing   cachebust.Landing `json:"marker_landing"`
+	// DryRun is true for records of send --dry-run (no Result).
+	DryRun bool `json:"dry_run"`
+	// SyntheticHistory is true when a live request's history used compose's
+	// synthetic reply because an earlier turn of the session failed.
+	SyntheticHistory bool `json:"synthetic_history,omitempty"`
+	// Payload is the exact request body, byte for byte as sent (or as a
+	// live run would send it); omitted in live mode with --no-payload.
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// Result is what happened to a live request.
+	Result *Result `json:"result,omitempty"`
+}
+
+// Result is the outcome of one live request. Times are nanoseconds.
+type Result struct {
+	// StartNs is the Unix time the request was issued.
+	StartNs int64 `json:"start_ns"`
+	// LatencyNs is the end-to-end latency: request issued to last byte
+	// (or to the failure).
+	LatencyNs int64 `json:"latency_ns"`
+	// TTFTNs is the time to the first chunk carrying output (content or
+	// reasoning); absent when none arrived.
+	TTFTNs *int64 `json:"ttft_ns,omitempty"`
+	// ITLNs are the gaps between successive output-carrying chunks.
+	ITLNs []int64 `json:"itl_ns,omitempty"`
+	// Status is the HTTP status, 0 when no response arrived.
+	Status int `json:"status"`
+	OK     bool `json:"ok"`
+	// Stream tells whether the response was parsed as SSE.
+	Stream       bool   `json:"stream"`
+	Chunks       int    `json:"chunks,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	OutputText   string `json:"output_text,omitempty"`
+	Reasoning    string `json:"reasoning_text,omitempty"`
+	// Usage is the server's last non-empty usage object, when reported.
+	Usage *Usage        `json:"usage,omitempty"`
+	Error *RequestError `json:"error,omitempty"`
+}
+
+// Usage is the token accounting the server reported.
+type Usage struct {
+	PromptTokens     int  `json:"prompt_tokens"`
+	CompletionTokens int  `json:"completion_tokens"`
+	TotalTokens      int  `json:"total_tokens"`
+	ReasoningTokens  *int `json:"reasoning_tokens,omitempty"`
+	CachedTokens     *int `json:"cached_tokens,omitempty"`
+}
+
+// Error kinds of a failed request.
+const (
+	ErrHTTP4xx     = "http_4xx"     // a 4xx status other than 429
+	ErrRateLimited = "rate_limited" // 429
+	ErrHTTP5xx     = "http_5xx"
+	ErrConnection  = "connection" // refused, reset, closed before a response
+	ErrTimeout     = "timeout"    // --timeout elapsed (stalls end here)
+	ErrTruncated   = "truncated"  // the body or SSE stream ended early
+	ErrProtocol    = "protocol"   // a response send could not parse
+	ErrCancelled   = "cancelled"  // the run was interrupted past its grace period
+)
+
+// RequestError says why a request failed.
+type RequestError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	// Body is the start of the response body, for HTTP errors.
+	Body string `json:"body,omitempty"`
+}

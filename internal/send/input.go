@@ -1,0 +1,80 @@
+// Package send turns compose's conversations into OpenAI chat-completions
+// requests: a dry run writes the exact payloads, a live run sends them to a
+// server and records one islkit.request record per request.
+package send
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/records"
+)
+
+// ReadConversations reads every conversation record of r before anything
+// is sent, so a malformed line stops the run with its line number and no
+// request goes out.
+func ReadConversations(r io.Reader, name string) ([]records.Conversation, error) {
+	jr := jsonl.NewReader(r, name)
+	var out []records.Conversation
+	for {
+		line, err := jr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		c, err := DecodeConversation(line)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+}
+
+// DecodeConversation decodes and checks one conversation line.
+func DecodeConversation(line jsonl.Line) (records.Conversation, error) {
+	var c records.Conversation
+	if err := line.CheckUTF8(); err != nil {
+		return c, err
+	}
+	// Strict: an unknown field means a producer newer than this reader.
+	if err := line.DecodeStrict(&c); err != nil {
+		return c, err
+	}
+	if c.Kind != records.KindConversation {
+		return c, line.FieldErrorf("kind", "got %q, want %q (is this compose's output?)", c.Kind, records.KindConversation)
+	}
+	if c.SchemaVersion != records.SchemaVersion {
+		return c, line.FieldErrorf("schema_version", "unknown schema version %d (this send reads version %d)", c.SchemaVersion, records.SchemaVersion)
+	}
+	if c.ID == "" {
+		return c, line.FieldErrorf("id", "empty conversation id")
+	}
+	if c.Index < 0 {
+		return c, line.FieldErrorf("index", "negative index %d", c.Index)
+	}
+	if !c.CacheBust.Valid() {
+		return c, line.FieldErrorf("cache_bust", "missing cache-bust target")
+	}
+	if len(c.Turns) == 0 {
+		return c, line.FieldErrorf("turns", "no turns")
+	}
+	// compose sized the turns for this landing; if the routing table now
+	// disagrees, every wire ISL would be off by the marker's tokens.
+	if want := cachebust.Route(c.CacheBust, c.SystemPrompt != nil); c.Landing != want {
+		return c, line.FieldErrorf("marker_landing", "is %s but target %s routes to %s", c.Landing, c.CacheBust, want)
+	}
+	for i, t := range c.Turns {
+		if t.Index != i {
+			return c, line.FieldErrorf(fmt.Sprintf("turns.%d.index", i), "is %d, want %d", t.Index, i)
+		}
+		if t.MaxTokens < 0 {
+			return c, line.FieldErrorf(fmt.Sprintf("turns.%d.max_tokens", i), "negative: %d", t.MaxTokens)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,232 @@
+package send
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/wire"
+)
+
+// PayloadOptions shape the chat-completions body.
+type PayloadOptions struct {
+	// Model overrides Conversation.Model when set.
+	Model string
+	// MaxTokensField is "max_tokens" (default) or "max_completion_tokens".
+	MaxTokensField string
+	Stream         bool
+	// ExtraBody is a JSON object merged into every body (ignore_eos,
+	// min_tokens, chat_template_kwargs, ...); its keys win over send's.
+	ExtraBody string
+}
+
+// Builder serialises request bodies. It is safe for concurrent use.
+type Builder struct {
+	opts  PayloadOptions
+	extra []field
+	// set holds the keys ExtraBody sets, so send's own are left out
+	// rather than duplicated (duplicate JSON keys mean different things to
+	// different servers).
+	set map[string]bool
+	// warn is called once per dropped marker (the caller keeps it to one
+	// warning per run).
+	warn func(error)
+}
+
+type field struct {
+	key string
+	val []byte
+}
+
+// NewBuilder checks opts. warn may be nil.
+func NewBuilder(opts PayloadOptions, warn func(error)) (*Builder, error) {
+	switch opts.MaxTokensField {
+	case "":
+		opts.MaxTokensField = "max_tokens"
+	case "max_tokens", "max_completion_tokens":
+	default:
+		return nil, fmt.Errorf("--max-tokens-field %q: want max_tokens or max_completion_tokens", opts.MaxTokensField)
+	}
+	b := &Builder{opts: opts, set: map[string]bool{}, warn: warn}
+	if opts.ExtraBody != "" {
+		fs, err := parseObject([]byte(opts.ExtraBody))
+		if err != nil {
+			return nil, fmt.Errorf("--extra-body: %w", err)
+		}
+		for _, f := range fs {
+			if f.key == "messages" {
+				return nil, errors.New("--extra-body: may not set \"messages\" (send builds them from the conversations)")
+			}
+			b.set[f.key] = true
+		}
+		b.extra = fs
+	}
+	return b, nil
+}
+
+// parseObject splits a JSON object into its fields, in document order,
+// each value compacted.
+func parseObject(data []byte) ([]field, error) {
+	dec := stdjson.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(stdjson.Delim); !ok || d != '{' {
+		return nil, errors.New("want a JSON object")
+	}
+	var out []field
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := tok.(string)
+		if seen[key] {
+			return nil, fmt.Errorf("duplicate key %q", key)
+		}
+		seen[key] = true
+		var raw stdjson.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		var c bytes.Buffer
+		if err := stdjson.Compact(&c, raw); err != nil {
+			return nil, err
+		}
+		out = append(out, field{key, c.Bytes()})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the object")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("data after the object")
+	}
+	return out, nil
+}
+
+// Model is the model name the body of c carries.
+func (b *Builder) Model(c *records.Conversation) string {
+	if b.opts.Model != "" {
+		return b.opts.Model
+	}
+	return c.Model
+}
+
+// Built is one serialised request.
+type Built struct {
+	Body    []byte
+	Marker  string
+	Landing cachebust.Landing
+}
+
+// Build serialises the body of turn `turn` of c on recycle pass `pass`;
+// replies are the server's real replies to earlier turns (nil in a dry
+// run: compose's synthetic ones are used).
+func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []string) (Built, error) {
+	marker := wire.Marker(c, pass)
+	msgs, err := wire.Messages(c, turn, marker, replies)
+	if errors.Is(err, cachebust.ErrDropped) {
+		// AIPerf goes on without the marker; so do we, warning once.
+		if b.warn != nil {
+			b.warn(err)
+		}
+		marker = ""
+		msgs, err = wire.Messages(c, turn, "", replies)
+	}
+	if err != nil {
+		return Built{}, err
+	}
+	out := Built{Marker: marker}
+	if marker != "" {
+		out.Landing, _ = cachebust.RouteMessages(c.CacheBust, msgs)
+	}
+	buf := make([]byte, 0, 256+len(c.Turns[turn].Text)*(turn+1)*2)
+	buf = append(buf, '{')
+	first := true
+	key := func(k string) {
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		kb, _ := json.Marshal(k) // a string always marshals
+		buf = append(buf, kb...)
+		buf = append(buf, ':')
+	}
+	if !b.set["model"] {
+		key("model")
+		m, err := json.Marshal(b.Model(c))
+		if err != nil {
+			return Built{}, err
+		}
+		buf = append(buf, m...)
+	}
+	key("messages")
+	m, err := json.Marshal(msgs)
+	if err != nil {
+		return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
+	}
+	buf = append(buf, m...)
+	if mt := c.Turns[turn].MaxTokens; mt > 0 && !b.set[b.opts.MaxTokensField] {
+		key(b.opts.MaxTokensField)
+		buf = strconv.AppendInt(buf, int64(mt), 10)
+	}
+	if !b.set["stream"] {
+		key("stream")
+		buf = strconv.AppendBool(buf, b.opts.Stream)
+	}
+	if b.opts.Stream && !b.set["stream_options"] {
+		// Usage arrives in a final chunk only when asked for.
+		key("stream_options")
+		buf = append(buf, `{"include_usage":true}`...)
+	}
+	for _, f := range b.extra {
+		key(f.key)
+		buf = append(buf, f.val...)
+	}
+	buf = append(buf, '}')
+	out.Body = buf
+	return out, nil
+}
+
+// Streams reports whether bodies ask for a stream (after --extra-body).
+func (b *Builder) Streams() bool {
+	for _, f := range b.extra {
+		if f.key == "stream" {
+			return string(f.val) == "true"
+		}
+	}
+	return b.opts.Stream
+}
+
+// newRecord fills the fields every record of turn `turn` shares.
+func newRecord(c *records.Conversation, turn, pass int, built Built) records.Request {
+	t := &c.Turns[turn]
+	return records.Request{
+		Kind:              records.KindRequest,
+		SchemaVersion:     records.SchemaVersion,
+		BenchmarkID:       c.BenchmarkID,
+		ConversationID:    c.ID,
+		ConversationIndex: c.Index,
+		Turn:              turn,
+		Pass:              pass,
+		TargetISL:         t.TargetISL,
+		ExpectedISL:       t.WireISL,
+		MaxTokens:         t.MaxTokens,
+		Marker:            built.Marker,
+		CacheBust:         c.CacheBust,
+		Landing:           built.Landing,
+		Payload:           built.Body,
+	}
+}
