@@ -57,7 +57,7 @@ type mergeValue struct {
 type bpe struct {
 	vocab                map[string]int
 	vocabR               map[int]string
-	merges               map[uint64]mergeValue
+	merges               *mergeTable
 	unk                  string
 	unkID                int
 	hasUnk               bool
@@ -74,7 +74,35 @@ type bpe struct {
 	byteIDs   [256]int
 	rawVocab  map[string]int // vocab keyed by unmapped bytes, for ignore_merges
 
+	// splitBeforeSpace is set when no vocabulary token has a character
+	// other than "▁" directly before a "▁": then no merge can join the end
+	// of one "▁word" to the next, and a long SentencePiece word (a whole
+	// line) can be merged piece by piece, each piece cached, with the ids
+	// Rust's single pass gives.
+	splitBeforeSpace bool
+
 	cache wordCache
+}
+
+const spaceMark = "▁"
+
+// noMergeAcrossSpaceMark checks the vocabulary property splitBeforeSpace
+// relies on.
+func noMergeAcrossSpaceMark(vocab map[string]int) bool {
+	for tok := range vocab {
+		i := strings.Index(tok, spaceMark)
+		for i > 0 {
+			if !strings.HasSuffix(tok[:i], spaceMark) {
+				return false
+			}
+			j := strings.Index(tok[i+len(spaceMark):], spaceMark)
+			if j < 0 {
+				break
+			}
+			i += len(spaceMark) + j
+		}
+	}
+	return true
 }
 
 func pairKey(a, b int) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
@@ -100,7 +128,7 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 	m := &bpe{
 		vocab:        v.Vocab,
 		vocabR:       make(map[int]string, len(v.Vocab)),
-		merges:       make(map[uint64]mergeValue, len(v.Merges)),
+		merges:       newMergeTable(len(v.Merges)),
 		fuseUnk:      v.FuseUnk,
 		byteFallbck:  v.ByteFallback,
 		ignoreMerges: v.IgnoreMerges,
@@ -125,6 +153,7 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 	if v.EndOfWordSuffix != nil {
 		m.endOfWordSuffix = *v.EndOfWordSuffix
 	}
+	m.splitBeforeSpace = m.continuingPrefix == "" && m.endOfWordSuffix == "" && noMergeAcrossSpaceMark(m.vocab)
 	for b := 0; b < 256; b++ {
 		m.byteFallbackIDs[b] = -1
 		if id, ok := m.vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
@@ -153,7 +182,7 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 			return nil, fmt.Errorf("BPE: merges[%d]: merged token %q is not in the vocabulary", i, merged)
 		}
 		// A repeated pair keeps its last rank, as Rust's map collect does.
-		m.merges[pairKey(aID, bID)] = mergeValue{rank: int32(i), newID: int32(newID)}
+		m.merges.put(pairKey(aID, bID), mergeValue{rank: int32(i), newID: int32(newID)})
 	}
 	return m, nil
 }
@@ -216,6 +245,28 @@ func (m *bpe) tokenize(word string, dst []int) []int {
 			return append(dst, id)
 		}
 	}
+	if m.splitBeforeSpace && !m.byteLevel && len(word) >= maxCachedWordLen {
+		return m.tokenizeBySpaceMark(word, dst)
+	}
+	return m.cachedMerge(word, dst)
+}
+
+// tokenizeBySpaceMark merges each maximal "▁*[^▁]*" piece of word on its
+// own (see splitBeforeSpace).
+func (m *bpe) tokenizeBySpaceMark(word string, dst []int) []int {
+	start := 0
+	for i := 0; i < len(word); {
+		if strings.HasPrefix(word[i:], spaceMark) && i > 0 && !strings.HasSuffix(word[:i], spaceMark) {
+			dst = m.cachedMerge(word[start:i], dst)
+			start = i
+		}
+		_, n := utf8.DecodeRuneInString(word[i:])
+		i += n
+	}
+	return m.cachedMerge(word[start:], dst)
+}
+
+func (m *bpe) cachedMerge(word string, dst []int) []int {
 	if ids, ok := m.cache.get(word); ok {
 		return append(dst, ids...)
 	}
@@ -234,11 +285,18 @@ type symbol struct {
 	gone       bool
 }
 
+// merge is a heap entry; key packs (rank, position) so that one integer
+// comparison orders entries as Rust's Merge::cmp does.
 type merge struct {
-	pos   int32
-	rank  int32
+	key   uint64
 	newID int32
 }
+
+func mergeEntry(rank, pos int32, newID int32) merge {
+	return merge{key: uint64(uint32(rank))<<32 | uint64(uint32(pos)), newID: newID}
+}
+
+func (m merge) pos() int32 { return int32(uint32(m.key)) }
 
 // wordState holds a word's merge buffers; pooled to keep the hot path free
 // of allocations.
@@ -311,20 +369,20 @@ func (m *bpe) mergeWord(word string, dst []int) []int {
 	}
 	h := st.heap[:0]
 	for i := 0; i+1 < len(syms); i++ {
-		if mv, ok := m.merges[pairKey(int(syms[i].id), int(syms[i+1].id))]; ok {
-			h = heapPush(h, merge{pos: int32(i), rank: mv.rank, newID: mv.newID})
+		if mv, ok := m.merges.get(pairKey(int(syms[i].id), int(syms[i+1].id))); ok {
+			h = heapPush(h, mergeEntry(mv.rank, int32(i), mv.newID))
 		}
 	}
 	for len(h) > 0 {
 		var top merge
 		top, h = heapPop(h)
-		cur := &syms[top.pos]
+		cur := &syms[top.pos()]
 		if cur.gone || cur.next == -1 {
 			continue
 		}
 		nextPos := cur.next
 		right := syms[nextPos]
-		mv, ok := m.merges[pairKey(int(cur.id), int(right.id))]
+		mv, ok := m.merges.get(pairKey(int(cur.id), int(right.id)))
 		if !ok || mv.newID != top.newID {
 			continue
 		}
@@ -332,16 +390,16 @@ func (m *bpe) mergeWord(word string, dst []int) []int {
 		cur.next = right.next
 		syms[nextPos].gone = true
 		if right.next != -1 {
-			syms[right.next].prev = top.pos
+			syms[right.next].prev = top.pos()
 		}
 		if cur.prev >= 0 {
-			if mv, ok := m.merges[pairKey(int(syms[cur.prev].id), int(cur.id))]; ok {
-				h = heapPush(h, merge{pos: cur.prev, rank: mv.rank, newID: mv.newID})
+			if mv, ok := m.merges.get(pairKey(int(syms[cur.prev].id), int(cur.id))); ok {
+				h = heapPush(h, mergeEntry(mv.rank, cur.prev, mv.newID))
 			}
 		}
 		if cur.next != -1 {
-			if mv, ok := m.merges[pairKey(int(cur.id), int(syms[cur.next].id))]; ok {
-				h = heapPush(h, merge{pos: top.pos, rank: mv.rank, newID: mv.newID})
+			if mv, ok := m.merges.get(pairKey(int(cur.id), int(syms[cur.next].id))); ok {
+				h = heapPush(h, mergeEntry(mv.rank, top.pos(), mv.newID))
 			}
 		}
 	}
@@ -363,49 +421,97 @@ func (m *bpe) allBytesKnown(s string) bool {
 	return true
 }
 
-func less(a, b merge) bool {
-	if a.rank != b.rank {
-		return a.rank < b.rank
-	}
-	return a.pos < b.pos
-}
-
+// The heap is 4-ary: shallower than a binary heap, which matters for the
+// long words of SentencePiece models (a whole line is one word there).
 func heapPush(h []merge, x merge) []merge {
 	h = append(h, x)
 	i := len(h) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if !less(h[i], h[p]) {
+		p := (i - 1) / 4
+		if h[p].key <= x.key {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = x
 	return h
 }
 
 func heapPop(h []merge) (merge, []merge) {
 	top := h[0]
 	n := len(h) - 1
-	h[0] = h[n]
+	x := h[n]
 	h = h[:n]
+	if n == 0 {
+		return top, h
+	}
 	i := 0
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		c := l
-		if r := l + 1; r < n && less(h[r], h[l]) {
-			c = r
+		best := c
+		end := min(c+4, n)
+		for k := c + 1; k < end; k++ {
+			if h[k].key < h[best].key {
+				best = k
+			}
 		}
-		if !less(h[c], h[i]) {
+		if h[best].key >= x.key {
 			break
 		}
-		h[i], h[c] = h[c], h[i]
-		i = c
+		h[i] = h[best]
+		i = best
 	}
+	h[i] = x
 	return top, h
+}
+
+// mergeTable is an open-addressing hash map from a packed id pair to its
+// merge: the merge loop's hottest lookup, faster than a Go map.
+type mergeTable struct {
+	keys  []uint64 // 0 marks an empty slot; stored keys are pair+1
+	vals  []mergeValue
+	mask  uint64
+	shift uint
+}
+
+func newMergeTable(n int) *mergeTable {
+	size := 16
+	for size < n*2 {
+		size <<= 1
+	}
+	shift := uint(64)
+	for s := size; s > 1; s >>= 1 {
+		shift--
+	}
+	return &mergeTable{keys: make([]uint64, size), vals: make([]mergeValue, size), mask: uint64(size - 1), shift: shift}
+}
+
+func (t *mergeTable) slot(key uint64) uint64 { return (key * 0x9E3779B97F4A7C15) >> t.shift }
+
+func (t *mergeTable) put(pair uint64, v mergeValue) {
+	k := pair + 1
+	for i := t.slot(k); ; i = (i + 1) & t.mask {
+		if t.keys[i] == 0 || t.keys[i] == k {
+			t.keys[i], t.vals[i] = k, v
+			return
+		}
+	}
+}
+
+func (t *mergeTable) get(pair uint64) (mergeValue, bool) {
+	k := pair + 1
+	for i := t.slot(k); ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i], true
+		case 0:
+			return mergeValue{}, false
+		}
+	}
 }
 
 // maxCachedWordLen matches Rust's cache policy: long words are not cached.

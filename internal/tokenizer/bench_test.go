@@ -1,0 +1,114 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// benchModels are the folders benchmarked; llama3_1 shares llama3's vocab.
+var benchModels = []string{"llama3", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
+
+// benchCorpus is the text of every golden line (edge cases, corpus chunks
+// and random strings): the same texts the Rust reference is timed on.
+func benchCorpus(b *testing.B) ([]string, int) {
+	shared := testutil.SharedDir(b)
+	lines := readGolden(b, filepath.Join(shared, "golden", "tokens", "qwen3.jsonl"))
+	texts := make([]string, len(lines))
+	n := 0
+	for i, l := range lines {
+		texts[i] = l.Text
+		n += len(l.Text)
+	}
+	return texts, n
+}
+
+// BenchmarkEncode encodes the corpus on one goroutine, cache cold per model
+// load but warm across iterations, like a long benchmark run.
+func BenchmarkEncode(b *testing.B) {
+	texts, size := benchCorpus(b)
+	for _, model := range benchModels {
+		b.Run(model, func(b *testing.B) {
+			tk := loadShared(b, model)
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			tokens := 0
+			for i := 0; i < b.N; i++ {
+				for _, t := range texts {
+					tokens += len(tk.Encode(t))
+				}
+			}
+			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// BenchmarkCount is the count-only path, one goroutine.
+func BenchmarkCount(b *testing.B) {
+	texts, size := benchCorpus(b)
+	for _, model := range benchModels {
+		b.Run(model, func(b *testing.B) {
+			tk := loadShared(b, model)
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			tokens := 0
+			for i := 0; i < b.N; i++ {
+				for _, t := range texts {
+					tokens += tk.Count(t)
+				}
+			}
+			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// BenchmarkCountFresh measures a first pass over text never seen, with the
+// word cache empty: a fresh tokenizer per iteration, load time excluded.
+func BenchmarkCountFresh(b *testing.B) {
+	texts, size := benchCorpus(b)
+	shared := testutil.SharedDir(b)
+	for _, model := range benchModels {
+		b.Run(model, func(b *testing.B) {
+			data, err := os.ReadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(size))
+			var busy time.Duration
+			for i := 0; i < b.N; i++ {
+				tk, err := FromJSON(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				for _, t := range texts {
+					tk.Count(t)
+				}
+				busy += time.Since(start)
+			}
+			b.ReportMetric(float64(size*b.N)/busy.Seconds()/1e6, "coldMB/s")
+		})
+	}
+}
+
+// BenchmarkLoad times building a tokenizer from tokenizer.json bytes.
+func BenchmarkLoad(b *testing.B) {
+	shared := testutil.SharedDir(b)
+	for _, model := range benchModels {
+		b.Run(model, func(b *testing.B) {
+			data, err := os.ReadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				if _, err := FromJSON(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
