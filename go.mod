@@ -1,6 +1,6 @@
 module github.com/islkit/islkit
 
-go 1.27.0
+go 1.26
 
 require (
 	github.com/dlclark/regexp2 v1.12.0

@@ -1,0 +1,53 @@
+# islkit — see README.md. Every target works on a fresh machine with Go
+# (and, for the reference comparisons in `make bench`, Node.js and npm).
+
+GO        ?= go
+BIN       ?= bin
+SHARED    ?= ../shared
+TOOLS     := probe compose send measure
+ORACLE    := .bench/oracle
+export ISLKIT_SHARED := $(abspath $(SHARED))
+
+.PHONY: all build test test-short bench lint fuzz demo clean oracle
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(TOOLS))
+
+# The full suite, conformance included: every golden file of $(SHARED) must
+# match. ISLKIT_REQUIRE_SHARED makes a missing $(SHARED) a failure, not a skip.
+test:
+	ISLKIT_REQUIRE_SHARED=1 $(GO) test -race -count=1 ./...
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Short coverage-guided runs of every fuzz target.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime 20s || exit 1; \
+	  done; \
+	done
+
+# The Rust reference (HuggingFace tokenizers through its Node binding) for
+# the comparisons in `make bench`; installed from the npm registry.
+oracle: $(ORACLE)/node_modules/@anush008/tokenizers
+$(ORACLE)/node_modules/@anush008/tokenizers:
+	npm install --no-package-lock --no-audit --no-fund --prefix $(ORACLE) @anush008/tokenizers@0.6.0
+
+# Speed against references measured in the same run; see scripts/bench-*.sh.
+bench:
+	GO=$(GO) SHARED=$(SHARED) ORACLE=$(ORACLE) bash scripts/bench-tokenizer.sh
+
+demo: build
+	bash scripts/demo.sh
+
+clean:
+	rm -rf $(BIN) .bench

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Tokenizer throughput and load time, ours against the Rust HuggingFace
+# library measured in the same run on the same texts (every text of the
+# golden token files), one core each. The Rust side runs when Node and npm
+# are available (`make oracle` installs the binding).
+set -euo pipefail
+GO=${GO:-go}
+SHARED=${SHARED:-../shared}
+ORACLE=${ORACLE:-.bench/oracle}
+MODELS="llama3 qwen3 deepseek_v3 gptoss mistral7b mistral7b-metaspace"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+echo "Go: go test -bench (one core)…" >&2
+ISLKIT_SHARED=$(cd "$SHARED" && pwd) $GO test ./internal/tokenizer/ -run '^$' \
+  -bench '^Benchmark(Encode|CountFresh|Load)$' -cpu 1 -benchtime 3x >"$out/go.txt"
+
+rust=0
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  if [ ! -d "$ORACLE/node_modules/@anush008/tokenizers" ]; then
+    npm install --no-package-lock --no-audit --no-fund --prefix "$ORACLE" @anush008/tokenizers@0.6.0 >&2
+  fi
+  echo "Rust: HuggingFace tokenizers 0.22 via Node (one thread)…" >&2
+  NODE_PATH="$ORACLE/node_modules" node scripts/bench-tokenizer-rust.cjs "$SHARED" $MODELS >"$out/rust.txt"
+  rust=1
+else
+  echo "Node/npm not found: Rust reference skipped" >&2
+fi
+
+awk -v rust="$rust" -v rustfile="$out/rust.txt" -v models="$MODELS" '
+  /^BenchmarkEncode\// { split($1, a, "[/-]"); m = substr($1, 17); sub(/-[0-9]+$/, "", m); for (i = 1; i <= NF; i++) { if ($(i+1) == "MB/s") enc[m] = $i; if ($(i+1) == "tokens/s") tps[m] = $i } }
+  /^BenchmarkCountFresh\// { m = substr($1, 21); sub(/-[0-9]+$/, "", m); for (i = 1; i <= NF; i++) if ($(i+1) == "coldMB/s") cold[m] = $i }
+  /^BenchmarkLoad\// { m = substr($1, 15); sub(/-[0-9]+$/, "", m); load[m] = $3 / 1e9 }
+  END {
+    if (rust) while ((getline line < rustfile) > 0) { split(line, f, " "); rload[f[1]] = f[2]; rseq[f[1]] = f[3]; rbat[f[1]] = f[4] }
+    printf "%-20s %10s %12s %10s %10s %10s %8s %9s %9s\n", "model", "ours MB/s", "ours tok/s", "cold MB/s", "Rust seq", "Rust batch", "ratio", "load ours", "load Rust"
+    n = split(models, ms, " ")
+    for (k = 1; k <= n; k++) {
+      m = ms[k]
+      if (rust) printf "%-20s %10.2f %12.0f %10.2f %10.2f %10.2f %7.1fx %8.3fs %8.3fs\n", m, enc[m], tps[m], cold[m], rseq[m], rbat[m], enc[m] / rbat[m], load[m], rload[m]
+      else printf "%-20s %10.2f %12.0f %10.2f %10s %10s %8s %8.3fs %9s\n", m, enc[m], tps[m], cold[m], "-", "-", "-", load[m], "-"
+    }
+    print "ratio = ours / Rust batched (encodeBatch, one thread), both warm, same texts, same run."
+  }' "$out/go.txt"
