@@ -1,0 +1,83 @@
+package records
+
+// ISL is what measure adds to each request record (under the key "isl"):
+// the input sequence length counted several ways, and why the counts
+// differ. Counts that cannot be known for a record are omitted.
+type ISL struct {
+	// Bare is AIPerf's default count: the text of every message (text
+	// parts only) joined by one space, encoded without special tokens.
+	Bare int `json:"bare"`
+	// Templated is the messages rendered through the chat template with
+	// add_generation_prompt=true, then encoded: what the server processes.
+	Templated *int `json:"templated,omitempty"`
+	// Counted names the count measure reports as the request's ISL:
+	// "templated", or "bare" (no --apply-chat-template, no template, or a
+	// template error, see TemplateError).
+	Counted       string `json:"counted"`
+	TemplateError string `json:"template_error,omitempty"`
+	// Server is usage.prompt_tokens from the server's response.
+	Server *int `json:"server,omitempty"`
+	// Target is the wire ISL compose aimed at; Expected is the exact
+	// count compose promised for this request (exact mode).
+	Target   *int `json:"target,omitempty"`
+	Expected *int `json:"expected,omitempty"`
+	// Where the request sits in its conversation, when known.
+	ConversationID string `json:"conversation_id,omitempty"`
+	TurnIndex      *int   `json:"turn_index,omitempty"`
+	// Media parts dropped from the templated count (servers count them).
+	Media *Media `json:"media,omitempty"`
+	// VsTarget explains Counted − Target; VsServer explains
+	// Server − Counted.
+	VsTarget *Gap `json:"vs_target,omitempty"`
+	VsServer *Gap `json:"vs_server,omitempty"`
+}
+
+// Media counts a request's non-text content parts.
+type Media struct {
+	Images int `json:"images,omitempty"`
+	Audios int `json:"audios,omitempty"`
+	Videos int `json:"videos,omitempty"`
+}
+
+// Gap is a difference between two counts, split by cause. The causes'
+// tokens always add up to Total; what no cause explains is "unexplained".
+type Gap struct {
+	Total  int     `json:"total"`
+	Causes []Cause `json:"causes,omitempty"`
+}
+
+// Cause is one named share of a Gap.
+type Cause struct {
+	Cause  string `json:"cause"`
+	Tokens int    `json:"tokens"`
+}
+
+// Gap causes.
+const (
+	// CauseTemplate: the template's own tokens differ from the probe's
+	// averaged constants (fixed + wrap per message).
+	CauseTemplate = "template_overhead"
+	// CauseMarker: the cache-bust marker costs other than estimated.
+	CauseMarker = "marker"
+	// CauseBoundary: BPE merges across the seams between template text,
+	// marker and content (the count of a rendering is not the sum of its
+	// parts).
+	CauseBoundary = "bpe_boundary_merges"
+	// CauseContent: the content itself has another length than budgeted.
+	CauseContent = "content"
+	// CauseDoubledBOS: the server tokenized the rendered prompt with
+	// special tokens, adding a BOS the template already wrote.
+	CauseDoubledBOS = "doubled_bos"
+	// CauseTools: tool definitions the server rendered and we did not
+	// (--no-tools), or the other way round.
+	CauseTools = "tools"
+	// CauseMedia: image/audio/video parts, which servers count and the
+	// text-only templated count drops.
+	CauseMedia = "media"
+	// CausePartJoin: list content whose text parts the server joined with
+	// "\n" (vLLM) where we join them with "" (AIPerf).
+	CausePartJoin = "content_part_join"
+	// CauseUnexplained: the rest — a different tokenizer, template or
+	// server-side prompt.
+	CauseUnexplained = "unexplained"
+)
