@@ -44,7 +44,8 @@ $(ORACLE)/node_modules/@anush008/tokenizers:
 
 # Speed against references measured in the same run; see scripts/bench-*.sh.
 bench:
-	GO=$(GO) SHARED=$(SHARED) ORACLE=$(ORACLE) bash scripts/bench-tokenizer.sh
+	GO="$(GO)" SHARED=$(SHARED) ORACLE=$(ORACLE) bash scripts/bench-tokenizer.sh
+	GO="$(GO)" SHARED=$(SHARED) bash scripts/bench-chat.sh
 
 demo: build
 	bash scripts/demo.sh

@@ -9,4 +9,4 @@ require (
 	golang.org/x/text v0.33.0
 )
 
-require github.com/alecthomas/kong v1.17.0 // indirect
+require github.com/alecthomas/kong v1.17.0

@@ -142,10 +142,14 @@ for (model, target, isl, system), rs in cases.items():
                 msgs.append(f"conv {r['conv']} turn {r['turn']}: reference {r['ref_tokens']} != compose wire_isl {r['wire_isl']}")
             if not r["unreachable"] and r["ref_tokens"] != r["target_isl"]:
                 msgs.append(f"conv {r['conv']} turn {r['turn']}: reference {r['ref_tokens']} != target {r['target_isl']}")
-            if not system and r["turn"] == 0 and r["ref_tokens"] != isl:
+            if not system and r["turn"] == 0 and r["ref_tokens"] != isl and not r["unreachable"]:
                 msgs.append(f"conv {r['conv']}: first request {r['ref_tokens']} != --isl {isl}")
+            if r["unreachable"] and not r["wire_isl"] > r["target_isl"]:
+                msgs.append(f"conv {r['conv']} turn {r['turn']}: marked unreachable but wire {r['wire_isl']} <= target {r['target_isl']}")
     first = [r["ref_tokens"] for r in rs if r.get("turn") == 0 and "ref_tokens" in r]
-    print(("ok   " if not msgs else "FAIL ") + label + f" first-request reference tokens {first}" + ("" if not msgs else " :: " + "; ".join(msgs)))
+    unr = sorted({r["ref_tokens"] for r in rs if r.get("unreachable") and r.get("turn") == 0})
+    note = f" (target below the template's own cost: marked unreachable, minimum {unr})" if unr else ""
+    print(("ok   " if not msgs else "FAIL ") + label + f" first-request reference tokens {first}" + note + ("" if not msgs else " :: " + "; ".join(msgs)))
     bad += bool(msgs)
 print(f"{len(cases) - bad}/{len(cases)} cases ok")
 sys.exit(1 if bad else 0)

@@ -81,7 +81,7 @@ func run(f *flags) int {
 	w := jsonl.NewWriter(os.Stdout)
 	failed := 0
 	err = cli.Inputs(f.Files, func(r *jsonl.Reader) error {
-		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) ([]byte, error) {
+		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) ([][]byte, error) {
 			return m.Record(line.Data)
 		}, func(err error) { fmt.Fprintf(os.Stderr, "measure: %v\n", err) })
 		failed += st.Failed

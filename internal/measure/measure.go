@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/jsonobj"
+	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
 
@@ -31,34 +33,66 @@ type Options struct {
 	IDs, Rendered bool
 	// Now pins strftime_now; zero means the clock.
 	Now time.Time
+	// NoTools reproduces AIPerf: request tools are not passed to the
+	// template; their texts are counted bare and added instead.
+	NoTools bool
 }
 
 // Measurer processes records; it is safe for concurrent use.
-type Measurer struct{ opts Options }
+type Measurer struct {
+	opts Options
+	// probe holds the chat-template and marker constants compose would
+	// have used, computed once, for explaining gaps.
+	probeOnce sync.Once
+	probe     probeConstants
+}
 
 // New returns a Measurer.
 func New(opts Options) *Measurer { return &Measurer{opts: opts} }
 
 // ErrUnknownShape is returned for a JSON object measure does not recognise.
-var ErrUnknownShape = errors.New(`record has neither "text" nor "messages"`)
+var ErrUnknownShape = errors.New(`unknown record shape: expected a send record, an OpenAI chat body ("model" and "messages"), an AIPerf raw export record ("payload"), AIPerf inputs.json ("data"), or a "messages" or "text" record`)
 
-// Record measures one JSONL record and returns the output line. An error
-// means the record could not be measured at all (not JSON, unknown shape);
-// a chat template failure is not an error: the record is counted bare and
-// carries an "error" field saying why.
-func (m *Measurer) Record(data []byte) ([]byte, error) {
+// Record measures one JSONL record and returns the output lines: one per
+// record, or one per payload for an AIPerf inputs.json document. An error
+// means the record could not be measured at all (not JSON, unknown shape,
+// no messages); a chat template failure is not an error: the record is
+// counted bare and says why.
+func (m *Measurer) Record(data []byte) ([][]byte, error) {
 	obj, err := jsonobj.Parse(data)
 	if err != nil {
 		return nil, err
 	}
+	var out []byte
 	switch {
+	case isKind(obj, records.KindRequest):
+		out, err = m.sendRecord(obj)
+	case obj.Has("payload"):
+		out, err = m.aiperfRaw(obj)
+	case obj.Has("data") && !obj.Has("messages"):
+		return m.inputsJSON(obj)
+	case obj.Has("messages") && obj.Has("model"):
+		out, err = m.chatBody(obj)
 	case obj.Has("messages"):
-		return m.messages(obj)
+		out, err = m.messages(obj)
 	case obj.Has("text"):
-		return m.text(obj)
+		out, err = m.text(obj)
 	default:
 		return nil, ErrUnknownShape
 	}
+	if err != nil {
+		return nil, err
+	}
+	return [][]byte{out}, nil
+}
+
+func isKind(obj jsonobj.Object, kind string) bool {
+	raw, ok := obj.Get("kind")
+	if !ok {
+		return false
+	}
+	var k string
+	return json.Unmarshal(raw, &k) == nil && k == kind
 }
 
 func (m *Measurer) text(obj jsonobj.Object) ([]byte, error) {

@@ -64,11 +64,12 @@ func TestWireGolden(t *testing.T) {
 			// Feed the golden line itself: it is a messages record whose
 			// extra fields (text, ids, tokens) measure must pass through.
 			in := strings.Replace(sc.Text(), `"tokens":`, `"golden_tokens":`, 1)
-			out, err := m.Record([]byte(in))
-			if err != nil {
+			outs, err := m.Record([]byte(in))
+			if err != nil || len(outs) != 1 {
 				t.Errorf("%s:%d (%s): %v", model, n, want.Case, err)
 				continue
 			}
+			out := outs[0]
 			var got struct {
 				Tokens   int    `json:"tokens"`
 				Rendered string `json:"rendered"`
@@ -93,10 +94,7 @@ func TestWireGolden(t *testing.T) {
 
 func TestTextRecordsAndOrder(t *testing.T) {
 	m := sharedMeasurer(t, "qwen3", Options{IDs: true})
-	out, err := m.Record([]byte(`{"z":0,"text":"Hello world","a":[1]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := one(t, m, `{"z":0,"text":"Hello world","a":[1]}`)
 	// Qwen's ids for "Hello" and " world", from the Rust library.
 	want := `{"z":0,"text":"Hello world","a":[1],"tokens":2,"ids":[9707,1879]}`
 	if string(out) != want {
@@ -107,10 +105,7 @@ func TestTextRecordsAndOrder(t *testing.T) {
 func TestBareMessagesJoinTextPartsWithSpace(t *testing.T) {
 	m := sharedMeasurer(t, "qwen3", Options{})
 	rec := `{"messages":[{"role":"system","content":"Hello"},{"role":"user","content":[{"type":"text","text":"big"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":" world"}]}]}`
-	out, err := m.Record([]byte(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := one(t, m, rec)
 	tok := m.opts.Tokenizer
 	// AIPerf: every text (parts separately) joined by one space.
 	want := tok.Count("Hello big  world")
@@ -128,10 +123,7 @@ func TestTemplateErrorFallsBackToBare(t *testing.T) {
 	// Mistral's template raises on a system message; the record is still
 	// counted (bare) and says why.
 	m := sharedMeasurer(t, "mistral7b", Options{ApplyChatTemplate: true})
-	out, err := m.Record([]byte(`{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Hi"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := one(t, m, `{"messages":[{"role":"system","content":"S"},{"role":"user","content":"Hi"}]}`)
 	var got struct {
 		Tokens  int    `json:"tokens"`
 		Counted string `json:"counted"`
@@ -150,4 +142,17 @@ func TestBadRecords(t *testing.T) {
 			t.Errorf("Record(%s) = %s, want an error", in, out)
 		}
 	}
+}
+
+// one measures a record that must give exactly one output line.
+func one(t *testing.T, m *Measurer, rec string) []byte {
+	t.Helper()
+	outs, err := m.Record([]byte(rec))
+	if err != nil {
+		t.Fatalf("Record(%s): %v", rec, err)
+	}
+	if len(outs) != 1 {
+		t.Fatalf("Record(%s) gave %d lines", rec, len(outs))
+	}
+	return outs[0]
 }

@@ -12,9 +12,10 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 )
 
-// Func turns one input line into one output line. A nil output with a nil
-// error writes nothing.
-type Func func(line jsonl.Line) ([]byte, error)
+// Func turns one input line into output lines (usually one; none writes
+// nothing; a document such as AIPerf's inputs.json expands to many). Lines
+// returned with an error are still written: a document can fail in part.
+type Func func(line jsonl.Line) ([][]byte, error)
 
 // Stats counts what Map did.
 type Stats struct {
@@ -29,7 +30,7 @@ type job struct {
 type result struct {
 	seq  int
 	line jsonl.Line
-	out  []byte
+	out  [][]byte
 	err  error
 }
 
@@ -100,10 +101,12 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 			if cur.err != nil {
 				st.Failed++
 				report(cur.line.Errorf("%v", cur.err))
-				continue
 			}
-			if cur.out != nil && werr == nil {
-				if werr = w.WriteLine(cur.out); werr != nil {
+			for _, out := range cur.out {
+				if werr != nil {
+					break
+				}
+				if werr = w.WriteLine(out); werr != nil {
 					cancel()
 				}
 			}

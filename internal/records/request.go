@@ -58,7 +58,7 @@ type Result struct {
 	// ITLNs are the gaps between successive output-carrying chunks.
 	ITLNs []int64 `json:"itl_ns,omitempty"`
 	// Status is the HTTP status, 0 when no response arrived.
-	Status int `json:"status"`
+	Status int  `json:"status"`
 	OK     bool `json:"ok"`
 	// Stream tells whether the response was parsed as SSE.
 	Stream       bool   `json:"stream"`

@@ -1,0 +1,149 @@
+// Command compose turns a probe record into synthetic conversations whose
+// requests have an exact ISL: the second filter of probe | compose | send |
+// measure.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/compose"
+	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/jsonl"
+)
+
+const description = `Compose synthetic conversations sized to an exact wire ISL.
+
+Reads the probe record (stdin, or --probe FILE) and writes one conversation
+record (kind "islkit.conversation") per line. All lengths are tokens of the
+probed tokenizer.
+
+Sizing follows AIPerf's ISL compensation: the first user turn gives up
+per_request_fixed + per_msg_wrap (+ the marker when it lands there), later
+turns per_msg_wrap; a marker on the shared system prompt makes that prompt
+shorter by the marker's cost instead. With --exact (the default) every
+request is then rendered exactly as send builds it (chat template, system
+prompt, the pass-0 marker) and its text adjusted until the templated count
+is the turn's target_isl: --isl for a first turn without system prompt;
+with one, --isl + the prompt's length + one message wrap; a later turn's
+request holds the history, so its target is the previous target + the
+reply (--osl tokens + wrap) + its --isl. A target below what the template
+and marker alone cost is marked "unreachable". --exact=false reproduces
+AIPerf's average behaviour (probe constants only, no rendering).
+
+Same flags, probe record and --seed give byte-identical output.
+
+Example:
+  probe --tokenizer ./models/llama3 --apply-chat-template --cache-bust first_turn_prefix \
+    | compose --isl 1000 --osl 200 --conversations 100 --turns 3 --seed 7 > convs.jsonl
+`
+
+type flags struct {
+	Probe                    string  `help:"Probe record file (default: stdin)." placeholder:"FILE" type:"existingfile"`
+	Tokenizer                string  `help:"Model (tokenizer.json, folder or ORG/NAME); must be the tokenizer the probe measured (SHA-256 checked). Default: the probe's --tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	ChatTemplate             string  `help:"Chat template file; must be the one the probe measured. Default: the probe's." placeholder:"FILE" type:"existingfile"`
+	Now                      string  `help:"Pin strftime_now (e.g. 2025-07-10T12:00:00). Default: $ISLKIT_NOW, else the probe's --now, else the clock." placeholder:"TIME"`
+	ISL                      int     `name:"isl" required:"" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn)." placeholder:"TOKENS"`
+	ISLStddev                float64 `name:"isl-stddev" help:"Standard deviation of the per-turn ISL, in tokens (normal, redrawn while negative)." default:"0" placeholder:"TOKENS"`
+	OSL                      int     `name:"osl" help:"max_tokens of each turn, in tokens; also the length of compose's synthetic assistant replies." default:"128" placeholder:"TOKENS"`
+	OSLStddev                float64 `name:"osl-stddev" help:"Standard deviation of the OSL, in tokens; needs --osl." default:"0" placeholder:"TOKENS"`
+	Conversations            int     `help:"Number of conversations to write." default:"100" placeholder:"N"`
+	Turns                    int     `help:"Mean user turns per conversation." default:"1" placeholder:"N"`
+	TurnsStddev              float64 `help:"Standard deviation of the turn count; needs --turns." default:"0" placeholder:"N"`
+	SharedSystemPromptLength int     `help:"Length of a synthetic system prompt shared by all conversations, in tokens (marker included when the marker lands on it); 0 = none." default:"0" placeholder:"TOKENS"`
+	CacheBust                string  `help:"Cache-bust target; must equal the probe's (which is the default)." placeholder:"TARGET"`
+	Seed                     uint64  `help:"Random seed (turn counts, lengths, corpus windows)." default:"0"`
+	BenchmarkID              string  `help:"Benchmark id in the marker digest. Default: derived from --seed." placeholder:"ID"`
+	Corpus                   string  `help:"UTF-8 text file to cut prompts from. Default: Moby Dick (embedded)." placeholder:"FILE" type:"existingfile"`
+	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
+	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
+	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
+}
+
+func main() {
+	var f flags
+	parser := kong.Must(&f, kong.Name("compose"), kong.Description(description),
+		kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}, kong.UsageOnError())
+	kctx, err := parser.Parse(os.Args[1:])
+	parser.FatalIfErrorf(err)
+	set := map[string]bool{}
+	for _, fl := range kctx.Flags() {
+		set[fl.Name] = fl.Set
+	}
+	os.Exit(run(&f, set))
+}
+
+func run(f *flags, set map[string]bool) int {
+	opts := compose.Options{
+		ISL: f.ISL, ISLStddev: f.ISLStddev, OSL: f.OSL, OSLStddev: f.OSLStddev,
+		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
+		SharedSystemPromptLength: f.SharedSystemPromptLength,
+		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
+		Workers: f.Workers,
+		ISLSet:  set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
+	}
+	if err := opts.Validate(); err != nil {
+		return usage(err)
+	}
+	if f.Workers < 1 {
+		return usage(fmt.Errorf("--workers must be at least 1"))
+	}
+	in, name := os.Stdin, "<stdin>"
+	if f.Probe != "" {
+		file, err := os.Open(f.Probe)
+		if err != nil {
+			return cli.Fail("compose", err)
+		}
+		defer file.Close()
+		in, name = file, f.Probe
+	}
+	p, err := compose.ReadProbe(in, name)
+	if err != nil {
+		return cli.Fail("compose", err)
+	}
+	if f.CacheBust != "" {
+		t, err := cachebust.ParseTarget(f.CacheBust)
+		if err != nil {
+			return usage(fmt.Errorf("--cache-bust: %w", err))
+		}
+		if t != p.CacheBust {
+			return cli.Fail("compose", fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t))
+		}
+	}
+	model, err := compose.LoadModel(p, f.Tokenizer, f.ChatTemplate, f.Now)
+	if err != nil {
+		if compose.IsUsage(err) {
+			return usage(err)
+		}
+		return cli.Fail("compose", err)
+	}
+	text, err := corpus.Load(f.Corpus)
+	if err != nil {
+		return cli.Fail("compose", err)
+	}
+	c, err := compose.New(p, model, text, opts)
+	if err != nil {
+		if compose.IsUsage(err) {
+			return usage(err)
+		}
+		return cli.Fail("compose", err)
+	}
+	ctx, stop := cli.Signals()
+	defer stop()
+	w := jsonl.NewWriter(os.Stdout)
+	err = c.Run(ctx, w)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return cli.Fail("compose", cli.Cause(ctx, jsonl.Quiet(err)))
+}
+
+func usage(err error) int {
+	fmt.Fprintf(os.Stderr, "compose: %v\n", err)
+	return cli.ExitUsage
+}

@@ -1,0 +1,96 @@
+// Command probe measures a model's chat-template overhead and cache-bust
+// marker cost: the first filter of probe | compose | send | measure.
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/probe"
+)
+
+const description = `Measure what compose must subtract so that wire ISL is exact.
+
+Writes ONE JSON record (kind "islkit.probe") on stdout:
+
+  template_overhead  AIPerf's two-equation chat-template probe: three
+                     sample texts, each rendered as [user] and
+                     [user, assistant, user] with the generation prompt,
+                     rendered to text and encoded without special tokens;
+                     per_msg_wrap = (triple - single - 2*bare) / 2 and
+                     per_request_fixed = single - bare - wrap, averaged over
+                     the samples and rounded half-to-even (tokens). Zero,
+                     with "reason", without --apply-chat-template, without
+                     a template, when the template raises, or when a sample
+                     gives a negative value.
+  marker_tokens      the cache-bust marker's cost (tokens): the mean over 8
+                     markers ("estimator", i, i, "estimator-i") in the
+                     target's orientation, rounded half-to-even; 0 for none.
+  tokenizer, chat_template
+                     provenance: SHA-256 of tokenizer.json and of the
+                     template source, special tokens, num_special_tokens_to_add.
+
+Example:
+  probe --tokenizer ./models/llama3 --apply-chat-template --cache-bust first_turn_prefix \
+    | compose --isl 1000 --conversations 100 | send ... | measure ...
+`
+
+type flags struct {
+	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the local HuggingFace cache (never downloaded). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
+	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
+	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
+	Now               string `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. compose reuses it." placeholder:"TIME"`
+}
+
+func main() {
+	var f flags
+	kong.Parse(&f, kong.Name("probe"), kong.Description(description), kong.UsageOnError())
+	os.Exit(run(&f))
+}
+
+func run(f *flags) int {
+	target, err := cachebust.ParseTarget(f.CacheBust)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "probe: --cache-bust: %v\n", err)
+		return cli.ExitUsage
+	}
+	var now time.Time
+	if f.Now != "" {
+		if now, err = chat.ParseNow(f.Now); err != nil {
+			fmt.Fprintf(os.Stderr, "probe: --now %s: %v\n", f.Now, err)
+			return cli.ExitUsage
+		}
+	} else if now, err = chat.NowFromEnv(); err != nil {
+		fmt.Fprintf(os.Stderr, "probe: %v\n", err)
+		return cli.ExitUsage
+	}
+	rec, err := probe.Run(probe.Options{
+		Tokenizer:         f.Tokenizer,
+		ChatTemplate:      f.ChatTemplate,
+		ApplyChatTemplate: f.ApplyChatTemplate,
+		CacheBust:         target,
+		Now:               now,
+	})
+	if err != nil {
+		return cli.Fail("probe", err)
+	}
+	if rec.Overhead.Reason != "" && f.ApplyChatTemplate {
+		// Zeros are a valid answer, but a user who asked for the template
+		// should know compensation is off.
+		fmt.Fprintf(os.Stderr, "probe: warning: no chat-template compensation: %s\n", rec.Overhead.Reason)
+	}
+	w := jsonl.NewWriter(os.Stdout)
+	err = w.Encode(rec)
+	if err == nil {
+		err = w.Flush()
+	}
+	return cli.Fail("probe", jsonl.Quiet(err))
+}

@@ -1,0 +1,179 @@
+// Command send turns compose's conversations into chat-completions
+// requests: --dry-run writes the exact payloads, otherwise it sends them to
+// --url and writes one islkit.request record per request.
+//
+// Exit status: 0 all requests succeeded, 1 a request or the run failed,
+// 2 usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/send"
+)
+
+type cli struct {
+	Input string `arg:"" optional:"" default:"-" help:"Conversations JSONL (compose's output); - for stdin."`
+
+	DryRun bool   `help:"Write the request payloads instead of sending them."`
+	Format string `default:"jsonl" enum:"jsonl,aiperf-inputs" help:"Dry-run output: jsonl records or AIPerf's inputs.json (${enum})."`
+
+	Model          string `help:"Model name for the payload (default: the conversation's)."`
+	MaxTokensField string `default:"max_tokens" enum:"max_tokens,max_completion_tokens" help:"Body field carrying each turn's output length (${enum})."`
+	Stream         bool   `default:"true" negatable:"" help:"Ask for a streamed (SSE) response with usage."`
+	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'."`
+
+	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST /v1/chat/completions)."`
+	APIKey      string            `env:"OPENAI_API_KEY" help:"Bearer token."`
+	Header      map[string]string `short:"H" placeholder:"NAME=VALUE" help:"Extra request header (repeatable)."`
+	Concurrency int               `help:"Sessions in flight (default 1 when --rate is unset)."`
+	Rate        float64           `help:"Requests per second (0: as fast as --concurrency allows)."`
+	RateDist    string            `name:"rate-distribution" default:"constant" enum:"constant,poisson" help:"Arrival process for --rate (${enum})."`
+	Seed        uint64            `default:"1" help:"Seed of the Poisson arrivals."`
+	Requests    int               `help:"Stop after this many requests (0: one pass over the dataset)."`
+	Duration    time.Duration     `help:"Stop issuing after this long."`
+	Recycle     bool              `help:"Start the dataset over (with new markers) until --requests or --duration."`
+	Timeout     time.Duration     `default:"10m" help:"Per-request timeout."`
+	Grace       time.Duration     `default:"30s" help:"On stop (Ctrl-C, --duration), how long in-flight requests may finish."`
+	Shard       string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records)."`
+	NoPayload   bool              `help:"Leave the payload out of live records (smaller output)."`
+	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+// usageError marks a bad invocation (exit 2).
+type usageError struct{ error }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var c cli
+	exit := -1
+	parser, err := kong.New(&c, kong.Name("send"),
+		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run)."),
+		kong.Writers(stdout, stderr), kong.Exit(func(code int) { exit = code }))
+	if err != nil {
+		fmt.Fprintln(stderr, "send:", err)
+		return 2
+	}
+	if _, err := parser.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "send: %v (see send --help)\n", err)
+		return 2
+	}
+	if exit >= 0 { // --help
+		return exit
+	}
+	ctx, stop := jsonl.HandleSignals(context.Background())
+	defer stop()
+	code, err := c.run(ctx, stdin, stdout, stderr)
+	if err = jsonl.Quiet(err); err != nil {
+		fmt.Fprintln(stderr, "send:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		if code == 0 {
+			code = 1
+		}
+	}
+	if in, ok := jsonl.InterruptedBy(ctx); ok && code == 0 {
+		return in.ExitCode()
+	}
+	return code
+}
+
+func (c *cli) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	shard, err := send.ParseShard(c.Shard)
+	if err != nil {
+		return 2, usageError{err}
+	}
+	if !c.DryRun && c.URL == "" {
+		return 2, usageError{errors.New("give --url to send, or --dry-run to write the payloads")}
+	}
+	if c.DryRun && c.URL != "" {
+		return 2, usageError{errors.New("--dry-run sends nothing: drop --url")}
+	}
+	if c.Format != send.FormatJSONL && !c.DryRun {
+		return 2, usageError{errors.New("--format applies to --dry-run only")}
+	}
+	var once sync.Once
+	warn := func(err error) {
+		once.Do(func() { fmt.Fprintf(stderr, "send: warning: %v (further drops not reported)\n", err) })
+	}
+	b, err := send.NewBuilder(send.PayloadOptions{Model: c.Model, MaxTokensField: c.MaxTokensField,
+		Stream: c.Stream, ExtraBody: c.ExtraBody}, warn)
+	if err != nil {
+		return 2, usageError{err}
+	}
+	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
+		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
+		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload}
+	if !c.DryRun {
+		if err := opts.Validate(); err != nil {
+			return 2, usageError{err}
+		}
+		if _, err := send.EndpointURL(c.URL); err != nil {
+			return 2, usageError{err}
+		}
+	}
+	in, name := stdin, "<stdin>"
+	if c.Input != "-" {
+		f, err := os.Open(c.Input)
+		if err != nil {
+			return 1, err
+		}
+		defer f.Close()
+		in, name = f, c.Input
+	}
+	// Read everything first: a bad line stops the run before any request.
+	convs, err := send.ReadConversations(in, name)
+	if err != nil {
+		return 1, err
+	}
+	for i := range convs {
+		if b.Model(&convs[i]) == "" {
+			return 2, usageError{fmt.Errorf("%s: conversation %s has no model: pass --model", name, convs[i].ID)}
+		}
+	}
+	if c.DryRun {
+		_, err := send.DryRun(stdout, convs, b, shard, c.Format)
+		return 0, err
+	}
+	if len(c.Header) > 0 {
+		opts.Header = http.Header{}
+		for k, v := range c.Header {
+			opts.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
+		opts.Progress = stderr
+	}
+	sum, err := send.Run(ctx, stdout, convs, b, opts)
+	if err != nil {
+		return 1, err
+	}
+	if sum.Failed > 0 {
+		fmt.Fprintf(stderr, "send: %d of %d requests failed %v\n", sum.Failed, sum.Requests, sum.ByKind)
+		return 1, nil
+	}
+	return 0, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/islkit/islkit/internal/testserver"
+)
+
+const convLine = `{"kind":"islkit.conversation","schema_version":1,"id":"trace_a","index":0,"benchmark_id":"bench","cache_bust":"first_turn_suffix","marker_landing":"first_user_turn/suffix","turns":[{"index":0,"target_isl":40,"text":"Hi","bare_tokens":1,"max_tokens":3,"assistant":"Yo"}],"exact":false,"model":"m"}`
+
+func writeInput(t *testing.T, lines ...string) string {
+	p := filepath.Join(t.TempDir(), "convs.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	s, err := testserver.New(testserver.Config{NoTokenize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(""); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	in := writeInput(t, convLine)
+	bad := writeInput(t, convLine, strings.Replace(convLine, `"schema_version":1`, `"schema_version":9`, 1))
+
+	code, out, _ := runCLI("--dry-run", in)
+	if code != 0 || !strings.Contains(out, `"marker":"\n\n[rid:eb232ceb3496]"`) {
+		t.Errorf("dry run: %d %s", code, out)
+	}
+	for _, args := range [][]string{
+		{in}, // neither --url nor --dry-run
+		{"--url", s.URL(), "--rate", "-3", in},
+		{"--url", s.URL(), "--concurrency", "-1", in},
+		{"--url", s.URL(), "--recycle", in},
+		{"--url", "ftp://x", in},
+		{"--dry-run", "--extra-body", "[1]", in},
+		{"--dry-run", "--shard", "2/2", in},
+		{"--bogus-flag", in},
+	} {
+		if code, _, errs := runCLI(args...); code != 2 || !strings.HasPrefix(errs, "send: ") {
+			t.Errorf("%v: exit %d, stderr %q; want 2", args, code, errs)
+		}
+	}
+	code, out, errs := runCLI("--url", s.URL(), bad)
+	if code != 1 || out != "" || !strings.Contains(errs, `convs.jsonl:2: field "schema_version"`) || s.Requests() != 0 {
+		t.Errorf("bad input: exit %d, out %q, err %q, server saw %d", code, out, errs, s.Requests())
+	}
+	if code, out, _ := runCLI("--url", s.URL(), in); code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"ok":true`) {
+		t.Errorf("live: %d %s", code, out)
+	}
+	if code, out, errs := runCLI("--url", s.URL(), "-H", testserver.FaultHeader+"=500", "--requests", "5", "--recycle", in); code != 1 ||
+		strings.Count(out, "\n") != 5 || !strings.Contains(errs, "5 of 5 requests failed") {
+		t.Errorf("failures: %d %q %s", code, errs, out)
+	}
+	if code, _, errs := runCLI("--url", "http://127.0.0.1:1", in); code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "cannot reach") {
+		t.Errorf("unreachable: %d %q", code, errs)
+	}
+}

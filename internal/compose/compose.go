@@ -1,0 +1,461 @@
+// Package compose builds synthetic conversations whose requests reach an
+// exact input sequence length on the wire. It follows AIPerf's ISL budget
+// compensation (seeds isl-budget-compensation.md, aiperf-behaviour.md §4):
+// the first user turn gives up the template's fixed cost, its wrap and the
+// marker when the marker lands there, later turns their wrap, and a marker
+// on the shared system prompt shortens that prompt instead. In exact mode
+// (the default) it then renders each request as send will build it
+// (internal/wire) and adjusts the turn's text until the templated count is
+// the target.
+//
+// Targets. Turn 0's request should count ISL tokens plus, when there is a
+// shared system prompt, that prompt's requested length and one message
+// wrap (the system prompt is additive, as in AIPerf). Turn k's request
+// holds the whole history, so its target is turn k-1's target plus the
+// assistant reply (wrap + its tokens) plus turn k's ISL: each user turn
+// adds exactly its ISL, as AIPerf's linear model promises.
+package compose
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/islkit/islkit/internal/budget"
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/wire"
+)
+
+// Composer makes conversations; Conversation is safe for concurrent use.
+type Composer struct {
+	opts  Options
+	probe *records.Probe
+	model *Model
+	gen   *textGen
+	comp  budget.Compensation
+	// system is the shared system prompt text (bare count sysBare),
+	// identical for every conversation unless a marker merging with it
+	// forces a per-conversation fix.
+	system  string
+	sysBare int
+	// corr0/corrN: how far the first render typically misses for the
+	// first and later turns (found once on a calibration conversation), so
+	// most turns hit their target on the first render.
+	corr0, corrN int
+}
+
+// DefaultBenchmarkID derives the marker's benchmark id from the seed (AIPerf
+// draws a random one; a derived one keeps output reproducible).
+func DefaultBenchmarkID(seed uint64) string {
+	s := sha256.Sum256([]byte("islkit:" + strconv.FormatUint(seed, 10)))
+	return hex.EncodeToString(s[:6])
+}
+
+// New checks opts against the probe record, tokenizes the corpus and
+// prepares the shared system prompt. corpusText "" means the embedded
+// default.
+func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.BenchmarkID == "" {
+		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
+	}
+	opts.Workers = max(1, opts.Workers)
+	hasSystem := opts.SharedSystemPromptLength > 0
+	if p.CacheBust.IsSystem() && !hasSystem && m.Template == nil {
+		// Without a system message and without a template a system target
+		// is first_turn_* under another name; refuse rather than pretend.
+		return nil, usagef("--cache-bust %s with no --shared-system-prompt-length and no chat template applied changes nothing: the marker falls back to the first user turn; probe with --cache-bust first_turn_%s instead",
+			p.CacheBust, strings.TrimPrefix(p.CacheBust.String(), "system_"))
+	}
+	c := &Composer{opts: opts, probe: p, model: m}
+	c.comp = budget.Compensation{
+		MarkerTokens:  p.MarkerTokens,
+		MarkerSamples: p.MarkerSamples,
+		Landing:       cachebust.Route(p.CacheBust, hasSystem),
+		Template:      p.Overhead,
+	}
+	if hasSystem && m.Template != nil {
+		// Templates such as Mistral v0.1's raise on a system message: the
+		// server would reject every request, so refuse up front.
+		_, err := m.Template.Render(chat.RenderInput{
+			Messages:            []map[string]any{{"role": "system", "content": "x"}, {"role": "user", "content": "y"}},
+			AddGenerationPrompt: true, Now: m.Now,
+		})
+		if err != nil {
+			return nil, usagef("--shared-system-prompt-length: the chat template of %s cannot take a system message (%v); drop the flag for this model", m.Source.Name, err)
+		}
+	}
+	if corpusText == "" {
+		var err error
+		if corpusText, err = corpus.Default(); err != nil {
+			return nil, err
+		}
+	}
+	ids, err := corpus.Tokenize(corpusText, m.Tokenizer, max(opts.Workers, runtime.GOMAXPROCS(0)))
+	if err != nil {
+		return nil, err
+	}
+	c.gen = &textGen{tok: m.Tokenizer, ids: ids}
+	if hasSystem {
+		rng := rand.New(rand.NewPCG(opts.Seed, 0))
+		c.sysBare = c.comp.SystemPromptLength(opts.SharedSystemPromptLength)
+		if c.system, err = c.gen.exact(rng.IntN(len(ids)), c.sysBare); err != nil {
+			return nil, fmt.Errorf("shared system prompt: %w", err)
+		}
+	}
+	if opts.Exact {
+		if err := c.calibrate(); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// calibrate measures, on a throwaway two-turn conversation at the mean
+// ISL, how far the compensated budget misses on the first render.
+func (c *Composer) calibrate() error {
+	cal := c.newConversation(-1)
+	cal.Turns = make([]records.Turn, 2)
+	rng := rand.New(rand.NewPCG(c.opts.Seed^0x9e3779b97f4a7c15, 1))
+	marker := wire.Marker(cal, 0)
+	if err := c.systemFor(cal, marker); err != nil {
+		return err
+	}
+	target := 0
+	for k := range cal.Turns {
+		t := &cal.Turns[k]
+		target = c.turnTarget(cal, k, target, c.opts.ISL)
+		t.TargetISL, t.MaxTokens = c.opts.ISL, c.opts.OSL
+		text, err := c.gen.exact(rng.IntN(len(c.gen.ids)), c.comp.TurnBudget(c.opts.ISL, k == 0))
+		if err != nil {
+			return err
+		}
+		t.Text = text
+		w, err := c.wireCount(cal, k, marker)
+		if err != nil {
+			return fmt.Errorf("rendering a request: %w", err)
+		}
+		if k == 0 {
+			c.corr0 = w - target
+		} else {
+			c.corrN = w - target
+		}
+		if t.Assistant, err = c.gen.exact(rng.IntN(len(c.gen.ids)), t.MaxTokens); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Composer) newConversation(i int) *records.Conversation {
+	return &records.Conversation{
+		Kind:          records.KindConversation,
+		SchemaVersion: records.SchemaVersion,
+		ID:            "conv-" + strconv.Itoa(i),
+		Index:         i,
+		BenchmarkID:   c.opts.BenchmarkID,
+		CacheBust:     c.probe.CacheBust,
+		Landing:       c.comp.Landing,
+		Exact:         c.opts.Exact,
+		Model:         c.opts.Model,
+	}
+}
+
+// turnTarget is the wire ISL of turn k's whole request (see the package
+// comment); prev is turn k-1's.
+func (c *Composer) turnTarget(conv *records.Conversation, k, prev, isl int) int {
+	if k == 0 {
+		if conv.SystemPrompt != nil {
+			return isl + c.comp.Template.Wrap + conv.SystemPrompt.RequestedTokens
+		}
+		return isl
+	}
+	return prev + c.comp.Template.Wrap + conv.Turns[k-1].MaxTokens + isl
+}
+
+// systemFor attaches the shared system prompt. In exact mode, when the
+// marker lands on it, the marked prompt must count exactly the requested
+// length; BPE merges with this conversation's digest can break that, and
+// only then does this conversation get its own adjusted copy.
+func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
+	if c.opts.SharedSystemPromptLength == 0 {
+		return nil
+	}
+	sp := &records.SystemPrompt{Text: c.system, RequestedTokens: c.opts.SharedSystemPromptLength, BareTokens: c.sysBare}
+	conv.SystemPrompt = sp
+	if !c.opts.Exact || c.comp.Landing.Slot != cachebust.SharedSystemPrompt {
+		return nil
+	}
+	want := sp.RequestedTokens
+	count := func(s string) int { return c.model.Tokenizer.Count(cachebust.InjectString(conv.CacheBust, marker, s)) }
+	got := count(sp.Text)
+	if got == want || c.sysBare == 1 && got > want {
+		return nil // exact, or the marker alone is already too long
+	}
+	rng := rand.New(rand.NewPCG(c.opts.Seed, 0))
+	eval := func(text string) (attempt, error) {
+		return attempt{text: text, wire: count(text)}, nil
+	}
+	a, out, err := c.search(rng.IntN(len(c.gen.ids)), c.sysBare-(got-want), want, eval)
+	if err != nil {
+		return fmt.Errorf("system prompt: %w", err)
+	}
+	if out != exact {
+		return fmt.Errorf("conversation %s: cannot make the marked system prompt exactly %d tokens (closest %d)", conv.ID, want, a.wire)
+	}
+	sp.Text, sp.BareTokens = a.text, c.model.Tokenizer.Count(a.text)
+	return nil
+}
+
+// wireCount is the ISL of turn k's request as send builds it: rendered
+// through the template with the generation prompt and encoded without
+// special tokens; without a template, the message texts joined by one
+// space (measure's bare count).
+func (c *Composer) wireCount(conv *records.Conversation, k int, marker string) (int, error) {
+	msgs, err := wire.Messages(conv, k, marker, nil)
+	if err != nil {
+		return 0, err
+	}
+	if c.model.Template == nil {
+		parts := make([]string, len(msgs))
+		for i, m := range msgs {
+			parts[i], _ = m["content"].(string)
+		}
+		return c.model.Tokenizer.Count(strings.Join(parts, " ")), nil
+	}
+	text, err := c.model.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: c.model.Now})
+	if err != nil {
+		return 0, err
+	}
+	return c.model.Tokenizer.Count(text), nil
+}
+
+// Conversation builds conversation i; the result depends only on the
+// options, the probe, the model, the corpus and i.
+func (c *Composer) Conversation(i int) (*records.Conversation, error) {
+	conv := c.newConversation(i)
+	rng := rand.New(rand.NewPCG(c.opts.Seed, uint64(i)+1))
+	marker := wire.Marker(conv, 0)
+	if err := c.systemFor(conv, marker); err != nil {
+		return nil, err
+	}
+	n := positiveNormal(rng, float64(c.opts.Turns), c.opts.TurnsStddev)
+	conv.Turns = make([]records.Turn, n)
+	target := 0
+	for k := range conv.Turns {
+		t := &conv.Turns[k]
+		t.Index = k
+		isl := positiveNormal(rng, float64(c.opts.ISL), c.opts.ISLStddev)
+		t.MaxTokens = positiveNormal(rng, float64(c.opts.OSL), c.opts.OSLStddev)
+		userStart, replyStart := rng.IntN(len(c.gen.ids)), rng.IntN(len(c.gen.ids))
+		target = c.turnTarget(conv, k, target, isl)
+		t.TargetISL = target
+		guess := c.comp.TurnBudget(isl, k == 0)
+		var err error
+		if c.opts.Exact {
+			corr := c.corrN
+			if k == 0 {
+				corr = c.corr0
+			}
+			err = c.fit(conv, k, marker, target, guess-corr, userStart)
+		} else {
+			t.Text, err = c.gen.exact(userStart, guess)
+			if err == nil {
+				t.BareTokens = guess
+				if adj := adjustment(c.comp, k == 0); isl-adj < 1 {
+					// The floor at 1 token overshoots by this much (by the
+					// probe's averages; exact mode renders to know).
+					short := adj + 1 - isl
+					t.Unreachable = &records.Unreachable{MinISL: target + short, Short: short,
+						Reason: "estimated from the probe: the template and marker alone cost more than the target"}
+				}
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("conversation %s turn %d: %w", conv.ID, k, err)
+		}
+		if t.Assistant, err = c.gen.exact(replyStart, t.MaxTokens); err != nil {
+			return nil, fmt.Errorf("conversation %s turn %d reply: %w", conv.ID, k, err)
+		}
+	}
+	return conv, nil
+}
+
+func adjustment(comp budget.Compensation, first bool) int {
+	if first {
+		return comp.FirstTurnAdjustment()
+	}
+	return comp.LaterTurnAdjustment()
+}
+
+type attempt struct {
+	text       string
+	bare, wire int
+}
+
+// outcome of search.
+type outcome int
+
+const (
+	exact       outcome = iota
+	unreachable         // even a one-token text overshoots; the attempt is that text
+	stuck               // no text found; the attempt is the closest below
+)
+
+// search finds a text whose eval count is exactly target: Newton-like
+// steps on the bare budget (the count is nearly linear in it), then ±1
+// steps where the count jumps, then single-token pads on the closest text
+// below the target, then other corpus windows. Every path is bounded.
+func (c *Composer) search(start, guess, target int, eval func(string) (attempt, error)) (attempt, outcome, error) {
+	var below *attempt
+	for try := 0; try < 4; try++ {
+		s := start + try*(len(c.gen.ids)/5+1)
+		tried := map[int]bool{}
+		b := max(1, guess)
+		for range 24 {
+			text, err := c.gen.exact(s, b)
+			if err != nil {
+				return attempt{}, stuck, err
+			}
+			a, err := eval(text)
+			if err != nil {
+				return attempt{}, stuck, err
+			}
+			tried[b] = true
+			switch {
+			case a.wire == target:
+				return a, exact, nil
+			case a.wire > target && b == 1:
+				return a, unreachable, nil
+			case a.wire < target && (below == nil || a.wire > below.wire):
+				below = &a
+			}
+			nb := max(1, b-(a.wire-target))
+			if tried[nb] {
+				if a.wire > target {
+					nb = b - 1
+				} else {
+					nb = b + 1
+				}
+				if tried[nb] || nb < 1 {
+					break // the count jumps over the target between two budgets
+				}
+			}
+			b = nb
+		}
+		if below != nil {
+			a, err := c.pad(eval, *below, target)
+			if err != nil {
+				return attempt{}, stuck, err
+			}
+			if a.wire == target {
+				return a, exact, nil
+			}
+			below = &a
+		}
+	}
+	if below == nil {
+		return attempt{}, stuck, nil
+	}
+	return *below, stuck, nil
+}
+
+// fit sets turn k's text so that its request counts exactly target tokens,
+// or marks the turn unreachable when even a one-token text overshoots.
+func (c *Composer) fit(conv *records.Conversation, k int, marker string, target, guess, start int) error {
+	t := &conv.Turns[k]
+	eval := func(text string) (attempt, error) {
+		t.Text = text
+		w, err := c.wireCount(conv, k, marker)
+		if err != nil {
+			return attempt{}, fmt.Errorf("rendering the request: %w", err)
+		}
+		return attempt{text: text, bare: c.model.Tokenizer.Count(text), wire: w}, nil
+	}
+	a, out, err := c.search(start, guess, target, eval)
+	if err != nil {
+		return err
+	}
+	switch out {
+	case stuck:
+		return fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", target, a.wire)
+	case unreachable:
+		t.Unreachable = &records.Unreachable{MinISL: a.wire, Short: a.wire - target,
+			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
+	}
+	t.Text, t.BareTokens = a.text, a.bare
+	w := a.wire
+	t.WireISL = &w
+	return nil
+}
+
+// pad appends single-token words to a text whose count is short of the
+// target, keeping only appends that do not overshoot.
+func (c *Composer) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
+	for step := 0; step < 64 && a.wire < target; step++ {
+		grown := false
+		for _, p := range pads {
+			b, err := eval(a.text + p)
+			if err != nil {
+				return a, err
+			}
+			if b.wire > a.wire && b.wire <= target {
+				a, grown = b, true
+				break
+			}
+		}
+		if !grown {
+			break
+		}
+	}
+	return a, nil
+}
+
+// Run writes conversations 0..n-1 to w in order, composing up to
+// opts.Workers at a time; it stops at the first error or when ctx ends.
+func (c *Composer) Run(ctx context.Context, w *jsonl.Writer) error {
+	batch := c.opts.Workers * 8
+	out := make([]*records.Conversation, batch)
+	errs := make([]error, batch)
+	for base := 0; base < c.opts.Conversations; base += batch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(batch, c.opts.Conversations-base)
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range min(c.opts.Workers, n) {
+			wg.Go(func() {
+				for j := range next {
+					out[j], errs[j] = c.Conversation(base + j)
+				}
+			})
+		}
+		for j := range n {
+			next <- j
+		}
+		close(next)
+		wg.Wait()
+		for j := range n {
+			if errs[j] != nil {
+				return errs[j]
+			}
+			if err := w.Encode(out[j]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

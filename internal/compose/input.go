@@ -1,0 +1,162 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/tokenizer"
+)
+
+var hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// ReadProbe reads the one probe record from r. Unknown fields, a second
+// record, another kind or schema version, and implausible values are
+// refused with the file and line.
+func ReadProbe(r io.Reader, name string) (*records.Probe, error) {
+	jr := jsonl.NewReader(r, name)
+	line, err := jr.Next()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: no probe record (run probe and pipe it in, or pass --probe FILE)", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Check the kind and version first, so a record of another kind or a
+	// newer schema gets that message rather than an unknown-field error.
+	var head struct {
+		Kind          string `json:"kind"`
+		SchemaVersion int    `json:"schema_version"`
+	}
+	if err := line.Decode(&head); err != nil {
+		return nil, err
+	}
+	if head.Kind != records.KindProbe {
+		return nil, line.FieldErrorf("kind", "got %q, want %q (is this probe's output?)", head.Kind, records.KindProbe)
+	}
+	if head.SchemaVersion != records.SchemaVersion {
+		return nil, line.FieldErrorf("schema_version", "unknown schema version %d (this compose reads version %d; use probe and compose from the same release)", head.SchemaVersion, records.SchemaVersion)
+	}
+	var p records.Probe
+	if err := line.DecodeStrict(&p); err != nil {
+		return nil, err
+	}
+	if err := CheckProbe(&p); err != nil {
+		return nil, line.Errorf("%v", err)
+	}
+	if _, err := jr.Next(); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: more than one record: probe writes exactly one", name)
+	}
+	return &p, nil
+}
+
+// CheckProbe checks a decoded probe record's values.
+func CheckProbe(p *records.Probe) error {
+	switch {
+	case p.Kind != records.KindProbe:
+		return fmt.Errorf("field \"kind\": got %q, want %q", p.Kind, records.KindProbe)
+	case p.SchemaVersion != records.SchemaVersion:
+		return fmt.Errorf("field \"schema_version\": unknown schema version %d", p.SchemaVersion)
+	case !hexSHA256.MatchString(p.Tokenizer.SHA256):
+		return fmt.Errorf("field \"tokenizer.sha256\": %q is not a hex SHA-256", p.Tokenizer.SHA256)
+	case p.ChatTemplate.SHA256 != "" && !hexSHA256.MatchString(p.ChatTemplate.SHA256):
+		return fmt.Errorf("field \"chat_template.sha256\": %q is not a hex SHA-256", p.ChatTemplate.SHA256)
+	case !p.CacheBust.Valid():
+		return fmt.Errorf("field \"cache_bust\": invalid target %q", p.CacheBust)
+	case p.MarkerTokens < 0:
+		return fmt.Errorf("field \"marker_tokens\": negative (%d)", p.MarkerTokens)
+	case p.CacheBust.String() == "none" && p.MarkerTokens != 0:
+		return fmt.Errorf("field \"marker_tokens\": %d for target none", p.MarkerTokens)
+	case p.Overhead.Fixed < 0 || p.Overhead.Wrap < 0:
+		return fmt.Errorf("field \"template_overhead\": negative overhead (fixed %d, wrap %d)", p.Overhead.Fixed, p.Overhead.Wrap)
+	case !p.ChatTemplate.Applied && (p.Overhead.Fixed != 0 || p.Overhead.Wrap != 0):
+		return fmt.Errorf("field \"template_overhead\": non-zero although the chat template was not applied")
+	}
+	if p.Now != "" {
+		if _, err := chat.ParseNow(p.Now); err != nil {
+			return fmt.Errorf("field \"now\": %v", err)
+		}
+	}
+	return nil
+}
+
+// Model is what compose renders and counts with.
+type Model struct {
+	Source    *modelsrc.Source
+	Tokenizer *tokenizer.Tokenizer
+	// Template is nil when the chat template is not applied or the model
+	// has none: wire ISL is then the bare count.
+	Template *chat.Template
+	Now      time.Time
+}
+
+// LoadModel resolves the model for probe record p. tokenizerSpec ""
+// reuses the probe's --tokenizer; chatTemplate "" reuses its
+// --chat-template. The tokenizer and the template must be the ones the
+// probe measured (SHA-256), or compensation would be for another model.
+// now "" takes $ISLKIT_NOW, else the probe's pinned clock.
+func LoadModel(p *records.Probe, tokenizerSpec, chatTemplate, now string) (*Model, error) {
+	spec := tokenizerSpec
+	if spec == "" && p.Tokenizer.Source != modelsrc.DefaultName {
+		spec = p.Tokenizer.Source
+	}
+	src, err := modelsrc.Resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := src.Tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	sum, _ := src.TokenizerSHA256()
+	if sum != p.Tokenizer.SHA256 {
+		return nil, fmt.Errorf("tokenizer mismatch: the probe record was made with %s (tokenizer.json sha256 %s) but --tokenizer %s has sha256 %s; rerun probe with this tokenizer",
+			p.Tokenizer.Source, p.Tokenizer.SHA256, src.Name, sum)
+	}
+	m := &Model{Source: src, Tokenizer: tok}
+	switch {
+	case now != "":
+		if m.Now, err = chat.ParseNow(now); err != nil {
+			return nil, &UsageError{fmt.Errorf("--now %s: %w", now, err)}
+		}
+	default:
+		if m.Now, err = chat.NowFromEnv(); err != nil {
+			return nil, err
+		}
+		if m.Now.IsZero() && p.Now != "" {
+			m.Now, _ = chat.ParseNow(p.Now) // checked by CheckProbe
+		}
+	}
+	if !p.ChatTemplate.Applied {
+		return m, nil
+	}
+	override := chatTemplate
+	if override == "" {
+		override = p.ChatTemplate.Override
+	}
+	origin, tsum, err := probe.TemplateSource(src, override)
+	if err != nil {
+		return nil, err
+	}
+	if tsum != p.ChatTemplate.SHA256 {
+		return nil, fmt.Errorf("chat template mismatch: the probe measured template sha256 %q (%s) but this model gives %q (%s); rerun probe",
+			p.ChatTemplate.SHA256, p.ChatTemplate.Origin, tsum, origin)
+	}
+	if origin == "" {
+		return m, nil
+	}
+	if m.Template, err = chat.LoadFS(src.FS, override); err != nil {
+		return nil, fmt.Errorf("%s: chat template: %w", src.Name, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,82 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Options are compose's flags (AIPerf's names). Lengths are tokens.
+type Options struct {
+	ISL       int     // --isl: target wire ISL of each user turn
+	ISLStddev float64 // --isl-stddev
+	OSL       int     // --osl: max_tokens and the synthetic reply's length
+	OSLStddev float64 // --osl-stddev
+	// Conversations is --conversations.
+	Conversations int
+	Turns         int     // --turns: mean user turns per conversation
+	TurnsStddev   float64 // --turns-stddev
+	// SharedSystemPromptLength is --shared-system-prompt-length; 0 = none.
+	SharedSystemPromptLength int
+	Seed                     uint64
+	// BenchmarkID is the marker digest's benchmark id; "" derives one from
+	// Seed so that the same flags give the same bytes.
+	BenchmarkID string
+	// Exact sizes every turn against its rendered request (default);
+	// false gives AIPerf's average compensation.
+	Exact bool
+	Model string // copied into each record's "model"
+	// Workers composes conversations in parallel; output order and bytes
+	// do not depend on it. <= 0 means 1.
+	Workers int
+
+	// Set records which of the mean flags were given explicitly, so
+	// "stddev without mean" can be refused.
+	ISLSet, OSLSet, TurnsSet bool
+}
+
+// UsageError is a bad flag or flag combination: refused before any output,
+// exit status 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// IsUsage reports whether err is a UsageError.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+// Validate refuses impossible values and combinations that do not need the
+// probe record; New checks those that do.
+func (o Options) Validate() error {
+	switch {
+	case o.ISL < 1:
+		return usagef("--isl must be at least 1 token (got %d)", o.ISL)
+	case o.ISLStddev < 0:
+		return usagef("--isl-stddev must not be negative (got %g)", o.ISLStddev)
+	case o.OSL < 1:
+		return usagef("--osl must be at least 1 token (got %d)", o.OSL)
+	case o.OSLStddev < 0:
+		return usagef("--osl-stddev must not be negative (got %g)", o.OSLStddev)
+	case o.Conversations < 1:
+		return usagef("--conversations must be at least 1 (got %d)", o.Conversations)
+	case o.Turns < 1:
+		return usagef("--turns must be at least 1 (got %d)", o.Turns)
+	case o.TurnsStddev < 0:
+		return usagef("--turns-stddev must not be negative (got %g)", o.TurnsStddev)
+	case o.SharedSystemPromptLength < 0:
+		return usagef("--shared-system-prompt-length must not be negative (got %d); 0 means no system prompt", o.SharedSystemPromptLength)
+	case o.ISLStddev > 0 && !o.ISLSet:
+		return usagef("--isl-stddev needs --isl (a spread without a mean)")
+	case o.OSLStddev > 0 && !o.OSLSet:
+		return usagef("--osl-stddev needs --osl (a spread without a mean)")
+	case o.TurnsStddev > 0 && !o.TurnsSet:
+		return usagef("--turns-stddev needs --turns (a spread without a mean)")
+	}
+	return nil
+}

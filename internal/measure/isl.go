@@ -1,0 +1,269 @@
+package measure
+
+import (
+	"regexp"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/budget"
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/payload"
+	"github.com/islkit/islkit/internal/records"
+)
+
+// measureRequest counts one request and, where counts disagree, explains
+// why. Explanations cost extra renders, so they are computed only for
+// records with a gap.
+func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) records.ISL {
+	tok := m.opts.Tokenizer
+	isl := records.ISL{
+		Bare:           tok.Count(strings.Join(ex.Texts, " ")),
+		Counted:        "bare",
+		Server:         meta.server,
+		Target:         meta.target,
+		Expected:       meta.expected,
+		ConversationID: meta.conversationID,
+		TurnIndex:      meta.turn,
+	}
+	if ex.Media != (records.Media{}) {
+		media := ex.Media
+		isl.Media = &media
+	}
+	counted := isl.Bare
+	var rendered string
+	if m.opts.ApplyChatTemplate && m.opts.Template != nil && ex.Messages != nil {
+		text, err := m.render(ex.Messages, ex, !m.opts.NoTools)
+		if err != nil {
+			isl.TemplateError = err.Error()
+		} else {
+			rendered = text
+			t := tok.Count(text)
+			if m.opts.NoTools && len(ex.ToolTexts) > 0 {
+				// AIPerf counts tool definitions as bare text on top.
+				t += tok.Count(strings.Join(ex.ToolTexts, " "))
+			}
+			isl.Templated, isl.Counted, counted = &t, "templated", t
+		}
+	}
+	if meta.target != nil {
+		isl.VsTarget = m.explainTarget(ex, meta, counted, isl.Counted == "templated", rendered)
+	}
+	if meta.server != nil {
+		isl.VsServer = m.explainServer(ex, *meta.server, counted, isl.Counted == "templated", rendered)
+	}
+	return isl
+}
+
+func (m *Measurer) render(messages json.RawMessage, ex *payload.Extracted, withTools bool) (string, error) {
+	in := chat.RenderInput{
+		Messages:            messages,
+		AddGenerationPrompt: true,
+		Kwargs:              ex.Kwargs,
+		Now:                 m.opts.Now,
+	}
+	if withTools && ex.Tools != nil {
+		in.Tools = ex.Tools
+	}
+	return m.opts.Template.Render(in)
+}
+
+// probeConstants are compose's assumptions: the chat-template probe and
+// the marker estimate, computed the way probe does.
+type probeConstants struct {
+	template budget.TemplateOverhead
+	markers  map[cachebust.Target]int
+}
+
+func (m *Measurer) constants() *probeConstants {
+	m.probeOnce.Do(func() {
+		m.probe.markers = map[cachebust.Target]int{}
+		for _, t := range cachebust.Targets() {
+			m.probe.markers[t], _ = cachebust.EstimateCost(t, m.opts.Tokenizer, 0)
+		}
+		if m.opts.Template == nil {
+			return
+		}
+		render := func(msgs []budget.Message) (int, error) {
+			list := make([]map[string]any, len(msgs))
+			for i, msg := range msgs {
+				list[i] = map[string]any{"role": msg.Role, "content": msg.Content}
+			}
+			text, err := m.opts.Template.Render(chat.RenderInput{Messages: list, AddGenerationPrompt: true, Now: m.opts.Now})
+			if err != nil {
+				return 0, err
+			}
+			return m.opts.Tokenizer.Count(text), nil
+		}
+		m.probe.template = budget.ProbeChatTemplate(render, m.opts.Tokenizer)
+	})
+	return &m.probe
+}
+
+var markerRE = regexp.MustCompile(`\n\n\[rid:[0-9a-f]{12}\]|\[rid:[0-9a-f]{12}\](\n\n)?`)
+
+// splitMarker removes the cache-bust marker from content and returns what
+// remains and the marker as it appeared; known is the marker send
+// recorded, else it is recognised by AIPerf's [rid:…] shape.
+func splitMarker(content, known string) (string, string) {
+	if known != "" {
+		if strings.HasPrefix(content, known) {
+			return content[len(known):], known
+		}
+		if strings.HasSuffix(content, known) {
+			return content[:len(content)-len(known)], known
+		}
+		trimmed := strings.TrimSpace(known)
+		if strings.Contains(content, trimmed) {
+			return strings.Replace(content, trimmed, "", 1), trimmed
+		}
+		return content, ""
+	}
+	loc := markerRE.FindStringIndex(content)
+	if loc == nil {
+		return content, ""
+	}
+	return content[:loc[0]] + content[loc[1]:], content[loc[0]:loc[1]]
+}
+
+// markerTarget infers the cache-bust target from where a marker sits.
+func markerTarget(marker string, role string) cachebust.Target {
+	prefix := strings.HasSuffix(marker, "\n\n") || !strings.HasPrefix(marker, "\n\n")
+	switch {
+	case role == "system" && prefix:
+		return cachebust.SystemPrefix
+	case role == "system":
+		return cachebust.SystemSuffix
+	case prefix:
+		return cachebust.FirstTurnPrefix
+	default:
+		return cachebust.FirstTurnSuffix
+	}
+}
+
+// explainTarget splits counted − target. The target was built as content
+// budget + the probe's fixed and per-message costs + the estimated marker;
+// the rendered count is the template's own tokens + content + marker +
+// merges across their seams. Each difference is one cause; "content" is
+// the content's share (exact mode moves it to cancel the others).
+func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counted int, templated bool, rendered string) *records.Gap {
+	gap := &records.Gap{Total: counted - *meta.target}
+	if gap.Total == 0 {
+		return gap
+	}
+	if !templated {
+		gap.Causes = []records.Cause{{Cause: records.CauseUnexplained, Tokens: gap.Total}}
+		return gap
+	}
+	tok := m.opts.Tokenizer
+	contents := ex.Contents()
+	content, markerTokens := 0, 0
+	var target cachebust.Target
+	msgRoles := roles(ex)
+	for i, c := range contents {
+		rest, marker := splitMarker(c, meta.marker)
+		content += tok.Count(rest)
+		if marker != "" {
+			markerTokens = tok.Count(marker)
+			target = markerTarget(marker, msgRoles[i])
+		}
+	}
+	empty, err := ex.View(func(int, string) string { return "" })
+	pure := 0
+	if err == nil {
+		if text, rerr := m.render(empty, ex, !m.opts.NoTools); rerr == nil {
+			pure = tok.Count(text)
+		}
+	}
+	c := m.constants()
+	expectedTemplate := c.template.Fixed + c.template.Wrap*ex.NumMessages
+	estimate := 0
+	if markerTokens > 0 {
+		estimate = c.markers[target]
+	}
+	causes := []records.Cause{
+		{Cause: records.CauseTemplate, Tokens: pure - expectedTemplate},
+		{Cause: records.CauseMarker, Tokens: markerTokens - estimate},
+		{Cause: records.CauseBoundary, Tokens: counted - pure - content - markerTokens},
+	}
+	explained := 0
+	for _, x := range causes {
+		explained += x.Tokens
+	}
+	causes = append(causes, records.Cause{Cause: records.CauseContent, Tokens: gap.Total - explained})
+	gap.Causes = nonZero(causes)
+	return gap
+}
+
+// explainServer splits server − counted into what servers do differently.
+func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, templated bool, rendered string) *records.Gap {
+	gap := &records.Gap{Total: server - counted}
+	if gap.Total == 0 {
+		return gap
+	}
+	var causes []records.Cause
+	left := gap.Total
+	add := func(cause string, tokens int) {
+		if tokens != 0 {
+			causes = append(causes, records.Cause{Cause: cause, Tokens: tokens})
+			left -= tokens
+		}
+	}
+	tok := m.opts.Tokenizer
+	if !templated && m.opts.Template != nil && ex.Messages != nil {
+		// Counted bare: the server's template is the first suspect.
+		if text, err := m.render(ex.Messages, ex, true); err == nil {
+			rendered = text
+			add(records.CauseTemplate, tok.Count(text)-counted)
+			templated = true
+		}
+	}
+	if templated {
+		if m.opts.NoTools && ex.Tools != nil {
+			if text, err := m.render(ex.Messages, ex, true); err == nil {
+				add(records.CauseTools, tok.Count(text)-counted)
+			}
+		}
+		if ex.MultiTextParts {
+			if a, err := m.render(ex.NewlineMessages, ex, !m.opts.NoTools); err == nil {
+				if b, err := m.render(ex.Messages, ex, !m.opts.NoTools); err == nil {
+					add(records.CausePartJoin, tok.Count(a)-tok.Count(b))
+				}
+			}
+		}
+		if n := tok.NumSpecialTokensToAdd(false); n > 0 && left >= n && startsWithSpecial(m.opts.Template, rendered) {
+			add(records.CauseDoubledBOS, n)
+		}
+	}
+	if ex.Media != (records.Media{}) && left > 0 {
+		add(records.CauseMedia, left)
+	}
+	add(records.CauseUnexplained, left)
+	gap.Causes = causes
+	return gap
+}
+
+func startsWithSpecial(t *chat.Template, rendered string) bool {
+	if t == nil {
+		return false
+	}
+	bos, _ := t.SpecialTokens()["bos_token"].(string)
+	return bos != "" && strings.HasPrefix(rendered, bos)
+}
+
+func roles(ex *payload.Extracted) []string {
+	out := make([]string, ex.NumMessages)
+	copy(out, ex.Roles())
+	return out
+}
+
+func nonZero(causes []records.Cause) []records.Cause {
+	out := causes[:0]
+	for _, c := range causes {
+		if c.Tokens != 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}

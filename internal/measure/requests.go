@@ -1,0 +1,166 @@
+package measure
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/jsonobj"
+	"github.com/islkit/islkit/internal/payload"
+	"github.com/islkit/islkit/internal/records"
+)
+
+// requestMeta is what a record says about its request besides the body.
+type requestMeta struct {
+	target, expected, server *int
+	conversationID           string
+	turn                     *int
+	marker                   string // the injected marker text, when known
+}
+
+// withISL measures body and adds the "isl" member to obj.
+func (m *Measurer) withISL(obj jsonobj.Object, body []byte, meta requestMeta) ([]byte, error) {
+	ex, err := payload.Extract(body)
+	if err != nil {
+		return nil, err
+	}
+	isl := m.measureRequest(ex, meta)
+	if obj, err = obj.Set("isl", isl); err != nil {
+		return nil, err
+	}
+	return obj.Marshal(), nil
+}
+
+// sendRecord measures a records.Request written by send.
+func (m *Measurer) sendRecord(obj jsonobj.Object) ([]byte, error) {
+	var rec records.Request
+	if err := json.Unmarshal(obj.Marshal(), &rec); err != nil {
+		return nil, fmt.Errorf("send record: %v", err)
+	}
+	if rec.SchemaVersion != records.SchemaVersion {
+		return nil, fmt.Errorf("send record: schema_version %d, this measure reads %d", rec.SchemaVersion, records.SchemaVersion)
+	}
+	if len(rec.Payload) == 0 {
+		return nil, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
+	}
+	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker}
+	target, turn := rec.TargetISL, rec.Turn
+	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
+	if rec.Result != nil && rec.Result.Usage != nil {
+		p := rec.Result.Usage.PromptTokens
+		meta.server = &p
+	}
+	return m.withISL(obj, rec.Payload, meta)
+}
+
+// chatBody measures a bare OpenAI chat-completions body.
+func (m *Measurer) chatBody(obj jsonobj.Object) ([]byte, error) {
+	return m.withISL(obj, obj.Marshal(), requestMeta{})
+}
+
+// aiperfRaw measures one record of AIPerf's profile_export_raw.jsonl: the
+// request body is "payload"; the server's count is the last non-empty
+// usage among the raw "responses".
+func (m *Measurer) aiperfRaw(obj jsonobj.Object) ([]byte, error) {
+	body, _ := obj.Get("payload")
+	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
+		return nil, fmt.Errorf(`field "payload": not a JSON object`)
+	}
+	var meta requestMeta
+	if raw, ok := obj.Get("metadata"); ok {
+		var md struct {
+			ConversationID string `json:"conversation_id"`
+			TurnIndex      *int   `json:"turn_index"`
+		}
+		if json.Unmarshal(raw, &md) == nil {
+			meta.conversationID, meta.turn = md.ConversationID, md.TurnIndex
+		}
+	}
+	if raw, ok := obj.Get("cache_bust_marker"); ok {
+		_ = json.Unmarshal(raw, &meta.marker)
+	}
+	if raw, ok := obj.Get("responses"); ok {
+		meta.server = usageFromResponses(raw)
+	}
+	return m.withISL(obj, body, meta)
+}
+
+// usageFromResponses finds usage.prompt_tokens in AIPerf's raw responses:
+// a list of SSE chunks or bodies, as strings or as {"text": ...} objects.
+func usageFromResponses(raw json.RawMessage) *int {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	var found *int
+	for _, it := range items {
+		var text string
+		if json.Unmarshal(it, &text) != nil {
+			var obj struct {
+				Text *string `json:"text"`
+			}
+			if json.Unmarshal(it, &obj) == nil && obj.Text != nil {
+				text = *obj.Text
+			} else {
+				text = string(it) // a JSON body stored as an object
+			}
+		}
+		for _, line := range bytes.Split([]byte(text), []byte("\n")) {
+			line = bytes.TrimSpace(line)
+			line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("data:")))
+			if len(line) == 0 || line[0] != '{' {
+				continue
+			}
+			var chunk struct {
+				Usage *struct {
+					PromptTokens *int `json:"prompt_tokens"`
+				} `json:"usage"`
+			}
+			if json.Unmarshal(line, &chunk) == nil && chunk.Usage != nil && chunk.Usage.PromptTokens != nil {
+				found = chunk.Usage.PromptTokens
+			}
+		}
+	}
+	return found
+}
+
+// inputsJSON expands AIPerf's inputs.json, {"data": [{"session_id",
+// "payloads": [...]}]}, into one record per payload.
+func (m *Measurer) inputsJSON(obj jsonobj.Object) ([][]byte, error) {
+	raw, _ := obj.Get("data")
+	var sessions []struct {
+		SessionID json.RawMessage   `json:"session_id"`
+		Payloads  []json.RawMessage `json:"payloads"`
+	}
+	if err := json.Unmarshal(raw, &sessions); err != nil {
+		return nil, fmt.Errorf(`inputs.json: "data" must be an array of {"session_id", "payloads"}`)
+	}
+	var out [][]byte
+	var errs []string
+	for i, s := range sessions {
+		for j, body := range s.Payloads {
+			rec := jsonobj.Object{}
+			if len(s.SessionID) > 0 {
+				rec, _ = rec.Set("session_id", s.SessionID)
+			}
+			rec, _ = rec.Set("turn", j)
+			rec, _ = rec.Set("payload", body)
+			var sid string
+			_ = json.Unmarshal(s.SessionID, &sid)
+			turn := j
+			line, err := m.withISL(rec, body, requestMeta{conversationID: sid, turn: &turn})
+			if err != nil {
+				// The other payloads are still measured; the run fails.
+				errs = append(errs, fmt.Sprintf("data[%d].payloads[%d]: %v", i, j, err))
+				continue
+			}
+			out = append(out, line)
+		}
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("inputs.json: %d payload(s) failed: %s", len(errs), strings.Join(errs, "; "))
+	}
+	return out, nil
+}

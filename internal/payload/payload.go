@@ -1,0 +1,310 @@
+// Package payload extracts what an ISL count needs from an OpenAI-style
+// request body, following AIPerf's extract_payload_inputs walk: the text
+// of every message (string content, or the "text" parts of list content),
+// media parts counted and dropped, a chat view of the messages (text parts
+// joined with "", as AIPerf templates them), tool definitions, and the
+// template kwargs a server would pass. send and measure both read payloads
+// through it, so there is one notion of "the text of a request".
+package payload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/records"
+)
+
+// Extracted is what a request body holds for ISL purposes.
+type Extracted struct {
+	// Messages is the chat view of the messages, in order, as a JSON array
+	// of {"role", "content", ["tool_calls"]} objects: content is the text
+	// parts joined with "" (media dropped). Nil when the body has no
+	// message array.
+	Messages json.RawMessage
+	// NumMessages counts the messages of the chat view.
+	NumMessages int
+	// Texts is every text, in order: message contents (each text part on
+	// its own), assistant tool-call names and arguments, then the name,
+	// description and parameters (JSON) of each top-level tool.
+	Texts []string
+	// ToolTexts is the part of Texts that comes from top-level tools.
+	ToolTexts []string
+	// Tools is the top-level "tools" value, when present and not null.
+	Tools json.RawMessage
+	// Kwargs is "chat_template_kwargs", which vLLM and SGLang pass to the
+	// template.
+	Kwargs map[string]any
+	// Media counts image, audio and video parts.
+	Media records.Media
+	// MultiTextParts is true when some message has two or more text
+	// parts: servers that join parts with "\n" (vLLM) then see other text
+	// than AIPerf's "" join.
+	MultiTextParts bool
+	// NewlineMessages is the chat view with text parts joined by "\n"
+	// instead, set only when MultiTextParts.
+	NewlineMessages json.RawMessage
+}
+
+// ErrNoMessages is returned for a body without a "messages" array.
+var ErrNoMessages = errors.New(`payload has no "messages" array`)
+
+type message struct {
+	Role      json.RawMessage `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls json.RawMessage `json:"tool_calls"`
+}
+
+type part struct {
+	Type string          `json:"type"`
+	Text json.RawMessage `json:"text"`
+}
+
+// Extract reads an OpenAI chat-completions body.
+func Extract(body []byte) (*Extracted, error) {
+	var top struct {
+		Messages           json.RawMessage `json:"messages"`
+		Tools              json.RawMessage `json:"tools"`
+		ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
+	}
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	if isNull(top.Messages) {
+		return nil, ErrNoMessages
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(top.Messages, &msgs); err != nil {
+		return nil, fmt.Errorf(`payload: "messages" is not an array`)
+	}
+	ex := &Extracted{}
+	view := make([]viewMessage, 0, len(msgs))
+	for i, raw := range msgs {
+		var m message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("payload: messages[%d] is not an object", i)
+		}
+		vm := viewMessage{role: m.Role, toolCalls: m.ToolCalls}
+		var parts []string
+		switch c := bytes.TrimSpace(m.Content); {
+		case len(c) == 0 || string(c) == "null":
+		case c[0] == '"':
+			var s string
+			if err := json.Unmarshal(c, &s); err != nil {
+				return nil, fmt.Errorf("payload: messages[%d].content: %w", i, err)
+			}
+			parts = []string{s}
+			ex.Texts = append(ex.Texts, s)
+		case c[0] == '[':
+			var ps []json.RawMessage
+			if err := json.Unmarshal(c, &ps); err != nil {
+				return nil, fmt.Errorf("payload: messages[%d].content: %w", i, err)
+			}
+			for j, pr := range ps {
+				var p part
+				if json.Unmarshal(pr, &p) != nil {
+					continue // AIPerf skips parts that are not objects
+				}
+				switch p.Type {
+				case "text":
+					var s string
+					if json.Unmarshal(p.Text, &s) != nil {
+						return nil, fmt.Errorf("payload: messages[%d].content[%d].text is not a string", i, j)
+					}
+					parts = append(parts, s)
+					ex.Texts = append(ex.Texts, s)
+				case "image_url", "image":
+					ex.Media.Images++
+				case "input_audio", "audio_url", "audio":
+					ex.Media.Audios++
+				case "video_url", "video":
+					ex.Media.Videos++
+				}
+			}
+		default:
+			return nil, fmt.Errorf("payload: messages[%d].content is neither a string nor a list of parts", i)
+		}
+		if len(parts) > 1 {
+			ex.MultiTextParts = true
+		}
+		vm.parts = parts
+		ex.Texts = append(ex.Texts, toolCallTexts(m.ToolCalls)...)
+		if isString(m.Role) {
+			view = append(view, vm)
+		}
+	}
+	if !isNull(top.Tools) {
+		ex.Tools = top.Tools
+		ex.ToolTexts = toolTexts(top.Tools)
+		ex.Texts = append(ex.Texts, ex.ToolTexts...)
+	}
+	if !isNull(top.ChatTemplateKwargs) {
+		if err := json.Unmarshal(top.ChatTemplateKwargs, &ex.Kwargs); err != nil {
+			return nil, fmt.Errorf(`payload: "chat_template_kwargs" is not an object`)
+		}
+	}
+	ex.NumMessages = len(view)
+	ex.Messages = marshalView(view, "")
+	if ex.MultiTextParts {
+		ex.NewlineMessages = marshalView(view, "\n")
+	}
+	return ex, nil
+}
+
+type viewMessage struct {
+	role      json.RawMessage
+	parts     []string
+	toolCalls json.RawMessage
+}
+
+// marshalView writes the chat view with keys in the order AIPerf builds
+// them (role, content, tool_calls): templates that iterate a message's
+// items see Python's order.
+func marshalView(view []viewMessage, sep string) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, m := range view {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"role":`)
+		b.Write(m.role)
+		b.WriteString(`,"content":`)
+		content, _ := json.MarshalWithOption(strings.Join(m.parts, sep), json.DisableHTMLEscape())
+		b.Write(content)
+		if !isNull(m.toolCalls) {
+			b.WriteString(`,"tool_calls":`)
+			b.Write(m.toolCalls)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// toolCallTexts returns the function names and argument strings of an
+// assistant message's tool calls.
+func toolCallTexts(raw json.RawMessage) []string {
+	if isNull(raw) {
+		return nil
+	}
+	var calls []struct {
+		Function struct {
+			Name      any `json:"name"`
+			Arguments any `json:"arguments"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &calls) != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range calls {
+		if s, ok := c.Function.Name.(string); ok {
+			out = append(out, s)
+		}
+		if s, ok := c.Function.Arguments.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// toolTexts returns each tool's name, description and parameters (as
+// compact JSON), the texts AIPerf counts for tools.
+func toolTexts(raw json.RawMessage) []string {
+	var tools []struct {
+		Function *struct {
+			Name        any             `json:"name"`
+			Description any             `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+		Name        any             `json:"name"`
+		Description any             `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	if json.Unmarshal(raw, &tools) != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range tools {
+		name, desc, params := t.Name, t.Description, t.Parameters
+		if t.Function != nil {
+			name, desc, params = t.Function.Name, t.Function.Description, t.Function.Parameters
+		}
+		if s, ok := name.(string); ok {
+			out = append(out, s)
+		}
+		if s, ok := desc.(string); ok {
+			out = append(out, s)
+		}
+		if !isNull(params) {
+			var buf bytes.Buffer
+			if json.Compact(&buf, params) == nil {
+				out = append(out, buf.String())
+			}
+		}
+	}
+	return out
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+func isString(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '"'
+}
+
+// View returns the chat view with each message's content replaced by
+// rewrite(i, content), for the renders that explain a count (an empty
+// content isolates the template's own tokens).
+func (ex *Extracted) View(rewrite func(i int, content string) string) (json.RawMessage, error) {
+	var msgs []struct {
+		Role      json.RawMessage `json:"role"`
+		Content   string          `json:"content"`
+		ToolCalls json.RawMessage `json:"tool_calls"`
+	}
+	if err := json.Unmarshal(ex.Messages, &msgs); err != nil {
+		return nil, err
+	}
+	view := make([]viewMessage, len(msgs))
+	for i, m := range msgs {
+		view[i] = viewMessage{role: m.Role, parts: []string{rewrite(i, m.Content)}, toolCalls: m.ToolCalls}
+	}
+	return marshalView(view, ""), nil
+}
+
+// Contents returns each chat-view message's content, in order.
+func (ex *Extracted) Contents() []string {
+	var msgs []struct {
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(ex.Messages, &msgs) != nil {
+		return nil
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Content
+	}
+	return out
+}
+
+// Roles returns each chat-view message's role ("" when not a string).
+func (ex *Extracted) Roles() []string {
+	var msgs []struct {
+		Role any `json:"role"`
+	}
+	if json.Unmarshal(ex.Messages, &msgs) != nil {
+		return nil
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i], _ = m.Role.(string)
+	}
+	return out
+}

@@ -1,0 +1,223 @@
+// Package probe measures what compose must subtract to hit an exact ISL:
+// the chat template's overhead (AIPerf's two-equation probe, seeds
+// isl-budget-compensation.md and aiperf-behaviour.md §3) and the cache-bust
+// marker's token cost (§1.5), and writes them, with the tokenizer's and the
+// template's identity, as one records.Probe.
+package probe
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/islkit/islkit/internal/budget"
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/version"
+)
+
+// Options are probe's flags.
+type Options struct {
+	Tokenizer         string // --tokenizer; "" = embedded default
+	ChatTemplate      string // --chat-template FILE; "" = the model's own
+	ApplyChatTemplate bool
+	CacheBust         cachebust.Target
+	Now               time.Time // pinned strftime_now; zero = the clock
+}
+
+// Renderable is what the overhead probe needs of a chat template.
+type Renderable interface {
+	Render(chat.RenderInput) (string, error)
+}
+
+// Counter counts tokens of text without special tokens.
+type Counter interface {
+	Count(text string) int
+}
+
+// Renderer adapts a template and a tokenizer to budget.Renderer: render to
+// text with the generation prompt, then encode without special tokens (the
+// post-#850 AIPerf probe, §3.4), so a BOS the template prints counts once.
+func Renderer(t Renderable, c Counter, now time.Time) budget.Renderer {
+	return func(msgs []budget.Message) (int, error) {
+		in := make([]map[string]any, len(msgs))
+		for i, m := range msgs {
+			in[i] = map[string]any{"role": m.Role, "content": m.Content}
+		}
+		text, err := t.Render(chat.RenderInput{Messages: in, AddGenerationPrompt: true, Now: now})
+		if err != nil {
+			return 0, err
+		}
+		return c.Count(text), nil
+	}
+}
+
+// Overhead runs the chat-template probe; t == nil means no template.
+func Overhead(t Renderable, c Counter, now time.Time) budget.TemplateOverhead {
+	if t == nil {
+		return budget.ProbeChatTemplate(nil, c)
+	}
+	return budget.ProbeChatTemplate(Renderer(t, c, now), c)
+}
+
+// MarkerCost estimates the marker's tokens for target t (0, without
+// encoding anything, for none).
+func MarkerCost(t cachebust.Target, c Counter) (int, []int) {
+	return cachebust.EstimateCost(t, c, cachebust.DefaultEstimatorSamples)
+}
+
+// TemplateSource finds the chat template source the way chat.LoadFS does
+// (override, else chat_template.jinja, else tokenizer_config.json's
+// chat_template) and returns where it came from and the SHA-256 of its
+// bytes. origin is "" when the model has none.
+func TemplateSource(src *modelsrc.Source, override string) (origin, sum string, err error) {
+	if override != "" {
+		b, err := os.ReadFile(override)
+		if err != nil {
+			return "", "", fmt.Errorf("--chat-template: %w", err)
+		}
+		return "--chat-template", hash(b), nil
+	}
+	if b, err := src.ReadFile("chat_template.jinja"); err == nil {
+		return "chat_template.jinja", hash(b), nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	b, err := src.ReadFile("tokenizer_config.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", nil
+	} else if err != nil {
+		return "", "", err
+	}
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return "", "", fmt.Errorf("tokenizer_config.json: %w", err)
+	}
+	raw, ok := cfg["chat_template"]
+	if !ok || string(raw) == "null" {
+		return "", "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return "tokenizer_config.json", hash([]byte(s)), nil
+	}
+	return "tokenizer_config.json", hash(raw), nil
+}
+
+func hash(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// specialTokens reads the special-token variables from
+// tokenizer_config.json without compiling any template.
+func specialTokens(src *modelsrc.Source) map[string]any {
+	b, err := src.ReadFile("tokenizer_config.json")
+	if err != nil {
+		return nil
+	}
+	var cfg map[string]json.RawMessage
+	if json.Unmarshal(b, &cfg) != nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, k := range []string{"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token", "additional_special_tokens"} {
+		raw, ok := cfg[k]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		out[k] = tokenText(v)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// tokenText reduces AddedToken-shaped maps to their content.
+func tokenText(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		if c, ok := t["content"]; ok {
+			return c
+		}
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = tokenText(x)
+		}
+		return out
+	}
+	return v
+}
+
+// Run resolves the model and produces the probe record. Errors are about
+// the model files (unreadable tokenizer, missing --chat-template file); a
+// template that cannot be compiled or rendered is not an error but a zero
+// overhead with the reason in the record, as in AIPerf.
+func Run(opts Options) (*records.Probe, error) {
+	if !opts.CacheBust.Valid() {
+		return nil, fmt.Errorf("invalid cache-bust target %q", opts.CacheBust)
+	}
+	src, err := modelsrc.Resolve(opts.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := src.Tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	sum, _ := src.TokenizerSHA256()
+	origin, tsum, err := TemplateSource(src, opts.ChatTemplate)
+	if err != nil {
+		return nil, err
+	}
+	rec := &records.Probe{
+		Kind:          records.KindProbe,
+		SchemaVersion: records.SchemaVersion,
+		ToolVersion:   version.String(),
+		Tokenizer: records.ProbeTokenizer{
+			Source:                src.Name,
+			SHA256:                sum,
+			NumSpecialTokensToAdd: tok.NumSpecialTokensToAdd(false),
+			SpecialTokens:         specialTokens(src),
+		},
+		ChatTemplate: records.ProbeChatTemplate{
+			Applied:  opts.ApplyChatTemplate,
+			Origin:   origin,
+			Override: opts.ChatTemplate,
+			SHA256:   tsum,
+		},
+		CacheBust: opts.CacheBust,
+	}
+	if !opts.Now.IsZero() {
+		rec.Now = opts.Now.Format(time.RFC3339)
+	}
+	rec.MarkerTokens, rec.MarkerSamples = MarkerCost(opts.CacheBust, tok)
+	if !opts.ApplyChatTemplate {
+		// AIPerf never calls the template without --apply-chat-template.
+		rec.Overhead = budget.TemplateOverhead{Reason: "chat template not applied (--apply-chat-template off)"}
+		return rec, nil
+	}
+	tmpl, err := chat.LoadFS(src.FS, opts.ChatTemplate)
+	switch {
+	case errors.Is(err, chat.ErrNoTemplate):
+		rec.Overhead = Overhead(nil, tok, opts.Now)
+	case err != nil:
+		rec.Overhead = budget.TemplateOverhead{Reason: "chat template unusable: " + err.Error()}
+	default:
+		rec.Overhead = Overhead(tmpl, tok, opts.Now)
+	}
+	return rec, nil
+}

@@ -1,0 +1,218 @@
+// Package report summarises the "isl" objects measure adds to request
+// records: how often the reported ISL hits its target, how far it misses
+// (overall, per turn, per cause), as a text table, JSON and an SVG/HTML plot.
+//
+// Memory does not grow with the number of records: every error is an
+// integer, so a count per distinct error value gives exact means and
+// percentiles in space proportional to the number of distinct errors.
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+
+	"github.com/islkit/islkit/internal/records"
+)
+
+// Comparison names, also the keys of the JSON structure.
+const (
+	VsTarget   = "vs_target"   // Counted − Target
+	VsExpected = "vs_expected" // Counted − Expected
+	VsServer   = "vs_server"   // Server − Counted
+)
+
+// comparisons in report order.
+var comparisons = [...]string{VsTarget, VsExpected, VsServer}
+
+// hist counts records per signed integer error.
+type hist map[int64]uint64
+
+func (h hist) add(v int64) { h[v]++ }
+
+// stats is one comparison for one group of records.
+type stats [len(comparisons)]hist
+
+func newStats() *stats {
+	var s stats
+	for i := range s {
+		s[i] = hist{}
+	}
+	return &s
+}
+
+// causeAcc accumulates one cause of one gap kind.
+type causeAcc struct {
+	requests uint64
+	tokens   int64 // signed sum, saturating
+	abs      int64 // Σ|tokens|, saturating
+}
+
+// Summary accumulates ISL records. It is not safe for concurrent use:
+// measure adds records from the one goroutine that writes its output.
+type Summary struct {
+	requests  uint64
+	counted   map[string]uint64 // "templated" / "bare": which count was reported
+	tmplErr   uint64
+	failures  map[string]uint64
+	media     mediaAcc
+	all       *stats
+	turns     map[int]*stats
+	noTurn    uint64                  // records without a turn index
+	turnReqs  map[int]uint64          // requests per turn
+	causes    [2]map[string]*causeAcc // [0] VsTarget gaps, [1] VsServer gaps
+	causeRecs [2]uint64               // records that carried the gap
+}
+
+type mediaAcc struct{ requests, images, audios, videos uint64 }
+
+// NewSummary returns an empty Summary.
+func NewSummary() *Summary {
+	return &Summary{
+		counted:  map[string]uint64{},
+		failures: map[string]uint64{},
+		all:      newStats(),
+		turns:    map[int]*stats{},
+		turnReqs: map[int]uint64{},
+		causes:   [2]map[string]*causeAcc{{}, {}},
+	}
+}
+
+// Reported returns the count measure reports as the request's ISL and
+// which one it is: Templated when Counted says so and it is present,
+// otherwise Bare (AIPerf's count, and measure's fallback).
+func Reported(isl records.ISL) (int, string) {
+	if isl.Counted == "templated" && isl.Templated != nil {
+		return *isl.Templated, "templated"
+	}
+	return isl.Bare, "bare"
+}
+
+// Add counts one measured record.
+func (s *Summary) Add(isl records.ISL) {
+	s.requests++
+	c, which := Reported(isl)
+	s.counted[which]++
+	if isl.TemplateError != "" {
+		s.tmplErr++
+	}
+	if m := isl.Media; m != nil && m.Images+m.Audios+m.Videos > 0 {
+		s.media.requests++
+		s.media.images += uint64(max(m.Images, 0))
+		s.media.audios += uint64(max(m.Audios, 0))
+		s.media.videos += uint64(max(m.Videos, 0))
+	}
+	var errs [len(comparisons)]*int64
+	if isl.Target != nil {
+		d := sub(c, *isl.Target)
+		errs[0] = &d
+	}
+	if isl.Expected != nil {
+		d := sub(c, *isl.Expected)
+		errs[1] = &d
+	}
+	if isl.Server != nil {
+		d := sub(*isl.Server, c)
+		errs[2] = &d
+	}
+	var ts *stats
+	if isl.TurnIndex != nil {
+		t := *isl.TurnIndex
+		s.turnReqs[t]++
+		if ts = s.turns[t]; ts == nil {
+			ts = newStats()
+			s.turns[t] = ts
+		}
+	} else {
+		s.noTurn++
+	}
+	for i, e := range errs {
+		if e == nil {
+			continue
+		}
+		s.all[i].add(*e)
+		if ts != nil {
+			ts[i].add(*e)
+		}
+	}
+	for i, g := range [2]*records.Gap{isl.VsTarget, isl.VsServer} {
+		if g == nil {
+			continue
+		}
+		s.causeRecs[i]++
+		for _, cs := range g.Causes {
+			if cs.Tokens == 0 {
+				continue
+			}
+			a := s.causes[i][cs.Cause]
+			if a == nil {
+				a = &causeAcc{}
+				s.causes[i][cs.Cause] = a
+			}
+			a.requests++
+			a.tokens = satAdd(a.tokens, int64(cs.Tokens))
+			a.abs = satAdd(a.abs, absSat(int64(cs.Tokens)))
+		}
+	}
+}
+
+// AddFailure counts one input line that could not be measured, by kind
+// (e.g. "bad_json", "unknown_shape", "template_error").
+func (s *Summary) AddFailure(kind string) {
+	if kind == "" {
+		kind = "unknown"
+	}
+	s.failures[kind]++
+}
+
+// MarshalJSON encodes Report().
+func (s *Summary) MarshalJSON() ([]byte, error) { return json.Marshal(s.Report()) }
+
+// JSON returns the value MarshalJSON encodes (a Report), for callers that
+// embed the summary in a larger document.
+func (s *Summary) JSON() any { return s.Report() }
+
+// sub returns a − b, saturated to the int64 range: counts near the limits
+// are nonsense input, but must not wrap into a small wrong error.
+func sub(a, b int) int64 {
+	x, y := int64(a), int64(b)
+	d := x - y
+	if (y < 0 && d < x) || (y > 0 && d > x) {
+		if y < 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return d
+}
+
+func satAdd(a, b int64) int64 {
+	s := a + b
+	if a > 0 && b > 0 && s < 0 {
+		return math.MaxInt64
+	}
+	if a < 0 && b < 0 && s >= 0 {
+		return math.MinInt64
+	}
+	return s
+}
+
+func absSat(v int64) int64 {
+	if v == math.MinInt64 {
+		return math.MaxInt64
+	}
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// sortedTurns returns the turn indices seen, ascending.
+func (s *Summary) sortedTurns() []int {
+	ts := make([]int, 0, len(s.turns))
+	for t := range s.turns {
+		ts = append(ts, t)
+	}
+	sort.Ints(ts)
+	return ts
+}

@@ -1,0 +1,192 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxTurnRows is how many turns the text table lists one by one; later
+// turns share one row, so a 100-turn run still fits a terminal.
+const maxTurnRows = 8
+
+// table is a block of the human summary, rendered as aligned text or HTML.
+// The first column is a label (left-aligned), the others numbers.
+type table struct {
+	head []string
+	rows [][]string
+	note string // a line under the table
+}
+
+// WriteText writes the summary as a compact aligned table for humans.
+func (s *Summary) WriteText(w io.Writer) error {
+	r := s.Report()
+	bw := bufio.NewWriter(w)
+	for _, l := range r.headline() {
+		fmt.Fprintln(bw, l)
+	}
+	for _, t := range r.tables() {
+		fmt.Fprintln(bw)
+		t.writeText(bw)
+	}
+	return bw.Flush()
+}
+
+// headline is the lines above the tables: totals and failures.
+func (r *Report) headline() []string {
+	l := fmt.Sprintf("requests %d   counted: templated %d, bare %d", r.Requests, r.Counted.Templated, r.Counted.Bare)
+	if r.TemplateErrors > 0 {
+		l += fmt.Sprintf(" (template errors %d)", r.TemplateErrors)
+	}
+	l += fmt.Sprintf("   failures %d", r.Failures.Total)
+	if r.Failures.Total > 0 {
+		kinds := make([]string, 0, len(r.Failures.ByKind))
+		for k := range r.Failures.ByKind {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		for i, k := range kinds {
+			kinds[i] = fmt.Sprintf("%s %d", k, r.Failures.ByKind[k])
+		}
+		l += " (" + strings.Join(kinds, ", ") + ")"
+	}
+	lines := []string{l}
+	if m := r.Media; m.Requests > 0 {
+		lines = append(lines, fmt.Sprintf("media: %d requests with images %d, audios %d, videos %d (not in templated counts)",
+			m.Requests, m.Images, m.Audios, m.Videos))
+	}
+	return lines
+}
+
+// tables builds the error table (totals, then per turn under each
+// comparison) and the cause tables.
+func (r *Report) tables() []table {
+	errs := table{head: []string{"", "n", "exact", "mean", "mean|err|", "p50", "p99", "max", "range"}}
+	for _, c := range []struct {
+		label string
+		total ErrorStats
+		turn  func(TurnStats) ErrorStats
+	}{
+		{"vs target", r.VsTarget, func(t TurnStats) ErrorStats { return t.VsTarget }},
+		{"vs expected", r.VsExpected, func(t TurnStats) ErrorStats { return t.VsExpected }},
+		{"vs server", r.VsServer, func(t TurnStats) ErrorStats { return t.VsServer }},
+	} {
+		errs.rows = append(errs.rows, statsRow(c.label, c.total))
+		var turns []TurnStats
+		for _, t := range r.ByTurn {
+			if c.turn(t).N > 0 {
+				turns = append(turns, t)
+			}
+		}
+		if len(turns) < 2 {
+			continue // one turn: the total says it all
+		}
+		for i, t := range turns {
+			if i == maxTurnRows && len(turns) > maxTurnRows+1 {
+				rest := hist{}
+				for _, t := range turns[i:] {
+					rest.merge(c.turn(t).h)
+				}
+				label := fmt.Sprintf("  turns %d–%d", t.Turn, turns[len(turns)-1].Turn)
+				errs.rows = append(errs.rows, statsRow(label, errorStats(rest)))
+				break
+			}
+			errs.rows = append(errs.rows, statsRow(fmt.Sprintf("  turn %d", t.Turn), c.turn(t)))
+		}
+	}
+	errs.note = "error = counted − target, counted − expected, server − counted; p50/p99/max: nearest-rank |error|"
+	tabs := []table{errs}
+	for _, g := range []struct {
+		label string
+		g     CauseGroup
+	}{{"causes vs target", r.Causes.VsTarget}, {"causes vs server", r.Causes.VsServer}} {
+		if g.g.Requests == 0 {
+			continue
+		}
+		t := table{head: []string{fmt.Sprintf("%s (%d req)", g.label, g.g.Requests), "req", "tokens", "|tokens|"}}
+		for _, c := range g.g.Causes {
+			t.rows = append(t.rows, []string{"  " + c.Cause, fmt.Sprint(c.Requests), signed(c.Tokens), fmt.Sprint(c.AbsTokens)})
+		}
+		if len(t.rows) == 0 {
+			t.rows = append(t.rows, []string{"  (no gap)", "0", "0", "0"})
+		}
+		tabs = append(tabs, t)
+	}
+	return tabs
+}
+
+func (h hist) merge(o hist) {
+	for v, n := range o {
+		h[v] += n
+	}
+}
+
+func statsRow(label string, st ErrorStats) []string {
+	if st.N == 0 {
+		return []string{label, "0", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"}
+	}
+	return []string{label, fmt.Sprint(st.N), pct(st.Exact, st.N),
+		fmt.Sprintf("%+.2f", *st.MeanError), fmt.Sprintf("%.2f", *st.MeanAbsError),
+		fmt.Sprint(*st.P50AbsError), fmt.Sprint(*st.P99AbsError), fmt.Sprint(*st.MaxAbsError),
+		span(*st.MinError, *st.MaxError)}
+}
+
+// signed formats an error with its sign; zero has none.
+func signed(v int64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%+d", v)
+}
+
+func span(lo, hi int64) string {
+	if lo == hi {
+		return signed(lo)
+	}
+	return signed(lo) + ".." + signed(hi)
+}
+
+// pct formats k/n with one decimal, but never rounds to 100.0% or 0.0%
+// unless it is: "100.0%" must mean every request hit.
+func pct(k, n uint64) string {
+	p := 100 * float64(k) / float64(n)
+	switch {
+	case k == n:
+		return "100.0%"
+	case k == 0:
+		return "0.0%"
+	case p > 99.9:
+		return "99.9%"
+	case p < 0.1:
+		return "0.1%"
+	}
+	return fmt.Sprintf("%.1f%%", math.Round(p*10)/10)
+}
+
+func (t table) writeText(w io.Writer) {
+	width := make([]int, len(t.head))
+	for _, row := range append([][]string{t.head}, t.rows...) {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range append([][]string{t.head}, t.rows...) {
+		var b strings.Builder
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString("  " + pad + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	if t.note != "" {
+		fmt.Fprintln(w, t.note)
+	}
+}

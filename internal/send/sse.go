@@ -1,0 +1,255 @@
+package send
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/records"
+)
+
+// maxEventSize bounds one SSE event (a runaway server must not eat memory).
+const maxEventSize = 16 << 20
+
+// errTruncated marks a stream or body that ended before its end marker.
+var errTruncated = errors.New("stream ended before data: [DONE]")
+
+// sseReader splits a text/event-stream into the data of each event
+// (WHATWG rules: "data:" lines joined by "\n", an optional space after the
+// colon, comments and other fields ignored, a blank line ends the event).
+type sseReader struct {
+	br   *bufio.Reader
+	data []byte
+	line []byte
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	return &sseReader{br: bufio.NewReaderSize(r, 16<<10)}
+}
+
+// Next returns the next event's data (valid until the next call); io.EOF
+// at a clean end, io.ErrUnexpectedEOF when the stream stops mid-event.
+func (s *sseReader) Next() ([]byte, error) {
+	s.data = s.data[:0]
+	have := false
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) && (have || len(line) > 0) {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if len(line) == 0 {
+			if have {
+				return s.data, nil
+			}
+			continue
+		}
+		name, value, found := bytes.Cut(line, []byte{':'})
+		if len(name) == 0 {
+			continue // comment
+		}
+		if !found {
+			value = nil
+		} else if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		if string(name) != "data" {
+			continue
+		}
+		if have {
+			s.data = append(s.data, '\n')
+		}
+		have = true
+		if len(s.data)+len(value) > maxEventSize {
+			return nil, fmt.Errorf("SSE event over %d bytes", maxEventSize)
+		}
+		s.data = append(s.data, value...)
+	}
+}
+
+// readLine returns one line without its ending (\n, \r\n or \r\n). The
+// returned error is io.EOF (with any partial line) at end of input.
+func (s *sseReader) readLine() ([]byte, error) {
+	s.line = s.line[:0]
+	for {
+		chunk, err := s.br.ReadSlice('\n')
+		s.line = append(s.line, chunk...)
+		if len(s.line) > maxEventSize {
+			return nil, fmt.Errorf("SSE line over %d bytes", maxEventSize)
+		}
+		if err == nil {
+			l := s.line[:len(s.line)-1]
+			return bytes.TrimSuffix(l, []byte{'\r'}), nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(s.line, []byte{'\r'}), err
+	}
+}
+
+// chunk is the part of a chat.completion(.chunk) send reads.
+type chunk struct {
+	Choices []struct {
+		Delta        *message `json:"delta"`
+		Message      *message `json:"message"`
+		FinishReason *string  `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *usageJSON `json:"usage"`
+	Error *apiError  `json:"error"`
+}
+
+type message struct {
+	Content          *string `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"`
+	Reasoning        *string `json:"reasoning"`
+}
+
+type apiError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+}
+
+type usageJSON struct {
+	PromptTokens        int  `json:"prompt_tokens"`
+	CompletionTokens    int  `json:"completion_tokens"`
+	TotalTokens         int  `json:"total_tokens"`
+	ReasoningTokens     *int `json:"reasoning_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *usageJSON) record() *records.Usage {
+	out := &records.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens}
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
+		out.ReasoningTokens = d.ReasoningTokens
+	}
+	if d := u.PromptTokensDetails; d != nil {
+		out.CachedTokens = d.CachedTokens
+	}
+	return out
+}
+
+// accumulator turns chunks into a Result.
+type accumulator struct {
+	res       *records.Result
+	start     time.Time
+	last      time.Time
+	out, reas strings.Builder
+}
+
+// add applies one decoded chunk received at now.
+func (a *accumulator) add(c *chunk, now time.Time) error {
+	if c.Error != nil {
+		return fmt.Errorf("server error in stream: %s", c.Error.Message)
+	}
+	output := false
+	for _, ch := range c.Choices {
+		m := ch.Delta
+		if m == nil {
+			m = ch.Message
+		}
+		if m != nil {
+			if m.Content != nil && *m.Content != "" {
+				a.out.WriteString(*m.Content)
+				output = true
+			}
+			// vLLM says reasoning_content, newer servers reasoning.
+			r := m.ReasoningContent
+			if r == nil || *r == "" {
+				r = m.Reasoning
+			}
+			if r != nil && *r != "" {
+				a.reas.WriteString(*r)
+				output = true
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			a.res.FinishReason = *ch.FinishReason
+		}
+	}
+	// The last non-empty usage wins (AIPerf takes it whole, not merged).
+	if c.Usage != nil && (c.Usage.PromptTokens != 0 || c.Usage.CompletionTokens != 0 || c.Usage.TotalTokens != 0) {
+		a.res.Usage = c.Usage.record()
+	}
+	if output {
+		if a.res.TTFTNs == nil {
+			ttft := now.Sub(a.start).Nanoseconds()
+			a.res.TTFTNs = &ttft
+		} else {
+			a.res.ITLNs = append(a.res.ITLNs, now.Sub(a.last).Nanoseconds())
+		}
+		a.last = now
+	}
+	return nil
+}
+
+func (a *accumulator) finish() {
+	a.res.OutputText = a.out.String()
+	a.res.Reasoning = a.reas.String()
+}
+
+// readStream parses an SSE response into res. It returns errTruncated
+// (wrapped) when the stream ends without [DONE] and the read error when
+// the connection fails.
+func readStream(r io.Reader, start time.Time, res *records.Result) error {
+	a := accumulator{res: res, start: start}
+	defer a.finish()
+	res.Stream = true
+	sr := newSSEReader(r)
+	for {
+		data, err := sr.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("%w after %d chunks", errTruncated, res.Chunks)
+			}
+			return err
+		}
+		now := time.Now()
+		if string(data) == "[DONE]" {
+			return nil
+		}
+		res.Chunks++
+		var c chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return &protocolError{fmt.Errorf("chunk %d: %w", res.Chunks, err)}
+		}
+		if err := a.add(&c, now); err != nil {
+			return &protocolError{err}
+		}
+	}
+}
+
+// readJSON parses a non-streaming chat.completion body into res.
+func readJSON(body []byte, start, end time.Time, res *records.Result) error {
+	a := accumulator{res: res, start: start}
+	defer a.finish()
+	var c chunk
+	if err := json.Unmarshal(body, &c); err != nil {
+		return &protocolError{err}
+	}
+	res.Chunks = 1
+	if err := a.add(&c, end); err != nil {
+		return &protocolError{err}
+	}
+	return nil
+}
+
+// protocolError is a response send received whole but could not use.
+type protocolError struct{ err error }
+
+func (e *protocolError) Error() string { return e.err.Error() }
+func (e *protocolError) Unwrap() error { return e.err }

@@ -1,0 +1,66 @@
+package send
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/records"
+)
+
+func TestReadStream(t *testing.T) {
+	in := ": keep-alive\r\n\r\n" +
+		"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"think\"}}]}\n\n" +
+		"event: message\ndata:{\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\r\n\r\n" +
+		"data: {\"choices\":[{\"delta\":\n" + "data: {\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"total_tokens\":15," +
+		"\"prompt_tokens_details\":{\"cached_tokens\":8},\"completion_tokens_details\":{\"reasoning_tokens\":1}}}\n\n" +
+		"data: [DONE]\n\n"
+	var res records.Result
+	if err := readStream(strings.NewReader(in), time.Now(), &res); err != nil {
+		t.Fatal(err)
+	}
+	u := res.Usage
+	if res.OutputText != "Hello" || res.Reasoning != "think" || res.FinishReason != "stop" || res.Chunks != 5 ||
+		res.TTFTNs == nil || len(res.ITLNs) != 2 || u == nil || u.PromptTokens != 12 || u.CompletionTokens != 3 ||
+		*u.CachedTokens != 8 || *u.ReasoningTokens != 1 {
+		t.Errorf("%+v usage %+v", res, u)
+	}
+	for name, bad := range map[string]string{
+		"no DONE":    "data: {\"choices\":[]}\n\n",
+		"mid-event":  "data: {\"choices\":[]}\n\ndata: {\"cho",
+		"empty body": "",
+	} {
+		var res records.Result
+		if err := readStream(strings.NewReader(bad), time.Now(), &res); !errors.Is(err, errTruncated) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	var pe *protocolError
+	for _, bad := range []string{"data: nope\n\n", "data: {\"error\":{\"message\":\"boom\"}}\n\n"} {
+		var res records.Result
+		if err := readStream(strings.NewReader(bad), time.Now(), &res); !errors.As(err, &pe) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func FuzzSSE(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"))
+	f.Add([]byte("data: {\"choices\":[{\"message\":{\"content\":null}}],\"usage\":{\"prompt_tokens\":1}}\r\n\r\n"))
+	f.Add([]byte(":\n\ndata\ndata:\n\n\r"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var res records.Result
+		err := readStream(strings.NewReader(string(data)), time.Now(), &res)
+		if err == nil && !strings.Contains(string(data), "[DONE]") {
+			t.Errorf("success without [DONE]")
+		}
+		if res.TTFTNs == nil && len(res.ITLNs) > 0 {
+			t.Errorf("ITL without TTFT")
+		}
+		var r2 records.Result
+		_ = readJSON(data, time.Now(), time.Now(), &r2)
+	})
+}

@@ -1,0 +1,465 @@
+// Package testserver is an OpenAI-compatible chat-completions server for
+// tests and demos. It accounts prompt tokens the way vLLM does (the
+// request rendered through the model's chat template with
+// add_generation_prompt=True, then counted without special tokens),
+// streams synthetic tokens at a set rate, and injects faults on request.
+package testserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/tokenizer"
+)
+
+// Fault kinds, also the values of the FaultHeader request header.
+const (
+	Fault500      = "500"      // HTTP 500 with an OpenAI error body
+	Fault429      = "429"      // HTTP 429
+	FaultReset    = "reset"    // TCP reset before any response byte
+	FaultStall    = "stall"    // headers and one chunk, then silence until the client gives up
+	FaultTruncate = "truncate" // the response stops mid-stream, no [DONE]
+)
+
+// FaultKinds lists every fault.
+func FaultKinds() []string {
+	return []string{Fault500, Fault429, FaultReset, FaultStall, FaultTruncate}
+}
+
+// FaultHeader, set on a request, forces that fault for it.
+const FaultHeader = "X-Islkit-Fault"
+
+// Config configures a Server.
+type Config struct {
+	// Model is the model folder whose tokenizer and template account
+	// prompt tokens; nil with NoTokenize.
+	Model *modelsrc.Source
+	// NoTokenize skips prompt accounting (prompt_tokens is 0): a cheap
+	// server for benchmarking the client.
+	NoTokenize bool
+	// TokensPerSecond paces streamed tokens; 0 sends them at once.
+	TokensPerSecond float64
+	// TTFT delays the first token.
+	TTFT time.Duration
+	// DefaultMaxTokens applies when a request sets no max_tokens.
+	DefaultMaxTokens int
+	// NaturalLength, when > 0, ends a completion after that many tokens
+	// (finish_reason "stop") unless ignore_eos is set; min_tokens raises it.
+	NaturalLength int
+	// FaultRate is the fraction of requests that get a fault drawn from
+	// Faults (all kinds when empty), from a generator seeded with Seed.
+	FaultRate float64
+	Faults    []string
+	Seed      uint64
+	// Now is what the template's strftime_now sees (zero: the clock).
+	Now time.Time
+}
+
+// Server is an http.Handler; Start runs it on a loopback port.
+type Server struct {
+	cfg  Config
+	tok  *tokenizer.Tokenizer
+	tmpl *chat.Template
+
+	mu  sync.Mutex
+	rng *rand.Rand
+
+	requests atomic.Int64
+	faults   sync.Map // kind -> *atomic.Int64
+
+	// Observe, when set before serving, sees each request body and the
+	// prompt tokens counted for it.
+	Observe func(body []byte, promptTokens int)
+
+	srv *http.Server
+	url string
+}
+
+// New builds a server without starting it.
+func New(cfg Config) (*Server, error) {
+	s := &Server{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7e57))}
+	if cfg.DefaultMaxTokens <= 0 {
+		s.cfg.DefaultMaxTokens = 16
+	}
+	for _, f := range cfg.Faults {
+		if !validFault(f) {
+			return nil, fmt.Errorf("unknown fault %q (want one of %s)", f, strings.Join(FaultKinds(), ", "))
+		}
+	}
+	if len(s.cfg.Faults) == 0 {
+		s.cfg.Faults = FaultKinds()
+	}
+	if cfg.NoTokenize {
+		return s, nil
+	}
+	src := cfg.Model
+	if src == nil {
+		var err error
+		if src, err = modelsrc.Default(); err != nil {
+			return nil, err
+		}
+	}
+	tok, err := src.Tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		return nil, fmt.Errorf("chat template of %s: %w", src.Name, err)
+	}
+	s.tok, s.tmpl = tok, tmpl
+	return s, nil
+}
+
+func validFault(f string) bool {
+	for _, k := range FaultKinds() {
+		if f == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Start serves on addr ("127.0.0.1:0" when empty) until Close.
+func (s *Server) Start(addr string) error {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.url = "http://" + ln.Addr().String()
+	go s.srv.Serve(ln)
+	return nil
+}
+
+// URL is the base URL after Start.
+func (s *Server) URL() string { return s.url }
+
+// Close stops the server and drops open connections.
+func (s *Server) Close() error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Close()
+}
+
+// Requests is the number of chat requests received.
+func (s *Server) Requests() int { return int(s.requests.Load()) }
+
+// Faults returns how many of each fault were injected.
+func (s *Server) Faults() map[string]int {
+	out := map[string]int{}
+	s.faults.Range(func(k, v any) bool {
+		out[k.(string)] = int(v.(*atomic.Int64).Load())
+		return true
+	})
+	return out
+}
+
+func (s *Server) countFault(kind string) {
+	v, _ := s.faults.LoadOrStore(kind, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+}
+
+// Request is the part of a chat-completions body the server reads.
+type Request struct {
+	Model               string          `json:"model"`
+	Messages            json.RawMessage `json:"messages"`
+	Tools               json.RawMessage `json:"tools"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	IgnoreEOS          bool           `json:"ignore_eos"`
+	MinTokens          int            `json:"min_tokens"`
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+}
+
+// CountPrompt renders messages (and tools, kwargs) through the template
+// with add_generation_prompt and counts the text without special tokens,
+// as vLLM does. Messages and Tools are raw JSON so key order is kept.
+func (s *Server) CountPrompt(messages, tools json.RawMessage, kwargs map[string]any, addGenerationPrompt bool) (int, error) {
+	if s.tmpl == nil {
+		return 0, errors.New("testserver: no tokenizer (NoTokenize)")
+	}
+	in := chat.RenderInput{Messages: messages, AddGenerationPrompt: addGenerationPrompt,
+		Kwargs: kwargs, Now: s.cfg.Now, FlattenContent: true}
+	if len(tools) > 0 && string(tools) != "null" {
+		in.Tools = tools
+	}
+	text, err := s.tmpl.Render(in)
+	if err != nil {
+		return 0, err
+	}
+	return s.tok.Count(text), nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"list","data":[{"id":"islkit-test","object":"model"}]}`)
+		return
+	case r.URL.Path != "/v1/chat/completions":
+		apiErr(w, http.StatusNotFound, "no route "+r.URL.Path)
+		return
+	case r.Method != http.MethodPost:
+		apiErr(w, http.StatusMethodNotAllowed, "POST only")
+		return
+	}
+	s.requests.Add(1)
+	body, err := io.ReadAll(io.LimitReader(r.Body, 256<<20))
+	if err != nil {
+		return
+	}
+	fault := s.pickFault(r.Header.Get(FaultHeader))
+	if fault != "" {
+		s.countFault(fault)
+	}
+	switch fault {
+	case Fault500:
+		apiErr(w, http.StatusInternalServerError, "injected fault")
+		return
+	case Fault429:
+		apiErr(w, http.StatusTooManyRequests, "injected fault: rate limited")
+		return
+	case FaultReset:
+		reset(w)
+		return
+	}
+	var req Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		apiErr(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if len(req.Messages) == 0 || string(req.Messages) == "null" {
+		apiErr(w, http.StatusBadRequest, "messages is required")
+		return
+	}
+	prompt := 0
+	if !s.cfg.NoTokenize {
+		if prompt, err = s.CountPrompt(req.Messages, req.Tools, req.ChatTemplateKwargs, true); err != nil {
+			apiErr(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	if s.Observe != nil {
+		s.Observe(body, prompt)
+	}
+	n, finish := s.completionLength(&req)
+	if req.Stream {
+		s.stream(w, r.Context(), &req, prompt, n, finish, fault)
+		return
+	}
+	if fault == FaultStall {
+		<-r.Context().Done()
+		return
+	}
+	if !sleep(r.Context(), s.cfg.TTFT+s.tokenDelay(n)) {
+		return
+	}
+	var text strings.Builder
+	for i := range n {
+		text.WriteString(word(i))
+	}
+	resp := map[string]any{
+		"id": "chatcmpl-islkit", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
+			"message": map[string]any{"role": "assistant", "content": text.String()}}},
+		"usage": usage(prompt, n),
+	}
+	data, _ := json.Marshal(resp)
+	if fault == FaultTruncate {
+		// Promise the whole body, send half, drop the connection.
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data[:len(data)/2])
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(data)
+}
+
+func (s *Server) pickFault(forced string) string {
+	if forced != "" {
+		if validFault(forced) {
+			return forced
+		}
+		return ""
+	}
+	if s.cfg.FaultRate <= 0 {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rng.Float64() >= s.cfg.FaultRate {
+		return ""
+	}
+	return s.cfg.Faults[s.rng.IntN(len(s.cfg.Faults))]
+}
+
+// completionLength is max_tokens, cut to NaturalLength (but not below
+// min_tokens) unless ignore_eos asks to run to the limit.
+func (s *Server) completionLength(req *Request) (int, string) {
+	n := s.cfg.DefaultMaxTokens
+	if req.MaxCompletionTokens != nil {
+		n = *req.MaxCompletionTokens
+	}
+	if req.MaxTokens != nil {
+		n = *req.MaxTokens
+	}
+	n = max(n, 0)
+	if s.cfg.NaturalLength > 0 && !req.IgnoreEOS {
+		if stop := max(s.cfg.NaturalLength, req.MinTokens); stop < n {
+			return stop, "stop"
+		}
+	}
+	return n, "length"
+}
+
+func (s *Server) tokenDelay(n int) time.Duration {
+	if s.cfg.TokensPerSecond <= 0 || n <= 1 {
+		return 0
+	}
+	return time.Duration(float64(n-1) / s.cfg.TokensPerSecond * float64(time.Second))
+}
+
+// words are the synthetic output; each is one "token" for accounting.
+var words = [...]string{"lorem", " ipsum", " dolor", " sit", " amet", ",", " consectetur", " adipiscing", " elit", "."}
+
+func word(i int) string { return words[i%len(words)] }
+
+func usage(prompt, completion int) map[string]any {
+	return map[string]any{"prompt_tokens": prompt, "completion_tokens": completion,
+		"total_tokens": prompt + completion, "prompt_tokens_details": map[string]any{"cached_tokens": 0}}
+}
+
+func (s *Server) stream(w http.ResponseWriter, ctx context.Context, req *Request, prompt, n int, finish, fault string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	fl := w.(http.Flusher)
+	created := strconv.FormatInt(time.Now().Unix(), 10)
+	model, _ := json.Marshal(req.Model)
+	head := `data: {"id":"chatcmpl-islkit","object":"chat.completion.chunk","created":` + created + `,"model":` + string(model) + `,"choices":[`
+	buf := make([]byte, 0, 4096)
+	emit := func(choice string) {
+		buf = append(buf, head...)
+		buf = append(buf, choice...)
+		buf = append(buf, "]}\n\n"...)
+	}
+	flush := func() bool {
+		if _, err := w.Write(buf); err != nil {
+			return false
+		}
+		buf = buf[:0]
+		fl.Flush()
+		return true
+	}
+	emit(`{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}`)
+	if !flush() || !sleep(ctx, s.cfg.TTFT) {
+		return
+	}
+	var gap time.Duration
+	if s.cfg.TokensPerSecond > 0 {
+		gap = time.Duration(float64(time.Second) / s.cfg.TokensPerSecond)
+	}
+	next := time.Now()
+	for i := range n {
+		content, _ := json.Marshal(word(i))
+		emit(`{"index":0,"delta":{"content":` + string(content) + `},"finish_reason":null}`)
+		if fault == FaultStall && i == 0 {
+			flush()
+			<-ctx.Done()
+			return
+		}
+		if fault == FaultTruncate && i >= n/2 {
+			flush()
+			panic(http.ErrAbortHandler) // no terminating chunk: the client sees a broken body
+		}
+		if gap > 0 {
+			// Pace against the schedule, not the last write, so slow
+			// writes do not lower the rate.
+			next = next.Add(gap)
+			if !flush() || !sleep(ctx, time.Until(next)) {
+				return
+			}
+		}
+	}
+	if fault == FaultStall { // n == 0: stall after the role chunk
+		flush()
+		<-ctx.Done()
+		return
+	}
+	if fault == FaultTruncate {
+		flush()
+		panic(http.ErrAbortHandler)
+	}
+	emit(`{"index":0,"delta":{},"finish_reason":"` + finish + `"}`)
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		u, _ := json.Marshal(usage(prompt, n))
+		buf = append(buf, head...)
+		buf = append(buf, "],\"usage\":"...)
+		buf = append(buf, u...)
+		buf = append(buf, "}\n\n"...)
+	}
+	buf = append(buf, "data: [DONE]\n\n"...)
+	flush()
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func apiErr(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	m, _ := json.Marshal(msg)
+	fmt.Fprintf(w, `{"error":{"message":%s,"type":"%s","code":%d}}`, m, strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_"), status)
+}
+
+// reset closes the connection with SO_LINGER 0, so the client gets a TCP
+// RST instead of a response.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+}

@@ -1,0 +1,201 @@
+package testserver
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+type wireCase struct {
+	Case                string          `json:"case"`
+	Messages            json.RawMessage `json:"messages"`
+	Tools               json.RawMessage `json:"tools"`
+	AddGenerationPrompt bool            `json:"add_generation_prompt"`
+	Tokens              int             `json:"tokens"`
+}
+
+// wireNow is the strftime_now the wire golden files were rendered with.
+var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)
+
+func start(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestGoldenWire checks prompt accounting against the real transformers +
+// tokenizers counts, directly and over HTTP (where add_generation_prompt is
+// always true, as in vLLM).
+func TestGoldenWire(t *testing.T) {
+	shared := testutil.SharedDir(t)
+	files, _ := filepath.Glob(filepath.Join(shared, "golden", "wire", "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no golden wire files")
+	}
+	total, overHTTP := 0, 0
+	for _, path := range files {
+		model := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		src, err := modelsrc.Resolve(filepath.Join(shared, "models", model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := start(t, Config{Model: src, Now: wireNow})
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var c wireCase
+			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+				t.Fatal(err)
+			}
+			total++
+			got, err := s.CountPrompt(c.Messages, c.Tools, nil, c.AddGenerationPrompt)
+			if err != nil {
+				t.Errorf("%s/%s: %v", model, c.Case, err)
+				continue
+			}
+			if got != c.Tokens {
+				t.Errorf("%s/%s: CountPrompt = %d, golden %d", model, c.Case, got, c.Tokens)
+			}
+			if !c.AddGenerationPrompt {
+				continue
+			}
+			body := `{"model":"m","messages":` + string(c.Messages) + `,"max_tokens":1`
+			if len(c.Tools) > 0 && string(c.Tools) != "null" {
+				body += `,"tools":` + string(c.Tools)
+			}
+			body += "}"
+			var resp struct {
+				Usage struct {
+					PromptTokens int `json:"prompt_tokens"`
+				} `json:"usage"`
+			}
+			postJSON(t, s.URL(), body, nil, &resp)
+			if resp.Usage.PromptTokens != c.Tokens {
+				t.Errorf("%s/%s over HTTP: prompt_tokens = %d, golden %d", model, c.Case, resp.Usage.PromptTokens, c.Tokens)
+			}
+			overHTTP++
+		}
+		f.Close()
+	}
+	t.Logf("%d golden cases, %d over HTTP", total, overHTTP)
+	if total < 290 {
+		t.Errorf("only %d golden cases read", total)
+	}
+}
+
+func postJSON(t *testing.T, base, body string, header map[string]string, out any) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	buf.ReadFrom(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+			t.Fatalf("%v: %s", err, buf.String())
+		}
+	}
+	return resp
+}
+
+func TestLengthRules(t *testing.T) {
+	s := start(t, Config{NoTokenize: true, NaturalLength: 5})
+	cases := []struct {
+		extra  string
+		tokens int
+		finish string
+	}{
+		{`"max_tokens":3`, 3, "length"},
+		{`"max_tokens":9`, 5, "stop"},                     // natural EOS first
+		{`"max_tokens":9,"ignore_eos":true`, 9, "length"}, // runs to the limit
+		{`"max_tokens":9,"min_tokens":7`, 7, "stop"},
+		{`"max_completion_tokens":4`, 4, "length"},
+	}
+	for _, c := range cases {
+		var resp struct {
+			Choices []struct {
+				FinishReason string `json:"finish_reason"`
+				Message      struct{ Content string }
+			}
+			Usage struct {
+				PromptTokens     int `json:"prompt_tokens"`
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		postJSON(t, s.URL(), `{"model":"m","messages":[{"role":"user","content":"x"}],`+c.extra+`}`, nil, &resp)
+		if resp.Usage.CompletionTokens != c.tokens || resp.Choices[0].FinishReason != c.finish || resp.Usage.PromptTokens != 0 {
+			t.Errorf("%s: got %d tokens %q, prompt %d; want %d %q, 0", c.extra, resp.Usage.CompletionTokens,
+				resp.Choices[0].FinishReason, resp.Usage.PromptTokens, c.tokens, c.finish)
+		}
+	}
+}
+
+func TestStreamShape(t *testing.T) {
+	s := start(t, Config{})
+	req, _ := http.NewRequest("POST", s.URL()+"/v1/chat/completions", strings.NewReader(
+		`{"model":"m","messages":[{"role":"user","content":"Hello, how are you?"}],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	buf.ReadFrom(resp.Body)
+	events := strings.Split(strings.TrimSuffix(buf.String(), "\n\n"), "\n\n")
+	// role chunk, 3 tokens, finish chunk, usage chunk, [DONE]
+	if len(events) != 7 || events[6] != "data: [DONE]" {
+		t.Fatalf("got %d events:\n%s", len(events), buf.String())
+	}
+	// Qwen3 golden: "Hello, how are you?" with the generation prompt is 14.
+	if !strings.Contains(events[5], `"usage":{"completion_tokens":3,"prompt_tokens":14,`) {
+		t.Errorf("usage chunk: %s", events[5])
+	}
+}
+
+func TestFaultHeader(t *testing.T) {
+	s := start(t, Config{NoTokenize: true})
+	for _, c := range []struct {
+		fault  string
+		status int
+	}{{Fault500, 500}, {Fault429, 429}} {
+		resp := postJSON(t, s.URL(), `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{FaultHeader: c.fault}, nil)
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: status %d", c.fault, resp.StatusCode)
+		}
+	}
+	req, _ := http.NewRequest("POST", s.URL()+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"x"}]}`))
+	req.Header.Set(FaultHeader, FaultReset)
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Error("reset: request succeeded")
+	}
+	if got := s.Faults(); got[Fault500] != 1 || got[Fault429] != 1 || got[FaultReset] != 1 || s.Requests() != 3 {
+		t.Errorf("faults %v, requests %d", got, s.Requests())
+	}
+}
