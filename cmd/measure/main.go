@@ -3,9 +3,15 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/alecthomas/kong"
 
@@ -13,6 +19,8 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/pipeline"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 )
 
 const description = `Count tokens exactly as the model server does.
@@ -22,6 +30,15 @@ token count added, in input order:
 
   {"text": "..."}         -> "tokens" (and "ids" with --ids): the text
                              encoded without special tokens
+  requests                -> "isl": send records, OpenAI chat bodies
+                             ("model" + "messages"), AIPerf
+                             profile_export_raw.jsonl records ("payload")
+                             and AIPerf inputs.json ({"data": [...]}, one
+                             output record per payload). "isl" holds the
+                             bare count (AIPerf's default), the templated
+                             count (--apply-chat-template), the server's
+                             usage.prompt_tokens, compose's target, and the
+                             gaps between them split by cause.
   {"messages": [...]}     -> "tokens": with --apply-chat-template, the
                              messages rendered through the model's chat
                              template (add_generation_prompt defaults to
@@ -38,6 +55,9 @@ Examples:
   echo '{"text":"Hello world"}' | measure
   echo '{"messages":[{"role":"user","content":"Hi"}]}' | measure --apply-chat-template --rendered
   measure --tokenizer meta-llama/Llama-3.1-8B-Instruct --ids prompts.jsonl
+  probe --apply-chat-template | compose --isl 1000 --conversations 100 --model m \
+    | send --dry-run | measure --apply-chat-template --summary > measured.jsonl
+  measure --apply-chat-template --summary --plot isl.html profile_export_raw.jsonl
 `
 
 type flags struct {
@@ -47,6 +67,10 @@ type flags struct {
 	Now               string   `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
 	IDs               bool     `name:"ids" help:"Add the token ids to text records."`
 	Rendered          bool     `help:"Add the rendered template text to message records."`
+	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does."`
+	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause."`
+	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json)." placeholder:"FILE"`
+	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
 	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
@@ -63,6 +87,18 @@ func run(f *flags) int {
 		fmt.Fprintln(os.Stderr, "measure: --workers must be at least 1")
 		return cli.ExitUsage
 	}
+	plotFormat := ""
+	if f.Plot != "" {
+		switch strings.ToLower(filepath.Ext(f.Plot)) {
+		case ".svg":
+			plotFormat = "svg"
+		case ".html", ".htm":
+			plotFormat = "html"
+		default:
+			fmt.Fprintf(os.Stderr, "measure: --plot %s: the file must end in .svg or .html\n", f.Plot)
+			return cli.ExitUsage
+		}
+	}
 	model, err := cli.LoadModel(f.Tokenizer, f.ChatTemplate, f.Now, f.ApplyChatTemplate)
 	if err != nil {
 		return cli.Fail("measure", err)
@@ -75,15 +111,30 @@ func run(f *flags) int {
 		IDs:               f.IDs,
 		Rendered:          f.Rendered,
 		Now:               model.Now,
+		NoTools:           f.NoTools,
 	})
+	summary := report.NewSummary()
 	ctx, stop := cli.Signals()
 	defer stop()
 	w := jsonl.NewWriter(os.Stdout)
 	failed := 0
-	err = cli.Inputs(f.Files, func(r *jsonl.Reader) error {
-		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) ([][]byte, error) {
-			return m.Record(line.Data)
-		}, func(err error) { fmt.Fprintf(os.Stderr, "measure: %v\n", err) })
+	err = cli.Inputs(f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
+		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
+			res, err := m.Record(line.Data)
+			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
+		}, func(err error, _ pipeline.Output) {
+			fmt.Fprintf(os.Stderr, "measure: %v\n", err)
+			var bad *measure.BadRecordError
+			if errors.As(err, &bad) {
+				summary.AddFailure(bad.Kind)
+			} else {
+				summary.AddFailure(measure.FailBadRecord)
+			}
+		}, func(v any) {
+			for _, isl := range v.([]records.ISL) {
+				summary.Add(isl)
+			}
+		})
 		failed += st.Failed
 		return err
 	})
@@ -93,9 +144,58 @@ func run(f *flags) int {
 	if err = cli.Cause(ctx, err); err != nil {
 		return cli.Fail("measure", err)
 	}
+	if err := writeReports(f, summary, plotFormat); err != nil {
+		return cli.Fail("measure", err)
+	}
 	if failed > 0 {
 		fmt.Fprintf(os.Stderr, "measure: %d line(s) failed\n", failed)
 		return cli.ExitFailed
 	}
 	return cli.ExitOK
+}
+
+func writeReports(f *flags, summary *report.Summary, plotFormat string) error {
+	if f.Summary {
+		if err := summary.WriteText(os.Stderr); err != nil {
+			return err
+		}
+	}
+	if f.SummaryJSON != "" {
+		data, err := json.MarshalIndent(summary, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFile(f.SummaryJSON, append(data, '\n')); err != nil {
+			return err
+		}
+	}
+	if f.Plot != "" {
+		var buf bytes.Buffer
+		if err := summary.WritePlot(&buf, plotFormat); err != nil {
+			return err
+		}
+		if err := writeFile(f.Plot, buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile replaces path atomically, so a failed run never leaves half a
+// report behind.
+func writeFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -41,24 +42,36 @@ func Fail(tool string, err error) int {
 }
 
 // Inputs opens the named files in order, or stdin when there are none or
-// the name is "-". Each yields a jsonl.Reader named after its file.
-func Inputs(names []string, each func(*jsonl.Reader) error) error {
+// the name is "-". Each yields a jsonl.Reader named after its file; wrap,
+// when not nil, may transform the raw stream first.
+func Inputs(names []string, wrap func(io.Reader) (io.Reader, error), each func(*jsonl.Reader) error) error {
 	if len(names) == 0 {
 		names = []string{"-"}
 	}
 	for _, name := range names {
-		if name == "-" {
-			if err := each(jsonl.NewReader(os.Stdin, "<stdin>")); err != nil {
+		var r io.Reader = os.Stdin
+		label := "<stdin>"
+		var f *os.File
+		if name != "-" {
+			var err error
+			if f, err = os.Open(name); err != nil {
 				return err
 			}
-			continue
+			r, label = f, name
 		}
-		f, err := os.Open(name)
-		if err != nil {
-			return err
+		err := func() error {
+			if wrap != nil {
+				w, err := wrap(r)
+				if err != nil {
+					return fmt.Errorf("%s: %w", label, err)
+				}
+				r = w
+			}
+			return each(jsonl.NewReader(r, label))
+		}()
+		if f != nil {
+			f.Close()
 		}
-		err = each(jsonl.NewReader(f, name))
-		f.Close()
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,7 @@ import (
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/wire"
 )
 
@@ -73,10 +74,10 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	}
 	opts.Workers = max(1, opts.Workers)
 	hasSystem := opts.SharedSystemPromptLength > 0
-	if p.CacheBust.IsSystem() && !hasSystem && m.Template == nil {
-		// Without a system message and without a template a system target
-		// is first_turn_* under another name; refuse rather than pretend.
-		return nil, usagef("--cache-bust %s with no --shared-system-prompt-length and no chat template applied changes nothing: the marker falls back to the first user turn; probe with --cache-bust first_turn_%s instead",
+	if p.CacheBust.IsSystem() && !hasSystem && !p.ChatTemplate.Applied {
+		// With the template off and no system message a system target is
+		// first_turn_* under another name; refuse rather than pretend.
+		return nil, usagef("--cache-bust %s without --shared-system-prompt-length and with --apply-chat-template off changes nothing: the marker falls back to the first user turn; probe with --cache-bust first_turn_%s instead",
 			p.CacheBust, strings.TrimPrefix(p.CacheBust.String(), "system_"))
 	}
 	c := &Composer{opts: opts, probe: p, model: m}
@@ -103,11 +104,11 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 			return nil, err
 		}
 	}
-	ids, err := corpus.Tokenize(corpusText, m.Tokenizer, max(opts.Workers, runtime.GOMAXPROCS(0)))
+	ids, err := tokenizedCorpus(corpusText, m, max(opts.Workers, runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return nil, err
 	}
-	c.gen = &textGen{tok: m.Tokenizer, ids: ids}
+	c.gen = newTextGen(m.Tokenizer, ids)
 	if hasSystem {
 		rng := rand.New(rand.NewPCG(opts.Seed, 0))
 		c.sysBare = c.comp.SystemPromptLength(opts.SharedSystemPromptLength)
@@ -121,6 +122,28 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 		}
 	}
 	return c, nil
+}
+
+type corpusKey struct {
+	tok  *tokenizer.Tokenizer
+	text [32]byte
+}
+
+// corpora caches tokenized corpora, so a process that composes several
+// times with one model (tests, benchmarks) tokenizes the corpus once.
+var corpora sync.Map // corpusKey -> []int
+
+func tokenizedCorpus(text string, m *Model, workers int) ([]int, error) {
+	key := corpusKey{m.Tokenizer, sha256.Sum256([]byte(text))}
+	if ids, ok := corpora.Load(key); ok {
+		return ids.([]int), nil
+	}
+	ids, err := corpus.Tokenize(text, m.Tokenizer, workers)
+	if err != nil {
+		return nil, err
+	}
+	corpora.Store(key, ids)
+	return ids, nil
 }
 
 // calibrate measures, on a throwaway two-turn conversation at the mean
@@ -205,7 +228,7 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 		return nil // exact, or the marker alone is already too long
 	}
 	rng := rand.New(rand.NewPCG(c.opts.Seed, 0))
-	eval := func(text string) (attempt, error) {
+	eval := func(text string, _ int) (attempt, error) {
 		return attempt{text: text, wire: count(text)}, nil
 	}
 	a, out, err := c.search(rng.IntN(len(c.gen.ids)), c.sysBare-(got-want), want, eval)
@@ -318,7 +341,7 @@ const (
 // steps on the bare budget (the count is nearly linear in it), then ±1
 // steps where the count jumps, then single-token pads on the closest text
 // below the target, then other corpus windows. Every path is bounded.
-func (c *Composer) search(start, guess, target int, eval func(string) (attempt, error)) (attempt, outcome, error) {
+func (c *Composer) search(start, guess, target int, eval func(text string, bare int) (attempt, error)) (attempt, outcome, error) {
 	var below *attempt
 	for try := 0; try < 4; try++ {
 		s := start + try*(len(c.gen.ids)/5+1)
@@ -329,7 +352,7 @@ func (c *Composer) search(start, guess, target int, eval func(string) (attempt, 
 			if err != nil {
 				return attempt{}, stuck, err
 			}
-			a, err := eval(text)
+			a, err := eval(text, b) // exact made its count b
 			if err != nil {
 				return attempt{}, stuck, err
 			}
@@ -376,13 +399,16 @@ func (c *Composer) search(start, guess, target int, eval func(string) (attempt, 
 // or marks the turn unreachable when even a one-token text overshoots.
 func (c *Composer) fit(conv *records.Conversation, k int, marker string, target, guess, start int) error {
 	t := &conv.Turns[k]
-	eval := func(text string) (attempt, error) {
+	eval := func(text string, bare int) (attempt, error) {
 		t.Text = text
 		w, err := c.wireCount(conv, k, marker)
 		if err != nil {
 			return attempt{}, fmt.Errorf("rendering the request: %w", err)
 		}
-		return attempt{text: text, bare: c.model.Tokenizer.Count(text), wire: w}, nil
+		if bare < 0 {
+			bare = c.model.Tokenizer.Count(text)
+		}
+		return attempt{text: text, bare: bare, wire: w}, nil
 	}
 	a, out, err := c.search(start, guess, target, eval)
 	if err != nil {
@@ -403,11 +429,11 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 
 // pad appends single-token words to a text whose count is short of the
 // target, keeping only appends that do not overshoot.
-func (c *Composer) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
+func (c *Composer) pad(eval func(string, int) (attempt, error), a attempt, target int) (attempt, error) {
 	for step := 0; step < 64 && a.wire < target; step++ {
 		grown := false
 		for _, p := range pads {
-			b, err := eval(a.text + p)
+			b, err := eval(a.text+p, -1)
 			if err != nil {
 				return a, err
 			}

@@ -13,6 +13,57 @@ import (
 type textGen struct {
 	tok *tokenizer.Tokenizer
 	ids []int
+	// starts marks the corpus's ids whose token begins a word: 'G' for a
+	// byte-level "Ġ…", 'M' for a SentencePiece "▁…". Read-only once built.
+	starts map[int]byte
+}
+
+func newTextGen(tok *tokenizer.Tokenizer, ids []int) *textGen {
+	g := &textGen{tok: tok, ids: ids, starts: map[int]byte{}}
+	for _, id := range ids {
+		if _, done := g.starts[id]; done {
+			continue
+		}
+		s, _ := tok.IDToToken(id)
+		switch {
+		case strings.HasPrefix(s, "Ġ"):
+			g.starts[id] = 'G'
+		case strings.HasPrefix(s, "▁"):
+			g.starts[id] = 'M'
+		default:
+			g.starts[id] = 0
+		}
+	}
+	return g
+}
+
+// decodePiece is the piece size decode aims for.
+const decodePiece = 64
+
+// decode is tok.Decode(ids), computed piecewise because Decode's cost
+// grows with the square of the text: pieces are cut before a token that
+// starts a word, where a byte-level decode cannot split a character, and
+// the leading space a SentencePiece decoder strips from each piece is put
+// back. TestDecodeMatches checks it against Decode on every model; the
+// callers verify counts anyway.
+func (g *textGen) decode(ids []int) string {
+	if len(ids) <= 2*decodePiece {
+		return g.tok.Decode(ids, false)
+	}
+	var sb strings.Builder
+	for from := 0; from < len(ids); {
+		to := min(len(ids), from+decodePiece)
+		for to < len(ids) && g.starts[ids[to]] == 0 {
+			to++
+		}
+		s := g.tok.Decode(ids[from:to], false)
+		if from > 0 && g.starts[ids[from]] == 'M' && !strings.HasPrefix(s, " ") {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(s)
+		from = to
+	}
+	return sb.String()
 }
 
 // pads are appended one at a time when a text is a few tokens short; each
@@ -40,7 +91,7 @@ func (g *textGen) exact(start, n int) (string, error) {
 	length := n
 	var text string
 	for range 10 {
-		text = g.tok.Decode(g.window(start, length), false)
+		text = g.decode(g.window(start, length))
 		c := g.tok.Count(text)
 		if c == n {
 			return text, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/jsonobj"
+	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
@@ -58,32 +59,79 @@ var ErrUnknownShape = errors.New(`unknown record shape: expected a send record, 
 // means the record could not be measured at all (not JSON, unknown shape,
 // no messages); a chat template failure is not an error: the record is
 // counted bare and says why.
-func (m *Measurer) Record(data []byte) ([][]byte, error) {
+func (m *Measurer) Record(data []byte) (Result, error) {
 	obj, err := jsonobj.Parse(data)
 	if err != nil {
-		return nil, err
+		return Result{}, &BadRecordError{Kind: FailBadJSON, Err: err}
 	}
 	var out []byte
+	var isl records.ISL
 	switch {
 	case isKind(obj, records.KindRequest):
-		out, err = m.sendRecord(obj)
+		out, isl, err = m.sendRecord(obj)
 	case obj.Has("payload"):
-		out, err = m.aiperfRaw(obj)
+		out, isl, err = m.aiperfRaw(obj)
 	case obj.Has("data") && !obj.Has("messages"):
 		return m.inputsJSON(obj)
 	case obj.Has("messages") && obj.Has("model"):
-		out, err = m.chatBody(obj)
+		out, isl, err = m.chatBody(obj)
 	case obj.Has("messages"):
 		out, err = m.messages(obj)
+		return Result{Lines: lines(out)}, classify(err)
 	case obj.Has("text"):
 		out, err = m.text(obj)
+		return Result{Lines: lines(out)}, classify(err)
 	default:
-		return nil, ErrUnknownShape
+		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: ErrUnknownShape}
 	}
 	if err != nil {
-		return nil, err
+		return Result{}, classify(err)
 	}
-	return [][]byte{out}, nil
+	return Result{Lines: [][]byte{out}, ISLs: []records.ISL{isl}}, nil
+}
+
+// Result is what Record made of one input record.
+type Result struct {
+	// Lines are the output records (one; several for inputs.json).
+	Lines [][]byte
+	// ISLs holds the counts of each request measured, for the summary.
+	ISLs []records.ISL
+}
+
+func lines(out []byte) [][]byte {
+	if out == nil {
+		return nil
+	}
+	return [][]byte{out}
+}
+
+// Failure kinds, as the summary counts them.
+const (
+	FailBadJSON      = "bad_json"
+	FailUnknownShape = "unknown_shape"
+	FailNoMessages   = "no_messages"
+	FailBadRecord    = "bad_record"
+)
+
+// BadRecordError is a record measure could not measure, with its kind.
+type BadRecordError struct {
+	Kind string
+	Err  error
+}
+
+func (e *BadRecordError) Error() string { return e.Err.Error() }
+func (e *BadRecordError) Unwrap() error { return e.Err }
+
+func classify(err error) error {
+	var bad *BadRecordError
+	switch {
+	case err == nil || errors.As(err, &bad):
+		return err
+	case errors.Is(err, payload.ErrNoMessages):
+		return &BadRecordError{Kind: FailNoMessages, Err: err}
+	default:
+		return &BadRecordError{Kind: FailBadRecord, Err: err}
+	}
 }
 
 func isKind(obj jsonobj.Object, kind string) bool {

@@ -64,12 +64,12 @@ func TestWireGolden(t *testing.T) {
 			// Feed the golden line itself: it is a messages record whose
 			// extra fields (text, ids, tokens) measure must pass through.
 			in := strings.Replace(sc.Text(), `"tokens":`, `"golden_tokens":`, 1)
-			outs, err := m.Record([]byte(in))
-			if err != nil || len(outs) != 1 {
+			res, err := m.Record([]byte(in))
+			if err != nil || len(res.Lines) != 1 {
 				t.Errorf("%s:%d (%s): %v", model, n, want.Case, err)
 				continue
 			}
-			out := outs[0]
+			out := res.Lines[0]
 			var got struct {
 				Tokens   int    `json:"tokens"`
 				Rendered string `json:"rendered"`
@@ -138,8 +138,8 @@ func TestTemplateErrorFallsBackToBare(t *testing.T) {
 func TestBadRecords(t *testing.T) {
 	m := sharedMeasurer(t, "qwen3", Options{})
 	for _, in := range []string{`[1,2]`, `{"text":5}`, `{"messages":"hi"}`, `{"messages":[{"role":"user","content":5}]}`, `{"other":1}`, `{"text":"a"`} {
-		if out, err := m.Record([]byte(in)); err == nil {
-			t.Errorf("Record(%s) = %s, want an error", in, out)
+		if res, err := m.Record([]byte(in)); err == nil {
+			t.Errorf("Record(%s) = %s, want an error", in, res.Lines)
 		}
 	}
 }
@@ -147,12 +147,12 @@ func TestBadRecords(t *testing.T) {
 // one measures a record that must give exactly one output line.
 func one(t *testing.T, m *Measurer, rec string) []byte {
 	t.Helper()
-	outs, err := m.Record([]byte(rec))
+	res, err := m.Record([]byte(rec))
 	if err != nil {
 		t.Fatalf("Record(%s): %v", rec, err)
 	}
-	if len(outs) != 1 {
-		t.Fatalf("Record(%s) gave %d lines", rec, len(outs))
+	if len(res.Lines) != 1 {
+		t.Fatalf("Record(%s) gave %d lines", rec, len(res.Lines))
 	}
-	return outs[0]
+	return res.Lines[0]
 }

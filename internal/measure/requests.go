@@ -21,29 +21,29 @@ type requestMeta struct {
 }
 
 // withISL measures body and adds the "isl" member to obj.
-func (m *Measurer) withISL(obj jsonobj.Object, body []byte, meta requestMeta) ([]byte, error) {
+func (m *Measurer) withISL(obj jsonobj.Object, body []byte, meta requestMeta) ([]byte, records.ISL, error) {
 	ex, err := payload.Extract(body)
 	if err != nil {
-		return nil, err
+		return nil, records.ISL{}, err
 	}
 	isl := m.measureRequest(ex, meta)
 	if obj, err = obj.Set("isl", isl); err != nil {
-		return nil, err
+		return nil, records.ISL{}, err
 	}
-	return obj.Marshal(), nil
+	return obj.Marshal(), isl, nil
 }
 
 // sendRecord measures a records.Request written by send.
-func (m *Measurer) sendRecord(obj jsonobj.Object) ([]byte, error) {
+func (m *Measurer) sendRecord(obj jsonobj.Object) ([]byte, records.ISL, error) {
 	var rec records.Request
 	if err := json.Unmarshal(obj.Marshal(), &rec); err != nil {
-		return nil, fmt.Errorf("send record: %v", err)
+		return nil, records.ISL{}, fmt.Errorf("send record: %v", err)
 	}
 	if rec.SchemaVersion != records.SchemaVersion {
-		return nil, fmt.Errorf("send record: schema_version %d, this measure reads %d", rec.SchemaVersion, records.SchemaVersion)
+		return nil, records.ISL{}, fmt.Errorf("send record: schema_version %d, this measure reads %d", rec.SchemaVersion, records.SchemaVersion)
 	}
 	if len(rec.Payload) == 0 {
-		return nil, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
+		return nil, records.ISL{}, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
 	}
 	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker}
 	target, turn := rec.TargetISL, rec.Turn
@@ -56,17 +56,17 @@ func (m *Measurer) sendRecord(obj jsonobj.Object) ([]byte, error) {
 }
 
 // chatBody measures a bare OpenAI chat-completions body.
-func (m *Measurer) chatBody(obj jsonobj.Object) ([]byte, error) {
+func (m *Measurer) chatBody(obj jsonobj.Object) ([]byte, records.ISL, error) {
 	return m.withISL(obj, obj.Marshal(), requestMeta{})
 }
 
 // aiperfRaw measures one record of AIPerf's profile_export_raw.jsonl: the
 // request body is "payload"; the server's count is the last non-empty
 // usage among the raw "responses".
-func (m *Measurer) aiperfRaw(obj jsonobj.Object) ([]byte, error) {
+func (m *Measurer) aiperfRaw(obj jsonobj.Object) ([]byte, records.ISL, error) {
 	body, _ := obj.Get("payload")
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
-		return nil, fmt.Errorf(`field "payload": not a JSON object`)
+		return nil, records.ISL{}, fmt.Errorf(`field "payload": not a JSON object`)
 	}
 	var meta requestMeta
 	if raw, ok := obj.Get("metadata"); ok {
@@ -128,16 +128,16 @@ func usageFromResponses(raw json.RawMessage) *int {
 
 // inputsJSON expands AIPerf's inputs.json, {"data": [{"session_id",
 // "payloads": [...]}]}, into one record per payload.
-func (m *Measurer) inputsJSON(obj jsonobj.Object) ([][]byte, error) {
+func (m *Measurer) inputsJSON(obj jsonobj.Object) (Result, error) {
 	raw, _ := obj.Get("data")
 	var sessions []struct {
 		SessionID json.RawMessage   `json:"session_id"`
 		Payloads  []json.RawMessage `json:"payloads"`
 	}
 	if err := json.Unmarshal(raw, &sessions); err != nil {
-		return nil, fmt.Errorf(`inputs.json: "data" must be an array of {"session_id", "payloads"}`)
+		return Result{}, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf(`inputs.json: "data" must be an array of {"session_id", "payloads"}`)}
 	}
-	var out [][]byte
+	var out Result
 	var errs []string
 	for i, s := range sessions {
 		for j, body := range s.Payloads {
@@ -150,17 +150,18 @@ func (m *Measurer) inputsJSON(obj jsonobj.Object) ([][]byte, error) {
 			var sid string
 			_ = json.Unmarshal(s.SessionID, &sid)
 			turn := j
-			line, err := m.withISL(rec, body, requestMeta{conversationID: sid, turn: &turn})
+			line, isl, err := m.withISL(rec, body, requestMeta{conversationID: sid, turn: &turn})
 			if err != nil {
 				// The other payloads are still measured; the run fails.
 				errs = append(errs, fmt.Sprintf("data[%d].payloads[%d]: %v", i, j, err))
 				continue
 			}
-			out = append(out, line)
+			out.Lines = append(out.Lines, line)
+			out.ISLs = append(out.ISLs, isl)
 		}
 	}
 	if len(errs) > 0 {
-		return out, fmt.Errorf("inputs.json: %d payload(s) failed: %s", len(errs), strings.Join(errs, "; "))
+		return out, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf("inputs.json: %d payload(s) failed: %s", len(errs), strings.Join(errs, "; "))}
 	}
 	return out, nil
 }

@@ -15,7 +15,15 @@ import (
 // Func turns one input line into output lines (usually one; none writes
 // nothing; a document such as AIPerf's inputs.json expands to many). Lines
 // returned with an error are still written: a document can fail in part.
-type Func func(line jsonl.Line) ([][]byte, error)
+type Func func(line jsonl.Line) (Output, error)
+
+// Output is what Func made of one line: the lines to write, and a value
+// handed, in input order, to Map's sink (measure's summary reads the
+// counts there instead of parsing its own output again).
+type Output struct {
+	Lines [][]byte
+	Value any
+}
 
 // Stats counts what Map did.
 type Stats struct {
@@ -30,7 +38,7 @@ type job struct {
 type result struct {
 	seq  int
 	line jsonl.Line
-	out  [][]byte
+	out  Output
 	err  error
 }
 
@@ -39,8 +47,10 @@ type result struct {
 // to report (with its file and line number) and the run continues. Map
 // returns early with ctx's error when ctx is cancelled (Ctrl-C), after
 // writing every result that precedes the first unfinished line, and with
-// a write error (e.g. a closed stdout) as soon as one happens.
-func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func, report func(error)) (Stats, error) {
+// a write error (e.g. a closed stdout) as soon as one happens. report gets
+// each failed line's error; sink, when not nil, each Output.Value, both in
+// input order and on Map's goroutine.
+func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func, report func(error, Output), sink func(any)) (Stats, error) {
 	if workers < 1 {
 		workers = 1
 	}
@@ -100,9 +110,12 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 			st.Lines++
 			if cur.err != nil {
 				st.Failed++
-				report(cur.line.Errorf("%v", cur.err))
+				report(cur.line.Errorf("%v", cur.err), cur.out)
 			}
-			for _, out := range cur.out {
+			if sink != nil && cur.out.Value != nil {
+				sink(cur.out.Value)
+			}
+			for _, out := range cur.out.Lines {
 				if werr != nil {
 					break
 				}

@@ -144,10 +144,14 @@ func (s *Summary) Add(isl records.ISL) {
 			if cs.Tokens == 0 {
 				continue
 			}
-			a := s.causes[i][cs.Cause]
+			name := cs.Cause
+			if name == "" {
+				name = records.CauseUnexplained
+			}
+			a := s.causes[i][name]
 			if a == nil {
 				a = &causeAcc{}
-				s.causes[i][cs.Cause] = a
+				s.causes[i][name] = a
 			}
 			a.requests++
 			a.tokens = satAdd(a.tokens, int64(cs.Tokens))

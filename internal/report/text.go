@@ -65,7 +65,7 @@ func (r *Report) headline() []string {
 // tables builds the error table (totals, then per turn under each
 // comparison) and the cause tables.
 func (r *Report) tables() []table {
-	errs := table{head: []string{"", "n", "exact", "mean", "mean|err|", "p50", "p99", "max", "range"}}
+	errs := table{head: []string{"", "n", "exact", "bias", "mean|err|", "p50", "p99", "max", "range"}}
 	for _, c := range []struct {
 		label string
 		total ErrorStats
@@ -98,7 +98,7 @@ func (r *Report) tables() []table {
 			errs.rows = append(errs.rows, statsRow(fmt.Sprintf("  turn %d", t.Turn), c.turn(t)))
 		}
 	}
-	errs.note = "error = counted − target, counted − expected, server − counted; p50/p99/max: nearest-rank |error|"
+	errs.note = "error = counted − target, counted − expected, server − counted; bias = mean error; p50/p99/max: nearest-rank |error|"
 	tabs := []table{errs}
 	for _, g := range []struct {
 		label string

@@ -1,0 +1,317 @@
+package compose
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/budget"
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+var pinned = time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
+
+// fakeProbe is a probe record for the embedded tokenizer with the given
+// constants, as AIPerf's tests patch them (§10).
+func fakeProbe(t *testing.T, target cachebust.Target, fixed, wrap, marker int) (*records.Probe, *Model) {
+	t.Helper()
+	src, err := modelsrc.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := src.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := src.TokenizerSHA256()
+	p := &records.Probe{
+		Kind: records.KindProbe, SchemaVersion: records.SchemaVersion, ToolVersion: "test",
+		Tokenizer:    records.ProbeTokenizer{Source: modelsrc.DefaultName, SHA256: sum},
+		ChatTemplate: records.ProbeChatTemplate{Applied: true},
+		CacheBust:    target, MarkerTokens: marker,
+		Overhead: budget.TemplateOverhead{Fixed: fixed, Wrap: wrap},
+	}
+	// No template: the average mode never renders.
+	return p, &Model{Source: src, Tokenizer: tok}
+}
+
+func opts(isl int) Options {
+	return Options{ISL: isl, OSL: 16, Conversations: 1, Turns: 3, Seed: 1, Workers: 1, ISLSet: true}
+}
+
+// The nine routing cells and AIPerf's numbers: fixed 4, wrap 5, marker 10,
+// ISL 100 → 81 first / 95 later when the marker lands on the first turn,
+// 91 / 95 otherwise; the system prompt is 200 − 10 when the marker lands
+// there, and its requested length always reads 200.
+func TestRoutingCellsAverageMode(t *testing.T) {
+	for _, target := range cachebust.Targets() {
+		for _, system := range []int{0, 200} {
+			p, m := fakeProbe(t, target, 4, 5, 10)
+			if target == cachebust.None {
+				p.MarkerTokens = 0
+			}
+			o := opts(100)
+			o.SharedSystemPromptLength = system
+			c, err := New(p, m, "", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conv, err := c.Conversation(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			onFirst := target == cachebust.FirstTurnPrefix || target == cachebust.FirstTurnSuffix || target.IsSystem() && system == 0
+			onSystem := target.IsSystem() && system > 0
+			wantFirst := 91
+			if onFirst {
+				wantFirst = 81
+			}
+			name := target.String() + map[bool]string{true: "+system", false: ""}[system > 0]
+			if got := conv.Turns[0].BareTokens; got != wantFirst {
+				t.Errorf("%s: first turn bare %d, want %d", name, got, wantFirst)
+			}
+			for _, turn := range conv.Turns {
+				if n := m.Tokenizer.Count(turn.Text); n != turn.BareTokens {
+					t.Errorf("%s turn %d: text counts %d, record says %d", name, turn.Index, n, turn.BareTokens)
+				}
+				if turn.Index > 0 && turn.BareTokens != 95 {
+					t.Errorf("%s turn %d: bare %d, want 95", name, turn.Index, turn.BareTokens)
+				}
+				if n := m.Tokenizer.Count(turn.Assistant); n != 16 || turn.MaxTokens != 16 {
+					t.Errorf("%s turn %d: reply %d tokens, max_tokens %d, want 16", name, turn.Index, n, turn.MaxTokens)
+				}
+				if turn.WireISL != nil {
+					t.Errorf("%s: average mode must not claim a wire ISL", name)
+				}
+			}
+			if system > 0 {
+				sp := conv.SystemPrompt
+				want := 200
+				if onSystem {
+					want = 190
+				}
+				if sp.RequestedTokens != 200 || sp.BareTokens != want || m.Tokenizer.Count(sp.Text) != want {
+					t.Errorf("%s: system prompt requested %d bare %d (counts %d), want 200 and %d", name, sp.RequestedTokens, sp.BareTokens, m.Tokenizer.Count(sp.Text), want)
+				}
+			}
+			wantLanding := cachebust.Route(target, system > 0)
+			if conv.Landing != wantLanding || conv.CacheBust != target {
+				t.Errorf("%s: landing %v, want %v", name, conv.Landing, wantLanding)
+			}
+		}
+	}
+}
+
+func TestFloorsAtOne(t *testing.T) {
+	p, m := fakeProbe(t, cachebust.FirstTurnPrefix, 4, 5, 10)
+	c, err := New(p, m, "", opts(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, _ := c.Conversation(0)
+	t0 := conv.Turns[0]
+	if t0.BareTokens != 1 || t0.Unreachable == nil || t0.Unreachable.Short != 15 || t0.Unreachable.MinISL != 20 {
+		t.Errorf("ISL 5 − 19: bare %d, unreachable %+v; want 1 and short 15 (min 20)", t0.BareTokens, t0.Unreachable)
+	}
+	// Shared system prompt 5 with a 20-token marker floors at 1.
+	p, m = fakeProbe(t, cachebust.SystemPrefix, 4, 5, 20)
+	o := opts(100)
+	o.SharedSystemPromptLength = 5
+	c, err = New(p, m, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, _ = c.Conversation(0)
+	if sp := conv.SystemPrompt; sp.BareTokens != 1 || sp.RequestedTokens != 5 {
+		t.Errorf("system 5 − 20: %+v, want bare 1, requested 5", sp)
+	}
+	// No compensation at all passes the ISL through.
+	p, m = fakeProbe(t, cachebust.None, 0, 0, 0)
+	c, _ = New(p, m, "", opts(100))
+	conv, _ = c.Conversation(0)
+	if conv.Turns[0].BareTokens != 100 || conv.Turns[1].BareTokens != 100 {
+		t.Errorf("no compensation: %d / %d, want 100 / 100", conv.Turns[0].BareTokens, conv.Turns[1].BareTokens)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := Options{ISL: 10, OSL: 5, Conversations: 1, Turns: 1, ISLSet: true}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mod  func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.ISL = 0 }, "--isl must be at least 1"},
+		{func(o *Options) { o.ISL = -5 }, "--isl must be at least 1"},
+		{func(o *Options) { o.ISLStddev = -1 }, "--isl-stddev must not be negative"},
+		{func(o *Options) { o.OSL = -1 }, "--osl must be at least 1"},
+		{func(o *Options) { o.Conversations = 0 }, "--conversations"},
+		{func(o *Options) { o.Turns = 0 }, "--turns must be at least 1"},
+		{func(o *Options) { o.TurnsStddev = -2 }, "--turns-stddev"},
+		{func(o *Options) { o.SharedSystemPromptLength = -1 }, "--shared-system-prompt-length"},
+		{func(o *Options) { o.OSLStddev = 3 }, "--osl-stddev needs --osl"},
+		{func(o *Options) { o.TurnsStddev = 1 }, "--turns-stddev needs --turns"},
+		{func(o *Options) { o.ISLStddev = 1; o.ISLSet = false }, "--isl-stddev needs --isl"},
+	} {
+		o := good
+		tc.mod(&o)
+		err := o.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !IsUsage(err) {
+			t.Errorf("%+v: err %v, want usage error with %q", o, err, tc.want)
+		}
+	}
+	// A system target that can only fall back, with the template off.
+	p, m := fakeProbe(t, cachebust.SystemSuffix, 0, 0, 10)
+	p.ChatTemplate.Applied = false
+	if _, err := New(p, m, "", opts(100)); !IsUsage(err) || !strings.Contains(err.Error(), "first_turn_suffix") {
+		t.Errorf("system_suffix with template off and no system prompt: %v", err)
+	}
+}
+
+func realProbe(t *testing.T, model string, target cachebust.Target) (*records.Probe, *Model) {
+	t.Helper()
+	dir := ""
+	if model != "" {
+		dir = filepath.Join(testutil.SharedDir(t), "models", model)
+	}
+	p, err := probe.Run(probe.Options{Tokenizer: dir, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadModel(p, "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, m
+}
+
+func runAll(t *testing.T, c *Composer) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := jsonl.NewWriter(&buf)
+	if err := c.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// Exact mode on the embedded Qwen3: every request hits its target, the
+// targets chain as documented (Qwen3's reference wrap is 5), output is
+// byte-identical for any worker count and valid against the schema.
+func TestExactEmbeddedDeterministic(t *testing.T) {
+	p, m := realProbe(t, "", cachebust.FirstTurnSuffix)
+	o := Options{ISL: 300, ISLStddev: 30, OSL: 40, Conversations: 6, Turns: 3, TurnsStddev: 1, Seed: 42, Exact: true, Workers: 1, ISLSet: true, TurnsSet: true}
+	c, err := New(p, m, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := runAll(t, c)
+	o.Workers = 3
+	c3, _ := New(p, m, "", o)
+	if three := runAll(t, c3); !bytes.Equal(one, three) {
+		t.Fatal("output differs between 1 and 3 workers")
+	}
+	lines := bytes.Split(bytes.TrimSpace(one), []byte("\n"))
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6", len(lines))
+	}
+	for _, line := range lines {
+		testutil.ValidateSchema(t, "conversation.schema.json", line)
+		var conv records.Conversation
+		if err := json.Unmarshal(line, &conv); err != nil {
+			t.Fatal(err)
+		}
+		if !conv.Exact || conv.Landing.String() != "first_user_turn/suffix" {
+			t.Errorf("%s: exact %v landing %v", conv.ID, conv.Exact, conv.Landing)
+		}
+		prev := 0
+		for k, turn := range conv.Turns {
+			if turn.WireISL == nil || *turn.WireISL != turn.TargetISL || turn.Unreachable != nil {
+				t.Errorf("%s turn %d: wire %v, target %d", conv.ID, k, turn.WireISL, turn.TargetISL)
+			}
+			if k > 0 {
+				isl := turn.TargetISL - prev - 5 - conv.Turns[k-1].MaxTokens
+				if isl < 150 || isl > 450 {
+					t.Errorf("%s turn %d: implied ISL %d far from 300±30", conv.ID, k, isl)
+				}
+			}
+			prev = turn.TargetISL
+			if n := m.Tokenizer.Count(turn.Text); n != turn.BareTokens {
+				t.Errorf("%s turn %d: text counts %d, record %d", conv.ID, k, n, turn.BareTokens)
+			}
+		}
+	}
+}
+
+// gpt-oss's harmony preamble alone costs more than 64 tokens: the reference
+// counts 68 for the shortest request (a one-token text), so the turn is
+// marked unreachable with that minimum instead of pretending.
+func TestUnreachableBelowTemplateCost(t *testing.T) {
+	p, m := realProbe(t, "gptoss", cachebust.None)
+	c, err := New(p, m, "", Options{ISL: 64, OSL: 32, Conversations: 2, Turns: 2, Seed: 1, Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := c.Conversation(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := conv.Turns[0].Unreachable
+	if u == nil || u.MinISL != 68 || u.Short != 4 || *conv.Turns[0].WireISL != 68 || conv.Turns[0].BareTokens != 1 {
+		t.Errorf("turn 0: unreachable %+v wire %v bare %d; want min 68, short 4, one token", u, conv.Turns[0].WireISL, conv.Turns[0].BareTokens)
+	}
+}
+
+func TestMistralRefusesSystemPrompt(t *testing.T) {
+	p, m := realProbe(t, "mistral7b", cachebust.SystemPrefix)
+	o := opts(100)
+	o.Exact, o.SharedSystemPromptLength = true, 50
+	_, err := New(p, m, "", o)
+	if !IsUsage(err) || !strings.Contains(err.Error(), "cannot take a system message") {
+		t.Errorf("err %v, want a usage error about the system message", err)
+	}
+	// Without a system prompt, system_prefix falls back to the first turn.
+	o.SharedSystemPromptLength = 0
+	c, err := New(p, m, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := c.Conversation(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.Landing.String() != "first_user_turn/prefix" || *conv.Turns[0].WireISL != 100 {
+		t.Errorf("landing %v wire %d", conv.Landing, *conv.Turns[0].WireISL)
+	}
+}
+
+func TestLoadModelMismatch(t *testing.T) {
+	shared := testutil.SharedDir(t)
+	p, _ := realProbe(t, "llama3", cachebust.None)
+	_, err := LoadModel(p, filepath.Join(shared, "models", "qwen3"), "", "")
+	if err == nil || !strings.Contains(err.Error(), "tokenizer mismatch") {
+		t.Errorf("other tokenizer: %v", err)
+	}
+	other := filepath.Join(shared, "models", "llama3_1", "tokenizer_config.json") // not a template: any other file hashes differently
+	_, err = LoadModel(p, "", other, "")
+	if err == nil || !strings.Contains(err.Error(), "chat template mismatch") {
+		t.Errorf("other template: %v", err)
+	}
+	if _, err := LoadModel(p, "", "", "yesterday"); !IsUsage(err) {
+		t.Errorf("bad --now: %v", err)
+	}
+}

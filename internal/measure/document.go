@@ -1,0 +1,50 @@
+package measure
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+
+	json "github.com/goccy/go-json"
+)
+
+// maxDocument bounds a whole-file JSON document (AIPerf's inputs.json).
+const maxDocument = 1 << 30
+
+// ReadInput returns a reader of JSONL lines for r. JSONL passes through
+// untouched; a file that is one multi-line JSON value (AIPerf writes
+// inputs.json pretty-printed) is compacted into a single line so it can be
+// measured like any record. ok is false when r is neither.
+func ReadInput(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, _ := br.Peek(1 << 16)
+	i := 0
+	for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') {
+		i++
+	}
+	if i == len(head) || (head[i] != '{' && head[i] != '[') {
+		return br, nil
+	}
+	// One value per line is JSONL; a first line that is not a complete
+	// value means a document spread over lines.
+	if nl := bytes.IndexByte(head[i:], '\n'); nl < 0 || json.Valid(bytes.TrimSpace(head[i:i+nl])) {
+		return br, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(br, maxDocument+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxDocument {
+		return nil, fmt.Errorf("JSON document larger than %d bytes", maxDocument)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return nil, fmt.Errorf("not JSONL, and not one JSON document either: %w", err)
+	}
+	if bytes.HasPrefix(buf.Bytes(), []byte("[")) {
+		return nil, fmt.Errorf("a JSON array is not a record: AIPerf's inputs.json is an object {\"data\": [...]}")
+	}
+	buf.WriteByte('\n')
+	return &buf, nil
+}

@@ -1,0 +1,181 @@
+package measure
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/records"
+)
+
+type islOut struct {
+	ISL records.ISL `json:"isl"`
+}
+
+func islOf(t *testing.T, m *Measurer, rec string) records.ISL {
+	t.Helper()
+	var o islOut
+	if err := json.Unmarshal(one(t, m, rec), &o); err != nil {
+		t.Fatal(err)
+	}
+	return o.ISL
+}
+
+// templatedCount renders messages (JSON) with the measurer's template and
+// counts them: the independent expectation for the tests below.
+func templatedCount(t *testing.T, m *Measurer, messages string, tools string) int {
+	t.Helper()
+	in := chat.RenderInput{Messages: json.RawMessage(messages), AddGenerationPrompt: true, Now: m.opts.Now}
+	if tools != "" {
+		in.Tools = json.RawMessage(tools)
+	}
+	text, err := m.opts.Template.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.opts.Tokenizer.Count(text)
+}
+
+func causes(g *records.Gap) map[string]int {
+	out := map[string]int{}
+	if g != nil {
+		for _, c := range g.Causes {
+			out[c.Cause] = c.Tokens
+		}
+	}
+	return out
+}
+
+func TestSendRecordServerGapDoubledBOS(t *testing.T) {
+	m := sharedMeasurer(t, "llama3_1", Options{ApplyChatTemplate: true})
+	msgs := `[{"role":"user","content":"[rid:eb232ceb3496]\n\nHello there"}]`
+	want := templatedCount(t, m, msgs, "")
+	// A server that tokenizes the rendered prompt with special tokens adds
+	// a second <|begin_of_text|>: one more token than the template's.
+	rec := fmt.Sprintf(`{"kind":"islkit.request","schema_version":1,"conversation_id":"c","turn":0,"target_isl":%d,"marker":"[rid:eb232ceb3496]\n\n","payload":{"model":"m","messages":%s},"result":{"status":200,"ok":true,"usage":{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d}}}`,
+		want, msgs, want+1, want+2)
+	isl := islOf(t, m, rec)
+	if isl.Templated == nil || *isl.Templated != want || isl.Counted != "templated" {
+		t.Fatalf("templated %v (%s), want %d", isl.Templated, isl.Counted, want)
+	}
+	if isl.VsTarget == nil || isl.VsTarget.Total != 0 {
+		t.Errorf("vs target %+v, want 0", isl.VsTarget)
+	}
+	if isl.VsServer == nil || isl.VsServer.Total != 1 || causes(isl.VsServer)[records.CauseDoubledBOS] != 1 {
+		t.Errorf("vs server %+v, want 1 doubled_bos", isl.VsServer)
+	}
+}
+
+func TestAIPerfRawRecordUsageFromSSE(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	msgs := `[{"role":"user","content":"Hi"}]`
+	want := templatedCount(t, m, msgs, "")
+	rec := fmt.Sprintf(`{"metadata":{"conversation_id":"s1","turn_index":2},"payload":{"model":"m","messages":%s,"stream":true},`+
+		`"responses":[{"perf_ns":1,"text":"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n"},`+
+		`{"perf_ns":2,"text":"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n"}]}`, msgs, want)
+	isl := islOf(t, m, rec)
+	if isl.Server == nil || *isl.Server != want || isl.VsServer == nil || isl.VsServer.Total != 0 {
+		t.Errorf("server %v gap %+v, want %d and 0", isl.Server, isl.VsServer, want)
+	}
+	if isl.ConversationID != "s1" || isl.TurnIndex == nil || *isl.TurnIndex != 2 {
+		t.Errorf("conversation %q turn %v", isl.ConversationID, isl.TurnIndex)
+	}
+}
+
+func TestNoToolsReproducesAIPerfAndExplainsTheGap(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, NoTools: true})
+	msgs := `[{"role":"user","content":"Weather in Paris?"}]`
+	tools := `[{"type":"function","function":{"name":"get_weather","description":"Get the weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
+	withTools := templatedCount(t, m, msgs, tools)
+	noTools := templatedCount(t, m, msgs, "")
+	toolText := m.opts.Tokenizer.Count(`get_weather Get the weather {"type":"object","properties":{"city":{"type":"string"}}}`)
+	rec := fmt.Sprintf(`{"payload":{"model":"m","messages":%s,"tools":%s},"responses":["{\"usage\":{\"prompt_tokens\":%d}}"]}`, msgs, tools, withTools)
+	isl := islOf(t, m, rec)
+	// AIPerf: the template without tools, plus the tool texts counted bare.
+	if isl.Templated == nil || *isl.Templated != noTools+toolText {
+		t.Fatalf("templated %v, want %d + %d", isl.Templated, noTools, toolText)
+	}
+	if got := causes(isl.VsServer)[records.CauseTools]; got != withTools-noTools-toolText || isl.VsServer.Total != got {
+		t.Errorf("vs server %+v, want tools %d", isl.VsServer, withTools-noTools-toolText)
+	}
+	// Without --no-tools the request's tools reach the template, as on the server.
+	m2 := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	if isl := islOf(t, m2, rec); *isl.Templated != withTools || isl.VsServer.Total != 0 {
+		t.Errorf("with tools: templated %d, gap %+v; want %d, 0", *isl.Templated, isl.VsServer, withTools)
+	}
+}
+
+func TestPartJoinAndMediaCauses(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	body := `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"[rid:eb232ceb3496]"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"Describe it."}]}]}`
+	joined := templatedCount(t, m, `[{"role":"user","content":"[rid:eb232ceb3496]Describe it."}]`, "")
+	newline := templatedCount(t, m, `[{"role":"user","content":"[rid:eb232ceb3496]\nDescribe it."}]`, "")
+	// A vLLM-like server: parts joined with "\n", and 64 image tokens.
+	server := newline + 64
+	rec := fmt.Sprintf(`{"payload":%s,"responses":["{\"usage\":{\"prompt_tokens\":%d}}"]}`, body, server)
+	isl := islOf(t, m, rec)
+	if *isl.Templated != joined || isl.Media == nil || isl.Media.Images != 1 {
+		t.Fatalf("templated %d media %+v, want %d and one image", *isl.Templated, isl.Media, joined)
+	}
+	c := causes(isl.VsServer)
+	if c[records.CausePartJoin] != newline-joined || c[records.CauseMedia] != 64 || isl.VsServer.Total != server-joined {
+		t.Errorf("vs server %+v, want part join %d, media 64", isl.VsServer, newline-joined)
+	}
+}
+
+func TestMarkerCauseVsTarget(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	marker := "[rid:8e15353008f0]\n\n"
+	content := "Hello, how are you today?"
+	msgs := fmt.Sprintf(`[{"role":"user","content":%q}]`, marker+content)
+	got := templatedCount(t, m, msgs, "")
+	target := got - 3
+	rec := fmt.Sprintf(`{"kind":"islkit.request","schema_version":1,"turn":0,"target_isl":%d,"marker":%q,"payload":{"model":"m","messages":%s}}`, target, marker, msgs)
+	isl := islOf(t, m, rec)
+	if isl.VsTarget.Total != 3 {
+		t.Fatalf("vs target %+v, want 3", isl.VsTarget)
+	}
+	sum := 0
+	for _, c := range isl.VsTarget.Causes {
+		sum += c.Tokens
+	}
+	if sum != 3 {
+		t.Errorf("causes %+v do not add up to 3", isl.VsTarget.Causes)
+	}
+	// The marker's share is its real cost minus probe's estimate.
+	c := m.constants()
+	wantMarker := m.opts.Tokenizer.Count(marker) - c.markers["first_turn_prefix"]
+	if causes(isl.VsTarget)[records.CauseMarker] != wantMarker {
+		t.Errorf("marker cause %d, want %d", causes(isl.VsTarget)[records.CauseMarker], wantMarker)
+	}
+}
+
+func TestInputsJSONDocument(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	doc := `{"data":[{"session_id":"a","payloads":[{"messages":[{"role":"user","content":"Hi"}]},{"messages":"bad"}]},{"session_id":"b","payloads":[{"messages":[{"role":"user","content":"Yo"}]}]}]}`
+	res, err := m.Record([]byte(doc))
+	if err == nil || !strings.Contains(err.Error(), "data[0].payloads[1]") {
+		t.Errorf("error %v should name data[0].payloads[1]", err)
+	}
+	if len(res.Lines) != 2 || len(res.ISLs) != 2 {
+		t.Fatalf("got %d records, want 2 (the bad payload skipped)", len(res.Lines))
+	}
+	if !strings.HasPrefix(string(res.Lines[1]), `{"session_id":"b","turn":0,`) {
+		t.Errorf("second record %s", res.Lines[1])
+	}
+	if _, err := m.Record([]byte(`{"data":5}`)); err == nil {
+		t.Error("inputs.json with data 5 accepted")
+	}
+}
+
+func TestNullTemplateShortCircuitsToBare(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	m.opts.Template = nil // a base model: chat_template is null
+	isl := islOf(t, m, `{"model":"m","messages":[{"role":"user","content":"Hello"},{"role":"user","content":"world"}]}`)
+	if isl.Counted != "bare" || isl.Templated != nil || isl.Bare != m.opts.Tokenizer.Count("Hello world") {
+		t.Errorf("got %+v, want bare count of \"Hello world\"", isl)
+	}
+}

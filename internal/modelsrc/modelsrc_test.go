@@ -1,0 +1,121 @@
+package modelsrc
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+func TestDefaultIsQwen3(t *testing.T) {
+	src, err := Resolve("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := src.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Qwen3's ids for "Hello world", from the Rust library.
+	if ids := tok.Encode("Hello world"); len(ids) != 2 || ids[0] != 9707 || ids[1] != 1879 {
+		t.Errorf("embedded model encodes Hello world as %v", ids)
+	}
+	if _, err := src.ReadFile("tokenizer_config.json"); err != nil {
+		t.Errorf("embedded model has no tokenizer_config.json: %v", err)
+	}
+	// The embedded files are the shared qwen3 folder's, byte for byte.
+	shared := testutil.SharedDir(t)
+	sum, _ := src.TokenizerSHA256()
+	want, err := Resolve(filepath.Join(shared, "models", "qwen3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wsum, _ := want.TokenizerSHA256(); wsum != sum {
+		t.Errorf("embedded tokenizer.json sha256 %s, shared qwen3 %s", sum, wsum)
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestResolveFileDirAndHubCache(t *testing.T) {
+	shared := testutil.SharedDir(t)
+	model := filepath.Join(shared, "models", "mistral7b")
+
+	// A file given directly: its folder supplies the other files.
+	src, err := Resolve(filepath.Join(model, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.ReadFile("chat_template.jinja"); err != nil {
+		t.Errorf("file spec: chat_template.jinja beside it not found: %v", err)
+	}
+
+	// The HuggingFace hub cache layout, offline, through refs/main.
+	hub := t.TempDir()
+	repo := filepath.Join(hub, "models--mistralai--Mistral-7B-v0.1")
+	snap := filepath.Join(repo, "snapshots", "abc123")
+	copyFile(t, filepath.Join(model, "tokenizer.json"), filepath.Join(snap, "tokenizer.json"))
+	copyFile(t, filepath.Join(model, "tokenizer_config.json"), filepath.Join(snap, "tokenizer_config.json"))
+	if err := os.MkdirAll(filepath.Join(repo, "refs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(repo, "refs", "main"), []byte("abc123\n"), 0o644)
+	t.Setenv("HF_HUB_CACHE", "")
+	t.Setenv("HF_HOME", filepath.Dir(hub))
+	os.Rename(hub, filepath.Join(filepath.Dir(hub), "hub"))
+	src, err = Resolve("mistralai/Mistral-7B-v0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(src.Dir, filepath.Join("snapshots", "abc123")) {
+		t.Errorf("hub snapshot dir = %s", src.Dir)
+	}
+	tok, err := src.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tok.Count("Hello world"); n != 2 {
+		t.Errorf("hub model counts Hello world as %d tokens, want 2", n)
+	}
+}
+
+func TestResolveErrorsSayWhatIsWrong(t *testing.T) {
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	cases := map[string]string{
+		"nope/model":       "not in the HuggingFace cache",
+		"./no/such/file":   "no such file or folder",
+		"not-a-model-name": "no such file or folder",
+	}
+	for spec, want := range cases {
+		if _, err := Resolve(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Resolve(%q) = %v, want %q", spec, err, want)
+		}
+	}
+	empty := t.TempDir()
+	if _, err := Resolve(empty); err == nil || !strings.Contains(err.Error(), "no tokenizer.json") {
+		t.Errorf("empty folder: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "tokenizer.json")
+	os.WriteFile(bad, []byte(`{"model": {"type": "BPE", "vocab": {}, "merges": [`), 0o644)
+	src, err := Resolve(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Tokenizer(); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("truncated tokenizer.json: error %v does not name the file", err)
+	}
+}

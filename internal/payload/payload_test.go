@@ -1,0 +1,97 @@
+package payload
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The AIPerf record-processor cases: media parts dropped, text parts of a
+// message joined with "" in the chat view, every text kept for the bare
+// count, tool definitions and tool calls as texts.
+func TestExtractFollowsAIPerf(t *testing.T) {
+	body := `{"model":"m","messages":[
+	  {"role":"system","content":"Be brief."},
+	  {"role":"user","content":[{"type":"text","text":"[rid:abc123def456]"},{"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"What is this?"},{"type":"input_audio","input_audio":{}},{"type":"video_url"}]},
+	  {"role":"assistant","content":null,"tool_calls":[{"id":"1","type":"function","function":{"name":"look","arguments":"{\"q\":1}"}}]},
+	  {"role":"tool","content":"42"}],
+	 "tools":[{"type":"function","function":{"name":"look","description":"Look it up","parameters":{"type":"object", "properties":{}}}}],
+	 "chat_template_kwargs":{"enable_thinking":false}}`
+	ex, err := Extract([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTexts := []string{"Be brief.", "[rid:abc123def456]", "What is this?", "look", `{"q":1}`, "42", "look", "Look it up", `{"type":"object","properties":{}}`}
+	if !slices.Equal(ex.Texts, wantTexts) {
+		t.Errorf("Texts = %q\nwant %q", ex.Texts, wantTexts)
+	}
+	wantView := `[{"role":"system","content":"Be brief."},{"role":"user","content":"[rid:abc123def456]What is this?"},{"role":"assistant","content":"","tool_calls":[{"id":"1","type":"function","function":{"name":"look","arguments":"{\"q\":1}"}}]},{"role":"tool","content":"42"}]`
+	if string(ex.Messages) != wantView {
+		t.Errorf("Messages = %s\nwant %s", ex.Messages, wantView)
+	}
+	if ex.Media.Images != 1 || ex.Media.Audios != 1 || ex.Media.Videos != 1 {
+		t.Errorf("Media = %+v", ex.Media)
+	}
+	if !ex.MultiTextParts || ex.NumMessages != 4 {
+		t.Errorf("MultiTextParts %v, NumMessages %d", ex.MultiTextParts, ex.NumMessages)
+	}
+	if ex.Kwargs["enable_thinking"] != false {
+		t.Errorf("Kwargs = %v", ex.Kwargs)
+	}
+	if got := ex.Contents()[1]; got != "[rid:abc123def456]What is this?" {
+		t.Errorf("Contents()[1] = %q", got)
+	}
+	if got := ex.Roles(); !slices.Equal(got, []string{"system", "user", "assistant", "tool"}) {
+		t.Errorf("Roles() = %q", got)
+	}
+	nl := `[{"role":"system","content":"Be brief."},{"role":"user","content":"[rid:abc123def456]\nWhat is this?"},`
+	if string(ex.NewlineMessages[:len(nl)]) != nl {
+		t.Errorf("NewlineMessages = %s", ex.NewlineMessages)
+	}
+}
+
+func TestExtractBadPayloads(t *testing.T) {
+	cases := map[string]string{
+		`{"model":"m"}`:                              "no \"messages\"",
+		`{"messages":null}`:                          "no \"messages\"",
+		`{"messages":"hi"}`:                          "not an array",
+		`{"messages":[1]}`:                           "not an object",
+		`{"messages":[{"role":"user","content":5}]}`: "neither a string nor a list",
+		`{"messages":[{"role":"user","content":[{"type":"text","text":5}]}]}`: "is not a string",
+		`{"messages":[],"chat_template_kwargs":[1]}`:                          "not an object",
+		`{"messages":[`: "payload",
+	}
+	for body, want := range cases {
+		_, err := Extract([]byte(body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Extract(%s) = %v, want an error mentioning %q", body, err, want)
+		}
+	}
+	if _, err := Extract([]byte(`{"model":"m"}`)); !errors.Is(err, ErrNoMessages) {
+		t.Errorf("missing messages is not ErrNoMessages: %v", err)
+	}
+}
+
+func FuzzExtract(f *testing.F) {
+	for _, s := range []string{
+		`{"messages":[{"role":"user","content":"hi"}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url"}]}],"tools":[{"function":{"name":"x"}}]}`,
+		`{"messages":[{"role":1,"content":null,"tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ex, err := Extract(body)
+		if err != nil {
+			return
+		}
+		// The chat view must be valid JSON with one entry per message.
+		if n := len(ex.Contents()); n != ex.NumMessages {
+			t.Fatalf("view has %d contents, NumMessages %d: %s", n, ex.NumMessages, ex.Messages)
+		}
+		if _, err := ex.View(func(int, string) string { return "" }); err != nil {
+			t.Fatalf("View: %v", err)
+		}
+	})
+}

@@ -1,0 +1,85 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/jsonl"
+)
+
+func TestMapKeepsInputOrderAndReportsFailures(t *testing.T) {
+	var in strings.Builder
+	for i := 0; i < 500; i++ {
+		fmt.Fprintf(&in, "%d\n", i)
+	}
+	var out bytes.Buffer
+	w := jsonl.NewWriter(&out)
+	var reported []string
+	last := -1
+	st, err := Map(context.Background(), jsonl.NewReader(strings.NewReader(in.String()), "in"), w, 8,
+		func(line jsonl.Line) (Output, error) {
+			n, _ := strconv.Atoi(string(line.Data))
+			time.Sleep(time.Duration(n%7) * 50 * time.Microsecond) // finish out of order
+			if n%100 == 99 {
+				return Output{}, errors.New("boom")
+			}
+			if n == 3 {
+				return Output{Lines: [][]byte{[]byte("3a"), []byte("3b")}, Value: n}, nil
+			}
+			return Output{Lines: [][]byte{line.Data}, Value: n}, nil
+		}, func(err error, _ Output) { reported = append(reported, err.Error()) },
+		func(v any) {
+			if n := v.(int); n < last {
+				t.Errorf("sink got %d after %d", n, last)
+			} else {
+				last = n
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	if st.Lines != 500 || st.Failed != 5 {
+		t.Errorf("stats %+v, want 500 lines, 5 failed", st)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 496 || lines[3] != "3a" || lines[4] != "3b" || lines[5] != "4" || lines[len(lines)-1] != "498" {
+		t.Errorf("output %d lines: %q ... %q", len(lines), lines[:6], lines[len(lines)-1])
+	}
+	if len(reported) != 5 || reported[0] != "in:100: boom" {
+		t.Errorf("reported %q", reported)
+	}
+}
+
+// errWriter fails every write, like a closed stdout.
+type errWriter struct{}
+
+func (errWriter) Write([]byte) (int, error) { return 0, errors.New("write: broken pipe") }
+
+func TestMapStopsOnWriteError(t *testing.T) {
+	in := strings.Repeat("{}\n", 200000)
+	w := jsonl.NewWriter(errWriter{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := Map(context.Background(), jsonl.NewReader(strings.NewReader(in), "in"), w, 2,
+			func(line jsonl.Line) (Output, error) {
+				return Output{Lines: [][]byte{bytes.Repeat([]byte("x"), 1024)}}, nil
+			},
+			func(error, Output) {}, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Map returned nil after the writer failed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Map did not stop after the writer failed")
+	}
+}
