@@ -228,7 +228,7 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 		return nil // exact, or the marker alone is already too long
 	}
 	rng := rand.New(rand.NewPCG(c.opts.Seed, 0))
-	eval := func(text string, _ int) (attempt, error) {
+	eval := func(text string) (attempt, error) {
 		return attempt{text: text, wire: count(text)}, nil
 	}
 	a, out, err := c.search(rng.IntN(len(c.gen.ids)), c.sysBare-(got-want), want, eval)
@@ -323,9 +323,10 @@ func adjustment(comp budget.Compensation, first bool) int {
 	return comp.LaterTurnAdjustment()
 }
 
+// attempt is a candidate text and the count it gives.
 type attempt struct {
-	text       string
-	bare, wire int
+	text string
+	wire int
 }
 
 // outcome of search.
@@ -341,18 +342,17 @@ const (
 // steps on the bare budget (the count is nearly linear in it), then ±1
 // steps where the count jumps, then single-token pads on the closest text
 // below the target, then other corpus windows. Every path is bounded.
-func (c *Composer) search(start, guess, target int, eval func(text string, bare int) (attempt, error)) (attempt, outcome, error) {
+func (c *Composer) search(start, guess, target int, eval func(text string) (attempt, error)) (attempt, outcome, error) {
 	var below *attempt
 	for try := 0; try < 4; try++ {
 		s := start + try*(len(c.gen.ids)/5+1)
 		tried := map[int]bool{}
 		b := max(1, guess)
 		for range 24 {
-			text, err := c.gen.exact(s, b)
-			if err != nil {
-				return attempt{}, stuck, err
-			}
-			a, err := eval(text, b) // exact made its count b
+			// The window's own bare count may differ from b by a merge at
+			// its ends; only the wire count matters here, and the bare count
+			// is taken once for the text that is kept.
+			a, err := eval(c.gen.text(s, b))
 			if err != nil {
 				return attempt{}, stuck, err
 			}
@@ -399,16 +399,13 @@ func (c *Composer) search(start, guess, target int, eval func(text string, bare 
 // or marks the turn unreachable when even a one-token text overshoots.
 func (c *Composer) fit(conv *records.Conversation, k int, marker string, target, guess, start int) error {
 	t := &conv.Turns[k]
-	eval := func(text string, bare int) (attempt, error) {
+	eval := func(text string) (attempt, error) {
 		t.Text = text
 		w, err := c.wireCount(conv, k, marker)
 		if err != nil {
 			return attempt{}, fmt.Errorf("rendering the request: %w", err)
 		}
-		if bare < 0 {
-			bare = c.model.Tokenizer.Count(text)
-		}
-		return attempt{text: text, bare: bare, wire: w}, nil
+		return attempt{text: text, wire: w}, nil
 	}
 	a, out, err := c.search(start, guess, target, eval)
 	if err != nil {
@@ -421,7 +418,7 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 		t.Unreachable = &records.Unreachable{MinISL: a.wire, Short: a.wire - target,
 			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
 	}
-	t.Text, t.BareTokens = a.text, a.bare
+	t.Text, t.BareTokens = a.text, c.model.Tokenizer.Count(a.text)
 	w := a.wire
 	t.WireISL = &w
 	return nil
@@ -429,11 +426,11 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 
 // pad appends single-token words to a text whose count is short of the
 // target, keeping only appends that do not overshoot.
-func (c *Composer) pad(eval func(string, int) (attempt, error), a attempt, target int) (attempt, error) {
+func (c *Composer) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
 	for step := 0; step < 64 && a.wire < target; step++ {
 		grown := false
 		for _, p := range pads {
-			b, err := eval(a.text+p, -1)
+			b, err := eval(a.text + p)
 			if err != nil {
 				return a, err
 			}

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -16,7 +17,19 @@ type textGen struct {
 	// starts marks the corpus's ids whose token begins a word: 'G' for a
 	// byte-level "Ġ…", 'M' for a SentencePiece "▁…". Read-only once built.
 	starts map[int]byte
+	// The corpus is decoded once, in pieces of about decodePiece tokens cut
+	// before a word-starting token; a window is then whole pieces plus one
+	// short decode, instead of a decode of the whole window (Decode costs
+	// about as much as an encode). spaced[k]: a SentencePiece decoder
+	// strips the leading space of piece k, which a window that continues
+	// into it must put back.
+	pieceStart []int
+	pieceText  []string
+	spaced     []bool
 }
+
+// decodePiece is the piece size decode aims for.
+const decodePiece = 64
 
 func newTextGen(tok *tokenizer.Tokenizer, ids []int) *textGen {
 	g := &textGen{tok: tok, ids: ids, starts: map[int]byte{}}
@@ -34,42 +47,49 @@ func newTextGen(tok *tokenizer.Tokenizer, ids []int) *textGen {
 			g.starts[id] = 0
 		}
 	}
-	return g
-}
-
-// decodePiece is the piece size decode aims for.
-const decodePiece = 64
-
-// decode is tok.Decode(ids), computed piecewise because Decode's cost
-// grows with the square of the text: pieces are cut before a token that
-// starts a word, where a byte-level decode cannot split a character, and
-// the leading space a SentencePiece decoder strips from each piece is put
-// back. TestDecodeMatches checks it against Decode on every model; the
-// callers verify counts anyway.
-func (g *textGen) decode(ids []int) string {
-	if len(ids) <= 2*decodePiece {
-		return g.tok.Decode(ids, false)
-	}
-	var sb strings.Builder
 	for from := 0; from < len(ids); {
 		to := min(len(ids), from+decodePiece)
 		for to < len(ids) && g.starts[ids[to]] == 0 {
 			to++
 		}
-		s := g.tok.Decode(ids[from:to], false)
-		if from > 0 && g.starts[ids[from]] == 'M' && !strings.HasPrefix(s, " ") {
+		text := tok.Decode(ids[from:to], false)
+		g.pieceStart = append(g.pieceStart, from)
+		g.pieceText = append(g.pieceText, text)
+		g.spaced = append(g.spaced, g.starts[ids[from]] == 'M' && !strings.HasPrefix(text, " "))
+		from = to
+	}
+	return g
+}
+
+func (g *textGen) pieceLen(p int) int {
+	if p+1 < len(g.pieceStart) {
+		return g.pieceStart[p+1] - g.pieceStart[p]
+	}
+	return len(g.ids) - g.pieceStart[p]
+}
+
+// text decodes n corpus tokens from the start of the piece holding
+// position start (wrapping around the corpus): the same text as
+// tok.Decode of those ids, except across the wrap.
+func (g *textGen) text(start, n int) string {
+	p := sort.SearchInts(g.pieceStart, start%len(g.ids)+1) - 1
+	var sb strings.Builder
+	for first := true; n > 0; first = false {
+		l := g.pieceLen(p)
+		if !first && g.spaced[p] {
 			sb.WriteByte(' ')
 		}
-		sb.WriteString(s)
-		from = to
+		if l <= n {
+			sb.WriteString(g.pieceText[p])
+		} else {
+			sb.WriteString(g.tok.Decode(g.ids[g.pieceStart[p]:g.pieceStart[p]+n], false))
+			l = n
+		}
+		n -= l
+		p = (p + 1) % len(g.pieceStart)
 	}
 	return sb.String()
 }
-
-// pads are appended one at a time when a text is a few tokens short; each
-// is a common word that is a single token in every vocabulary we know, so
-// it moves the count by one.
-var pads = []string{" the", " and", " of", " a", ".", " to", " in", " it"}
 
 // window returns ids[start : start+n], wrapping around the corpus.
 func (g *textGen) window(start, n int) []int {
@@ -83,6 +103,11 @@ func (g *textGen) window(start, n int) []int {
 	return out
 }
 
+// pads are appended one at a time when a text is a few tokens short; each
+// is a common word that is a single token in every vocabulary we know, so
+// it moves the count by one.
+var pads = []string{" the", " and", " of", " a", ".", " to", " in", " it"}
+
 // exact returns text whose bare count is exactly n (n >= 1): AIPerf's
 // repair loop (decode a window, re-encode, grow or shrink the window by
 // the error, up to 10 times), then, because BPE merges at the cut can make
@@ -91,7 +116,7 @@ func (g *textGen) exact(start, n int) (string, error) {
 	length := n
 	var text string
 	for range 10 {
-		text = g.decode(g.window(start, length))
+		text = g.text(start, length)
 		c := g.tok.Count(text)
 		if c == n {
 			return text, nil

@@ -158,15 +158,35 @@ func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counte
 	}
 	tok := m.opts.Tokenizer
 	contents := ex.Contents()
-	content, markerTokens := 0, 0
+	content, markerTokens, replies, nReplies := 0, 0, 0, 0
 	var target cachebust.Target
 	msgRoles := roles(ex)
 	for i, c := range contents {
 		rest, marker := splitMarker(c, meta.marker)
-		content += tok.Count(rest)
+		n := tok.Count(rest)
+		content += n
+		if msgRoles[i] == "assistant" {
+			replies += n
+			nReplies++
+		}
 		if marker != "" {
 			markerTokens = tok.Count(marker)
 			target = markerTarget(marker, msgRoles[i])
+		}
+	}
+	var causes []records.Cause
+	remaining := gap.Total
+	if nReplies > 0 && meta.maxTokens > 0 {
+		// compose sized the history assuming max_tokens per reply; the
+		// replies' real length is the first thing to set apart.
+		if d := replies - nReplies*meta.maxTokens; d != 0 {
+			causes = append(causes, records.Cause{Cause: records.CauseReplies, Tokens: d})
+			remaining -= d
+			content -= d
+		}
+		if remaining == 0 {
+			gap.Causes = causes
+			return gap
 		}
 	}
 	empty, err := ex.View(func(int, string) string { return "" })
@@ -182,17 +202,17 @@ func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counte
 	if markerTokens > 0 {
 		estimate = c.markers[target]
 	}
-	causes := []records.Cause{
+	parts := []records.Cause{
 		{Cause: records.CauseTemplate, Tokens: pure - expectedTemplate},
 		{Cause: records.CauseMarker, Tokens: markerTokens - estimate},
-		{Cause: records.CauseBoundary, Tokens: counted - pure - content - markerTokens},
+		{Cause: records.CauseBoundary, Tokens: counted - pure - (content + (gap.Total - remaining)) - markerTokens},
 	}
 	explained := 0
-	for _, x := range causes {
+	for _, x := range parts {
 		explained += x.Tokens
 	}
-	causes = append(causes, records.Cause{Cause: records.CauseContent, Tokens: gap.Total - explained})
-	gap.Causes = nonZero(causes)
+	parts = append(parts, records.Cause{Cause: records.CauseContent, Tokens: remaining - explained})
+	gap.Causes = nonZero(append(causes, parts...))
 	return gap
 }
 

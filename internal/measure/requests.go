@@ -18,6 +18,7 @@ type requestMeta struct {
 	conversationID           string
 	turn                     *int
 	marker                   string // the injected marker text, when known
+	maxTokens                int    // the turn's max_tokens, 0 when unknown
 }
 
 // withISL measures body and adds the "isl" member to obj.
@@ -45,7 +46,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object) ([]byte, records.ISL, error) {
 	if len(rec.Payload) == 0 {
 		return nil, records.ISL{}, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
 	}
-	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker}
+	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, maxTokens: rec.MaxTokens}
 	target, turn := rec.TargetISL, rec.Turn
 	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
 	if rec.Result != nil && rec.Result.Usage != nil {

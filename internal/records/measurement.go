@@ -65,6 +65,10 @@ const (
 	CauseBoundary = "bpe_boundary_merges"
 	// CauseContent: the content itself has another length than budgeted.
 	CauseContent = "content"
+	// CauseReplies: the assistant replies in the history have another
+	// length than the max_tokens compose budgeted for them (live runs use
+	// the server's real replies, whose re-encoded length drifts).
+	CauseReplies = "assistant_replies"
 	// CauseDoubledBOS: the server tokenized the rendered prompt with
 	// special tokens, adding a BOS the template already wrote.
 	CauseDoubledBOS = "doubled_bos"
