@@ -99,7 +99,12 @@ func run(f *flags) int {
 			return cli.ExitUsage
 		}
 	}
-	model, err := cli.LoadModel(f.Tokenizer, f.ChatTemplate, f.Now, f.ApplyChatTemplate)
+	// The template is loaded even without --apply-chat-template: counts
+	// stay bare then, but a gap to the server's count is explained with it.
+	model, err := cli.LoadModel(f.Tokenizer, f.ChatTemplate, f.Now, true)
+	if err != nil && !f.ApplyChatTemplate {
+		model, err = cli.LoadModel(f.Tokenizer, f.ChatTemplate, f.Now, false)
+	}
 	if err != nil {
 		return cli.Fail("measure", err)
 	}

@@ -66,3 +66,22 @@ func TestTokenizeOrderIndependentOfWorkers(t *testing.T) {
 		t.Error("empty corpus should fail")
 	}
 }
+
+// Chunks never panics, never returns empty or space-edged chunks, and
+// keeps every non-space byte of the text.
+func FuzzChunks(f *testing.F) {
+	f.Add("a\nb\n\n c \r\n")
+	f.Add(strings.Repeat("word ", 3000))
+	f.Fuzz(func(t *testing.T, s string) {
+		var n int
+		for _, c := range Chunks(s) {
+			if c == "" || strings.TrimSpace(c) != c {
+				t.Fatalf("bad chunk %q", c)
+			}
+			n += len(strings.Join(strings.Fields(c), ""))
+		}
+		if want := len(strings.Join(strings.Fields(s), "")); n != want {
+			t.Fatalf("kept %d non-space bytes of %d", n, want)
+		}
+	})
+}

@@ -1,0 +1,73 @@
+package records_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/compose"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+func composeLines(t *testing.T, target cachebust.Target, exact bool, system int) [][]byte {
+	t.Helper()
+	p, err := probe.Run(probe.Options{ApplyChatTemplate: true, CacheBust: target, Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := compose.LoadModel(p, "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := compose.New(p, m, "", compose.Options{ISL: 120, OSL: 20, Conversations: 2, Turns: 2, Seed: 3,
+		SharedSystemPromptLength: system, Exact: exact, Workers: 1, ISLSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := jsonl.NewWriter(&buf)
+	if err := c.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	return bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+}
+
+// Real compose output conforms to schemas/conversation.schema.json, in
+// both modes, with and without a shared system prompt.
+func TestConversationRecordMatchesSchema(t *testing.T) {
+	for _, target := range []cachebust.Target{cachebust.None, cachebust.SystemSuffix, cachebust.FirstTurnPrefix} {
+		for _, exact := range []bool{true, false} {
+			for _, system := range []int{0, 40} {
+				for _, line := range composeLines(t, target, exact, system) {
+					testutil.ValidateSchema(t, "conversation.schema.json", line)
+				}
+			}
+		}
+	}
+}
+
+func TestConversationSchemaRejects(t *testing.T) {
+	good := string(composeLines(t, cachebust.FirstTurnPrefix, true, 0)[0])
+	for _, bad := range []struct{ from, to string }{
+		{`"marker_landing":"first_user_turn/prefix"`, `"marker_landing":"none"`},
+		{`"schema_version":1`, `"schema_version":7`},
+		{`"wire_isl":`, `"wire_islx":`},
+		{`"target_isl":`, `"target_isl":-3,"y":`},
+	} {
+		doc := strings.Replace(good, bad.from, bad.to, 1)
+		if doc == good {
+			t.Fatalf("%q not in %s", bad.from, good)
+		}
+		ft := &fakeT{TB: t}
+		testutil.ValidateSchema(ft, "conversation.schema.json", []byte(doc))
+		if !ft.failed {
+			t.Errorf("schema accepted %s → %s", bad.from, bad.to)
+		}
+	}
+}
