@@ -17,9 +17,12 @@ build:
 	$(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(TOOLS))
 
 # The full suite, conformance included: every golden file of $(SHARED) must
-# match. ISLKIT_REQUIRE_SHARED makes a missing $(SHARED) a failure, not a skip.
+# match. ISLKIT_REQUIRE_SHARED makes a missing $(SHARED) a failure, not a
+# skip. The race detector then reruns the suite in -short mode, which skips
+# only the long conformance sweeps (they are single-goroutine loops).
 test:
-	ISLKIT_REQUIRE_SHARED=1 $(GO) test -race -count=1 ./...
+	ISLKIT_REQUIRE_SHARED=1 $(GO) test -count=1 ./...
+	ISLKIT_REQUIRE_SHARED=1 $(GO) test -race -short -count=1 ./...
 
 test-short:
 	$(GO) test -short -count=1 ./...

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -68,14 +69,29 @@ type flags struct {
 func main() {
 	var f flags
 	parser := kong.Must(&f, kong.Name("compose"), kong.Description(description),
-		kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}, kong.UsageOnError())
-	kctx, err := parser.Parse(os.Args[1:])
-	parser.FatalIfErrorf(err)
-	set := map[string]bool{}
-	for _, fl := range kctx.Flags() {
-		set[fl.Name] = fl.Set
+		kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
+	if _, err := parser.Parse(os.Args[1:]); err != nil {
+		// kong would exit 80; a bad command line is a usage error (2).
+		fmt.Fprintf(os.Stderr, "compose: %v (see compose --help)\n", err)
+		os.Exit(cli.ExitUsage)
 	}
-	os.Exit(run(&f, set))
+	os.Exit(run(&f, given(os.Args[1:])))
+}
+
+// given lists the flags spelled out on the command line (kong's Value.Set
+// is also true for defaults), so a stddev without its mean can be refused.
+func given(args []string) map[string]bool {
+	set := map[string]bool{}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if name, ok := strings.CutPrefix(a, "--"); ok {
+			name, _, _ = strings.Cut(name, "=")
+			set[name] = true
+		}
+	}
+	return set
 }
 
 func run(f *flags, set map[string]bool) int {

@@ -67,6 +67,7 @@ type flags struct {
 	Now               string   `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
 	IDs               bool     `name:"ids" help:"Add the token ids to text records."`
 	Rendered          bool     `help:"Add the rendered template text to message records."`
+	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (costs a second encode)."`
 	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does."`
 	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause."`
 	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json)." placeholder:"FILE"`
@@ -117,6 +118,7 @@ func run(f *flags) int {
 		Rendered:          f.Rendered,
 		Now:               model.Now,
 		NoTools:           f.NoTools,
+		Bare:              f.Bare,
 	})
 	summary := report.NewSummary()
 	ctx, stop := cli.Signals()

@@ -52,7 +52,12 @@ type flags struct {
 
 func main() {
 	var f flags
-	kong.Parse(&f, kong.Name("probe"), kong.Description(description), kong.UsageOnError())
+	parser := kong.Must(&f, kong.Name("probe"), kong.Description(description))
+	if _, err := parser.Parse(os.Args[1:]); err != nil {
+		// kong would exit 80; a bad command line is a usage error (2).
+		fmt.Fprintf(os.Stderr, "probe: %v (see probe --help)\n", err)
+		os.Exit(cli.ExitUsage)
+	}
 	os.Exit(run(&f))
 }
 

@@ -53,6 +53,10 @@ type Composer struct {
 	// first and later turns (found once on a calibration conversation), so
 	// most turns hit their target on the first render.
 	corr0, corrN int
+	// calMarker is the calibration marker's own count: a conversation's
+	// marker may count a token or two more or less (its digest differs),
+	// and the first guess accounts for that.
+	calMarker int
 }
 
 // DefaultBenchmarkID derives the marker's benchmark id from the seed (AIPerf
@@ -98,17 +102,16 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 			return nil, usagef("--shared-system-prompt-length: the chat template of %s cannot take a system message (%v); drop the flag for this model", m.Source.Name, err)
 		}
 	}
+	var err error
 	if corpusText == "" {
-		var err error
 		if corpusText, err = corpus.Default(); err != nil {
 			return nil, err
 		}
 	}
-	ids, err := tokenizedCorpus(corpusText, m, max(opts.Workers, runtime.GOMAXPROCS(0)))
-	if err != nil {
+	if c.gen, err = corpusGen(corpusText, m, max(opts.Workers, runtime.GOMAXPROCS(0))); err != nil {
 		return nil, err
 	}
-	c.gen = newTextGen(m.Tokenizer, ids)
+	ids := c.gen.ids
 	if hasSystem {
 		rng := rand.New(rand.NewPCG(opts.Seed, 0))
 		c.sysBare = c.comp.SystemPromptLength(opts.SharedSystemPromptLength)
@@ -131,19 +134,19 @@ type corpusKey struct {
 
 // corpora caches tokenized corpora, so a process that composes several
 // times with one model (tests, benchmarks) tokenizes the corpus once.
-var corpora sync.Map // corpusKey -> []int
+var corpora sync.Map // corpusKey -> *textGen
 
-func tokenizedCorpus(text string, m *Model, workers int) ([]int, error) {
+func corpusGen(text string, m *Model, workers int) (*textGen, error) {
 	key := corpusKey{m.Tokenizer, sha256.Sum256([]byte(text))}
-	if ids, ok := corpora.Load(key); ok {
-		return ids.([]int), nil
+	if g, ok := corpora.Load(key); ok {
+		return g.(*textGen), nil
 	}
-	ids, err := corpus.Tokenize(text, m.Tokenizer, workers)
+	g, err := newTextGen(m.Tokenizer, text, workers)
 	if err != nil {
 		return nil, err
 	}
-	corpora.Store(key, ids)
-	return ids, nil
+	corpora.Store(key, g)
+	return g, nil
 }
 
 // calibrate measures, on a throwaway two-turn conversation at the mean
@@ -153,6 +156,7 @@ func (c *Composer) calibrate() error {
 	cal.Turns = make([]records.Turn, 2)
 	rng := rand.New(rand.NewPCG(c.opts.Seed^0x9e3779b97f4a7c15, 1))
 	marker := wire.Marker(cal, 0)
+	c.calMarker = c.markerCount(marker)
 	if err := c.systemFor(cal, marker); err != nil {
 		return err
 	}
@@ -180,6 +184,16 @@ func (c *Composer) calibrate() error {
 		}
 	}
 	return nil
+}
+
+// markerCount is the marker's own token count when it lands on the first
+// user turn (0 otherwise: a system marker is absorbed by the system
+// prompt's exact length).
+func (c *Composer) markerCount(marker string) int {
+	if c.comp.Landing.Slot != cachebust.FirstUserTurn || marker == "" {
+		return 0
+	}
+	return c.model.Tokenizer.Count(marker)
 }
 
 func (c *Composer) newConversation(i int) *records.Conversation {
@@ -290,7 +304,7 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 		if c.opts.Exact {
 			corr := c.corrN
 			if k == 0 {
-				corr = c.corr0
+				corr = c.corr0 + c.markerCount(marker) - c.calMarker
 			}
 			err = c.fit(conv, k, marker, target, guess-corr, userStart)
 		} else {

@@ -6,59 +6,41 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
 
 // textGen cuts texts of an exact bare token count out of a tokenized
-// corpus.
+// corpus. It is read-only once built, and shared by every composer of one
+// model and corpus.
 type textGen struct {
 	tok *tokenizer.Tokenizer
-	ids []int
-	// starts marks the corpus's ids whose token begins a word: 'G' for a
-	// byte-level "Ġ…", 'M' for a SentencePiece "▁…". Read-only once built.
-	starts map[int]byte
-	// The corpus is decoded once, in pieces of about decodePiece tokens cut
-	// before a word-starting token; a window is then whole pieces plus one
-	// short decode, instead of a decode of the whole window (Decode costs
-	// about as much as an encode). spaced[k]: a SentencePiece decoder
-	// strips the leading space of piece k, which a window that continues
-	// into it must put back.
+	// ids is the corpus's tokens: piece k is pieceText[k], whose own
+	// encoding is ids[pieceStart[k]:pieceStart[k+1]] (corpus.Pieces).
+	ids        []int
 	pieceStart []int
 	pieceText  []string
-	spaced     []bool
 }
 
-// decodePiece is the piece size decode aims for.
-const decodePiece = 64
-
-func newTextGen(tok *tokenizer.Tokenizer, ids []int) *textGen {
-	g := &textGen{tok: tok, ids: ids, starts: map[int]byte{}}
-	for _, id := range ids {
-		if _, done := g.starts[id]; done {
+func newTextGen(tok *tokenizer.Tokenizer, text string, workers int) (*textGen, error) {
+	pieces := corpus.Pieces(text)
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("corpus has no text")
+	}
+	enc := corpus.TokenizePieces(pieces, tok, workers)
+	g := &textGen{tok: tok}
+	for k, ids := range enc {
+		if len(ids) == 0 {
 			continue
 		}
-		s, _ := tok.IDToToken(id)
-		switch {
-		case strings.HasPrefix(s, "Ġ"):
-			g.starts[id] = 'G'
-		case strings.HasPrefix(s, "▁"):
-			g.starts[id] = 'M'
-		default:
-			g.starts[id] = 0
-		}
+		g.pieceStart = append(g.pieceStart, len(g.ids))
+		g.pieceText = append(g.pieceText, pieces[k])
+		g.ids = append(g.ids, ids...)
 	}
-	for from := 0; from < len(ids); {
-		to := min(len(ids), from+decodePiece)
-		for to < len(ids) && g.starts[ids[to]] == 0 {
-			to++
-		}
-		text := tok.Decode(ids[from:to], false)
-		g.pieceStart = append(g.pieceStart, from)
-		g.pieceText = append(g.pieceText, text)
-		g.spaced = append(g.spaced, g.starts[ids[from]] == 'M' && !strings.HasPrefix(text, " "))
-		from = to
+	if len(g.ids) == 0 {
+		return nil, fmt.Errorf("corpus encodes to no tokens")
 	}
-	return g
+	return g, nil
 }
 
 func (g *textGen) pieceLen(p int) int {
@@ -68,24 +50,35 @@ func (g *textGen) pieceLen(p int) int {
 	return len(g.ids) - g.pieceStart[p]
 }
 
-// text decodes n corpus tokens from the start of the piece holding
-// position start (wrapping around the corpus): the same text as
-// tok.Decode of those ids, except across the wrap.
+// text is about n tokens of corpus text from token position start,
+// wrapping around: whole pieces verbatim, and the first and last partial
+// pieces decoded. Any position can start a prompt (starting only at piece
+// boundaries would make identical prompt prefixes, and server cache hits,
+// likely across a thousand conversations). The leading space is dropped.
+// Callers count the result: merges at the seams can move it by a token.
 func (g *textGen) text(start, n int) string {
-	p := sort.SearchInts(g.pieceStart, start%len(g.ids)+1) - 1
+	start %= len(g.ids)
+	p := sort.SearchInts(g.pieceStart, start+1) - 1
 	var sb strings.Builder
 	for first := true; n > 0; first = false {
-		l := g.pieceLen(p)
-		if !first && g.spaced[p] {
-			sb.WriteByte(' ')
-		}
-		if l <= n {
-			sb.WriteString(g.pieceText[p])
+		from := max(start, g.pieceStart[p])
+		l := min(n, g.pieceStart[p]+g.pieceLen(p)-from)
+		var s string
+		if from == g.pieceStart[p] && l == g.pieceLen(p) {
+			s = g.pieceText[p]
 		} else {
-			sb.WriteString(g.tok.Decode(g.ids[g.pieceStart[p]:g.pieceStart[p]+n], false))
-			l = n
+			s = g.tok.Decode(g.ids[from:from+l], false)
+			// SentencePiece decoders drop the leading space a piece has.
+			if from == g.pieceStart[p] && strings.HasPrefix(g.pieceText[p], " ") && !strings.HasPrefix(s, " ") {
+				s = " " + s
+			}
 		}
+		if first {
+			s = strings.TrimLeft(s, " ")
+		}
+		sb.WriteString(s)
 		n -= l
+		start = 0
 		p = (p + 1) % len(g.pieceStart)
 	}
 	return sb.String()

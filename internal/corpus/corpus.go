@@ -128,3 +128,52 @@ func Tokenize(text string, enc Encoder, workers int) ([]int, error) {
 	}
 	return ids, nil
 }
+
+// PieceBytes is the size Pieces aims for.
+const PieceBytes = 256
+
+// Pieces joins the corpus's trimmed, non-empty lines with one space and
+// cuts the result into pieces of about PieceBytes bytes, each cut just
+// before a space, so every piece but the first starts with " ". Cutting
+// where a byte-level pre-tokenizer cuts anyway lets each piece be encoded
+// on its own (in parallel) and keeps its text: a prompt is then whole
+// pieces plus two short decodes, not a decode of every token.
+func Pieces(text string) []string {
+	var lines []string
+	for line := range strings.Lines(text) {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	s := strings.Join(lines, " ")
+	var pieces []string
+	for pos := 0; pos < len(s); {
+		end := pos + PieceBytes
+		if end >= len(s) {
+			end = len(s)
+		} else if i := strings.IndexByte(s[end:], ' '); i < 0 {
+			end = len(s)
+		} else {
+			end += i
+		}
+		pieces = append(pieces, s[pos:end])
+		pos = end
+	}
+	return pieces
+}
+
+// TokenizePieces encodes every piece with up to workers goroutines.
+func TokenizePieces(pieces []string, enc Encoder, workers int) [][]int {
+	out := make([][]int, len(pieces))
+	workers = max(1, min(workers, len(pieces)))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(pieces); i += workers {
+				out[i] = enc.Encode(pieces[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}

@@ -85,3 +85,28 @@ func FuzzChunks(f *testing.F) {
 		}
 	})
 }
+
+func TestPieces(t *testing.T) {
+	text := strings.Repeat("word\n\n  more words here\n", 200)
+	pieces := Pieces(text)
+	if got, want := strings.Join(pieces, ""), strings.Join(strings.Fields(text), " "); got != want {
+		t.Fatal("pieces do not rebuild the space-joined text")
+	}
+	for i, p := range pieces {
+		if i > 0 && !strings.HasPrefix(p, " ") {
+			t.Errorf("piece %d does not start with a space: %q", i, p)
+		}
+		if i < len(pieces)-1 && len(p) < PieceBytes {
+			t.Errorf("piece %d is %d bytes, want at least %d", i, len(p), PieceBytes)
+		}
+	}
+	ids := TokenizePieces(pieces, byteEnc{}, 3)
+	for i := range pieces {
+		if len(ids[i]) != len(pieces[i]) {
+			t.Fatalf("piece %d: %d ids for %d bytes", i, len(ids[i]), len(pieces[i]))
+		}
+	}
+	if Pieces(" \n ") != nil {
+		t.Error("blank text should have no pieces")
+	}
+}

@@ -19,7 +19,6 @@ import (
 func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) records.ISL {
 	tok := m.opts.Tokenizer
 	isl := records.ISL{
-		Bare:           tok.Count(strings.Join(ex.Texts, " ")),
 		Counted:        "bare",
 		Server:         meta.server,
 		Target:         meta.target,
@@ -31,8 +30,8 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 		media := ex.Media
 		isl.Media = &media
 	}
-	counted := isl.Bare
 	var rendered string
+	counted := 0
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil && ex.Messages != nil {
 		text, err := m.render(ex.Messages, ex, !m.opts.NoTools)
 		if err != nil {
@@ -45,6 +44,13 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 				t += tok.Count(strings.Join(ex.ToolTexts, " "))
 			}
 			isl.Templated, isl.Counted, counted = &t, "templated", t
+		}
+	}
+	if isl.Counted == "bare" || m.opts.Bare {
+		b := tok.Count(strings.Join(ex.Texts, " "))
+		isl.Bare = &b
+		if isl.Counted == "bare" {
+			counted = b
 		}
 	}
 	if meta.target != nil {

@@ -34,6 +34,9 @@ type Options struct {
 	IDs, Rendered bool
 	// Now pins strftime_now; zero means the clock.
 	Now time.Time
+	// Bare adds AIPerf's bare count to requests counted through the
+	// template too (it is always there when it is the reported count).
+	Bare bool
 	// NoTools reproduces AIPerf: request tools are not passed to the
 	// template; their texts are counted bare and added instead.
 	NoTools bool

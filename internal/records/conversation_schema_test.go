@@ -14,16 +14,20 @@ import (
 	"github.com/islkit/islkit/internal/testutil"
 )
 
+var model *compose.Model
+
 func composeLines(t *testing.T, target cachebust.Target, exact bool, system int) [][]byte {
 	t.Helper()
 	p, err := probe.Run(probe.Options{ApplyChatTemplate: true, CacheBust: target, Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := compose.LoadModel(p, "", "", "")
-	if err != nil {
-		t.Fatal(err)
+	if model == nil { // one model for all cases: the corpus is tokenized once
+		if model, err = compose.LoadModel(p, "", "", ""); err != nil {
+			t.Fatal(err)
+		}
 	}
+	m := model
 	c, err := compose.New(p, m, "", compose.Options{ISL: 120, OSL: 20, Conversations: 2, Turns: 2, Seed: 3,
 		SharedSystemPromptLength: system, Exact: exact, Workers: 1, ISLSet: true})
 	if err != nil {

@@ -6,7 +6,9 @@ package records
 type ISL struct {
 	// Bare is AIPerf's default count: the text of every message (text
 	// parts only) joined by one space, encoded without special tokens.
-	Bare int `json:"bare"`
+	// measure computes it when it is the reported count, or on request
+	// (--bare): next to a templated count it would double the work.
+	Bare *int `json:"bare,omitempty"`
 	// Templated is the messages rendered through the chat template with
 	// add_generation_prompt=true, then encoded: what the server processes.
 	Templated *int `json:"templated,omitempty"`

@@ -20,7 +20,7 @@ func ip(v int) *int { return &v }
 
 // rec is a templated record with the given counts; nil pointers stay nil.
 func rec(counted int, target, server *int, turn *int) records.ISL {
-	return records.ISL{Bare: counted - 10, Templated: ip(counted), Counted: "templated", Target: target, Server: server, TurnIndex: turn}
+	return records.ISL{Bare: ip(counted - 10), Templated: ip(counted), Counted: "templated", Target: target, Server: server, TurnIndex: turn}
 }
 
 // validate marshals s and checks it against the schema.
@@ -107,13 +107,13 @@ func TestNearestRank(t *testing.T) {
 func TestReportedCountAndSigns(t *testing.T) {
 	s := NewSummary()
 	// Templated 105 reported: vs target +5, vs expected +1, vs server 107−105 = +2.
-	s.Add(records.ISL{Bare: 100, Templated: ip(105), Counted: "templated", Target: ip(100), Expected: ip(104), Server: ip(107)})
+	s.Add(records.ISL{Bare: ip(100), Templated: ip(105), Counted: "templated", Target: ip(100), Expected: ip(104), Server: ip(107)})
 	// Counted bare though templated is known: 100 reported, error 0.
-	s.Add(records.ISL{Bare: 100, Templated: ip(105), Counted: "bare", Target: ip(100)})
+	s.Add(records.ISL{Bare: ip(100), Templated: ip(105), Counted: "bare", Target: ip(100)})
 	// Template error: counted bare.
-	s.Add(records.ISL{Bare: 98, Counted: "bare", TemplateError: "boom", Target: ip(100)})
+	s.Add(records.ISL{Bare: ip(98), Counted: "bare", TemplateError: "boom", Target: ip(100)})
 	// Says templated but has no templated count: falls back to bare.
-	s.Add(records.ISL{Bare: 100, Counted: "templated", Target: ip(100)})
+	s.Add(records.ISL{Bare: ip(100), Counted: "templated", Target: ip(100)})
 	r := s.Report()
 	if r.Counted != (Counted{Templated: 1, Bare: 3}) || r.TemplateErrors != 1 {
 		t.Errorf("counted %+v template_errors %d", r.Counted, r.TemplateErrors)
@@ -135,7 +135,7 @@ func TestReportedCountAndSigns(t *testing.T) {
 func TestOnlyBare(t *testing.T) {
 	s := NewSummary()
 	for i := range 3 {
-		s.Add(records.ISL{Bare: 50 + i, Counted: "bare", Target: ip(50)})
+		s.Add(records.ISL{Bare: ip(50 + i), Counted: "bare", Target: ip(50)})
 	}
 	r := s.Report()
 	if r.Counted != (Counted{Bare: 3}) {
@@ -208,8 +208,8 @@ func TestFailuresAndMedia(t *testing.T) {
 	s.AddFailure("bad_json")
 	s.AddFailure("unknown_shape")
 	s.AddFailure("")
-	s.Add(records.ISL{Bare: 10, Counted: "bare", Media: &records.Media{Images: 2, Videos: 1}})
-	s.Add(records.ISL{Bare: 10, Counted: "bare", Media: &records.Media{}})
+	s.Add(records.ISL{Bare: ip(10), Counted: "bare", Media: &records.Media{Images: 2, Videos: 1}})
+	s.Add(records.ISL{Bare: ip(10), Counted: "bare", Media: &records.Media{}})
 	r := s.Report()
 	if r.Failures.Total != 4 || r.Failures.ByKind["bad_json"] != 2 || r.Failures.ByKind["unknown"] != 1 {
 		t.Errorf("failures %+v", r.Failures)
@@ -262,7 +262,7 @@ func TestHugeCounts(t *testing.T) {
 	validate(t, s)
 
 	s = NewSummary()
-	s.Add(records.ISL{Bare: math.MaxInt, Counted: "bare", Target: ip(math.MinInt), Server: ip(math.MinInt)})
+	s.Add(records.ISL{Bare: ip(math.MaxInt), Counted: "bare", Target: ip(math.MinInt), Server: ip(math.MinInt)})
 	r = s.Report()
 	eqI(t, "saturated max", r.VsTarget.MaxError, math.MaxInt64)
 	eqI(t, "saturated min", r.VsServer.MinError, math.MinInt64)
@@ -376,7 +376,7 @@ func sample() *Summary {
 		}
 		if i == 7 {
 			isl.Templated, isl.Counted, isl.TemplateError = nil, "bare", "template raised"
-			isl.Target = ip(isl.Bare)
+			isl.Target = ip(*isl.Bare)
 		}
 		s.Add(isl)
 	}

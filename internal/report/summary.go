@@ -85,7 +85,10 @@ func Reported(isl records.ISL) (int, string) {
 	if isl.Counted == "templated" && isl.Templated != nil {
 		return *isl.Templated, "templated"
 	}
-	return isl.Bare, "bare"
+	if isl.Bare == nil {
+		return 0, "bare"
+	}
+	return *isl.Bare, "bare"
 }
 
 // Add counts one measured record.

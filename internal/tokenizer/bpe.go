@@ -12,7 +12,7 @@ import (
 
 // model turns one pre-tokenized word into ids.
 type model interface {
-	tokenize(word string, dst []int) []int
+	tokenize(word string, sc *scratch, dst []int) []int
 	tokenToID(tok string) (int, bool)
 	idToToken(id int) (string, bool)
 	vocabSize() int
@@ -80,8 +80,6 @@ type bpe struct {
 	// line) can be merged piece by piece, each piece cached, with the ids
 	// Rust's single pass gives.
 	splitBeforeSpace bool
-
-	cache wordCache
 }
 
 const spaceMark = "▁"
@@ -232,7 +230,7 @@ func (m *bpe) tokenToID(tok string) (int, bool) { id, ok := m.vocab[tok]; return
 func (m *bpe) idToToken(id int) (string, bool)  { t, ok := m.vocabR[id]; return t, ok }
 func (m *bpe) vocabSize() int                   { return len(m.vocab) }
 
-func (m *bpe) tokenize(word string, dst []int) []int {
+func (m *bpe) tokenize(word string, sc *scratch, dst []int) []int {
 	if word == "" {
 		return dst
 	}
@@ -246,34 +244,49 @@ func (m *bpe) tokenize(word string, dst []int) []int {
 		}
 	}
 	if m.splitBeforeSpace && !m.byteLevel && len(word) >= maxCachedWordLen {
-		return m.tokenizeBySpaceMark(word, dst)
+		return m.tokenizeBySpaceMark(word, sc, dst)
 	}
-	return m.cachedMerge(word, dst)
+	return m.cachedMerge(word, sc, dst)
 }
 
 // tokenizeBySpaceMark merges each maximal "▁*[^▁]*" piece of word on its
 // own (see splitBeforeSpace).
-func (m *bpe) tokenizeBySpaceMark(word string, dst []int) []int {
+func (m *bpe) tokenizeBySpaceMark(word string, sc *scratch, dst []int) []int {
 	start := 0
 	for i := 0; i < len(word); {
 		if strings.HasPrefix(word[i:], spaceMark) && i > 0 && !strings.HasSuffix(word[:i], spaceMark) {
-			dst = m.cachedMerge(word[start:i], dst)
+			dst = m.cachedMerge(word[start:i], sc, dst)
 			start = i
 		}
 		_, n := utf8.DecodeRuneInString(word[i:])
 		i += n
 	}
-	return m.cachedMerge(word[start:], dst)
+	return m.cachedMerge(word[start:], sc, dst)
 }
 
-func (m *bpe) cachedMerge(word string, dst []int) []int {
-	if ids, ok := m.cache.get(word); ok {
-		return append(dst, ids...)
+// cachedMerge merges word through the calling goroutine's cache (sc may
+// be nil: no cache). Like Rust's thread-local caches, it needs no lock.
+func (m *bpe) cachedMerge(word string, sc *scratch, dst []int) []int {
+	if sc == nil || len(word) >= maxCachedWordLen {
+		return m.mergeWord(word, dst)
+	}
+	if ids, ok := sc.cache[word]; ok {
+		for _, id := range ids {
+			dst = append(dst, int(id))
+		}
+		return dst
 	}
 	start := len(dst)
 	dst = m.mergeWord(word, dst)
-	if len(word) < maxCachedWordLen {
-		m.cache.put(word, dst[start:])
+	if sc.cache == nil {
+		sc.cache = make(map[string][]int32, 1024)
+	}
+	if len(sc.cache) < maxCachedWords {
+		ids := make([]int32, len(dst)-start)
+		for i, id := range dst[start:] {
+			ids[i] = int32(id)
+		}
+		sc.cache[strings.Clone(word)] = ids
 	}
 	return dst
 }
@@ -514,48 +527,9 @@ func (t *mergeTable) get(pair uint64) (mergeValue, bool) {
 	}
 }
 
-// maxCachedWordLen matches Rust's cache policy: long words are not cached.
-const maxCachedWordLen = 256
-
-// wordCache maps words to their ids. It is sharded so that concurrent
-// Count calls rarely contend, and it stops growing when full (as Rust's
-// does) instead of evicting.
-type wordCache struct {
-	shards [64]cacheShard
-}
-
-type cacheShard struct {
-	mu sync.RWMutex
-	m  map[string][]int
-}
-
-const cacheShardCap = 4096
-
-func fnv(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
-}
-
-func (c *wordCache) get(word string) ([]int, bool) {
-	sh := &c.shards[fnv(word)&63]
-	sh.mu.RLock()
-	ids, ok := sh.m[word]
-	sh.mu.RUnlock()
-	return ids, ok
-}
-
-func (c *wordCache) put(word string, ids []int) {
-	sh := &c.shards[fnv(word)&63]
-	sh.mu.Lock()
-	if sh.m == nil {
-		sh.m = make(map[string][]int)
-	}
-	if len(sh.m) < cacheShardCap {
-		sh.m[strings.Clone(word)] = append([]int(nil), ids...)
-	}
-	sh.mu.Unlock()
-}
+// maxCachedWordLen and maxCachedWords match Rust's cache policy (long
+// words are not cached; a full cache stops growing): performance only.
+const (
+	maxCachedWordLen = 256
+	maxCachedWords   = 10000 * 4
+)

@@ -60,7 +60,7 @@ func FuzzSpaceMarkSplit(f *testing.F) {
 		}
 		word := "▁" + strings.ReplaceAll(s, " ", "▁")
 		whole := m.mergeWord(word, nil)
-		split := m.tokenizeBySpaceMark(word, nil)
+		split := m.tokenizeBySpaceMark(word, nil, nil)
 		if !slices.Equal(whole, split) {
 			t.Fatalf("%q: whole %v, split %v", word, whole, split)
 		}

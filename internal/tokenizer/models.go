@@ -47,7 +47,7 @@ func (w *wordPiece) tokenToID(tok string) (int, bool) { id, ok := w.vocab[tok]; 
 func (w *wordPiece) idToToken(id int) (string, bool)  { t, ok := w.vocabR[id]; return t, ok }
 func (w *wordPiece) vocabSize() int                   { return len(w.vocab) }
 
-func (w *wordPiece) tokenize(word string, dst []int) []int {
+func (w *wordPiece) tokenize(word string, _ *scratch, dst []int) []int {
 	if word == "" {
 		return dst
 	}
@@ -105,7 +105,7 @@ func (w *wordLevel) tokenToID(tok string) (int, bool) { id, ok := w.vocab[tok]; 
 func (w *wordLevel) idToToken(id int) (string, bool)  { t, ok := w.vocabR[id]; return t, ok }
 func (w *wordLevel) vocabSize() int                   { return len(w.vocab) }
 
-func (w *wordLevel) tokenize(word string, dst []int) []int {
+func (w *wordLevel) tokenize(word string, _ *scratch, dst []int) []int {
 	if word == "" {
 		return dst
 	}
@@ -176,7 +176,7 @@ func (u *unigram) idToToken(id int) (string, bool) {
 }
 func (u *unigram) vocabSize() int { return len(u.tokens) }
 
-func (u *unigram) tokenize(s string, dst []int) []int {
+func (u *unigram) tokenize(s string, _ *scratch, dst []int) []int {
 	if s == "" {
 		return dst
 	}

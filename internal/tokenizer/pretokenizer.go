@@ -23,7 +23,7 @@ type piece struct {
 // preTokenizer splits one piece into smaller ones, appending them to dst.
 // Empty pieces are dropped by the caller, as Rust's PreTokenizedString does.
 type preTokenizer interface {
-	split(p piece, spans [][2]int, dst []piece) []piece
+	split(p piece, sc *scratch, dst []piece) []piece
 }
 
 // behavior is Split's SplitDelimiterBehavior.
@@ -75,7 +75,11 @@ func buildPreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 			if err != nil {
 				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
 			}
-			if p != nil {
+			// A nested sequence is flattened: each step runs over every
+			// piece either way, and one level lets sequence reuse buffers.
+			if inner, ok := p.(sequencePreTokenizer); ok {
+				seq = append(seq, inner...)
+			} else if p != nil {
 				seq = append(seq, p)
 			}
 		}
@@ -181,36 +185,40 @@ const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]
 
 type sequencePreTokenizer []preTokenizer
 
-func (seq sequencePreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
+func (seq sequencePreTokenizer) split(p piece, sc *scratch, dst []piece) []piece {
 	// Each step runs over every piece the previous step produced. Two
-	// buffers alternate so that only the final result lands in dst.
-	cur := []piece{p}
-	var next []piece
+	// scratch buffers alternate so that only the final result lands in dst.
+	cur := append(sc.seqA[:0], p)
+	next := sc.seqB[:0]
 	for _, step := range seq {
 		next = next[:0]
 		for _, q := range cur {
-			next = step.split(q, spans, next)
+			next = step.split(q, sc, next)
 		}
 		cur, next = next, cur
 	}
-	return append(dst, cur...)
+	dst = append(dst, cur...)
+	sc.seqA, sc.seqB = cur[:0], next[:0]
+	return dst
 }
 
 // splitByMatches turns match spans into pieces according to behavior. The
 // spans are the pattern's matches; in between lie non-matches. It follows
 // NormalizedString::split, including its quirks.
-func splitByMatches(p piece, matches [][2]int, invert bool, b behavior, dst []piece) []piece {
+// seg is one span of splitByMatches's alternating match/non-match list.
+type seg struct {
+	start, end int
+	match      bool
+}
+
+func splitByMatches(p piece, matches [][2]int, invert bool, b behavior, sc *scratch, dst []piece) []piece {
 	s := p.text
 	if s == "" {
 		return dst
 	}
 	// Build the alternating (offsets, isMatch) list.
-	type seg struct {
-		start, end int
-		match      bool
-	}
-	var segsBuf [32]seg
-	segs := segsBuf[:0]
+	segs := sc.segs[:0]
+	defer func() { sc.segs = segs[:0] }()
 	prev := 0
 	for _, m := range matches {
 		if prev != m[0] {
@@ -292,9 +300,9 @@ type splitPreTokenizer struct {
 	invert   bool
 }
 
-func (sp *splitPreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
-	spans = sp.pattern.matches(p.text, spans[:0])
-	return splitByMatches(p, spans, sp.invert, sp.behavior, dst)
+func (sp *splitPreTokenizer) split(p piece, sc *scratch, dst []piece) []piece {
+	sc.spans = sp.pattern.matches(p.text, sc.spans[:0])
+	return splitByMatches(p, sc.spans, sp.invert, sp.behavior, sc, dst)
 }
 
 // funcSplit splits on every character for which match is true, like Rust's
@@ -304,14 +312,15 @@ type funcSplit struct {
 	behavior behavior
 }
 
-func (fs funcSplit) split(p piece, spans [][2]int, dst []piece) []piece {
-	spans = spans[:0]
+func (fs funcSplit) split(p piece, sc *scratch, dst []piece) []piece {
+	spans := sc.spans[:0]
 	for i, r := range p.text {
 		if fs.match(r) {
 			spans = append(spans, [2]int{i, i + utf8.RuneLen(r)})
 		}
 	}
-	return splitByMatches(p, spans, false, fs.behavior, dst)
+	sc.spans = spans
+	return splitByMatches(p, spans, false, fs.behavior, sc, dst)
 }
 
 // isNumeric is Rust's char::is_numeric: general categories Nd, Nl and No.
@@ -334,8 +343,9 @@ type whitespacePreTokenizer struct{}
 
 var whitespaceMatcher = regex.Whitespace()
 
-func (whitespacePreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
-	return splitByMatches(p, whitespaceMatcher.FindAll(p.text, spans[:0]), true, removed, dst)
+func (whitespacePreTokenizer) split(p piece, sc *scratch, dst []piece) []piece {
+	sc.spans = whitespaceMatcher.FindAll(p.text, sc.spans[:0])
+	return splitByMatches(p, sc.spans, true, removed, sc, dst)
 }
 
 // isRustWord is the Rust regex crate's \w, used by single_word added tokens.
@@ -387,12 +397,13 @@ func (m *metaspace) transform(p piece) piece {
 	return piece{text: s, atOrigin: p.atOrigin, id: -1}
 }
 
-func (m *metaspace) split(p piece, spans [][2]int, dst []piece) []piece {
+func (m *metaspace) split(p piece, sc *scratch, dst []piece) []piece {
 	p = m.transform(p)
 	if !m.splitOn {
 		return append(dst, p)
 	}
-	return splitByMatches(p, literalPattern(m.replacement).matches(p.text, spans[:0]), false, mergedWithNext, dst)
+	sc.spans = literalPattern(m.replacement).matches(p.text, sc.spans[:0])
+	return splitByMatches(p, sc.spans, false, mergedWithNext, sc, dst)
 }
 
 // byteLevelPreTokenizer optionally adds a prefix space, optionally splits
@@ -405,13 +416,14 @@ type byteLevelPreTokenizer struct {
 	mapBytes       bool
 }
 
-func (bl *byteLevelPreTokenizer) split(p piece, spans [][2]int, dst []piece) []piece {
+func (bl *byteLevelPreTokenizer) split(p piece, sc *scratch, dst []piece) []piece {
 	if bl.addPrefixSpace && !strings.HasPrefix(p.text, " ") {
 		p.text = " " + p.text
 	}
 	start := len(dst)
 	if bl.regex != nil {
-		dst = splitByMatches(p, bl.regex.matches(p.text, spans[:0]), false, isolated, dst)
+		sc.spans = bl.regex.matches(p.text, sc.spans[:0])
+		dst = splitByMatches(p, sc.spans, false, isolated, sc, dst)
 	} else if p.text != "" {
 		dst = append(dst, p)
 	}

@@ -84,8 +84,13 @@ func (t *Tokenizer) finish() {
 // scratch holds the buffers of one encode call.
 type scratch struct {
 	pieces, next []piece
+	seqA, seqB   []piece // sequencePreTokenizer's alternating buffers
 	spans        [][2]int
+	segs         []seg
 	ids          []int
+	// cache maps words to their BPE ids. A scratch belongs to one
+	// goroutine at a time (sync.Pool), so the cache needs no lock.
+	cache map[string][]int32
 }
 
 // Encode returns the ids of text without special tokens
@@ -154,7 +159,7 @@ func (t *Tokenizer) encodeInto(text string, sc *scratch, ids []int) []int {
 				next = append(next, p)
 				continue
 			}
-			next = t.preTokenizer.split(p, sc.spans, next)
+			next = t.preTokenizer.split(p, sc, next)
 		}
 		pieces, sc.next = next, pieces
 	}
@@ -163,9 +168,9 @@ func (t *Tokenizer) encodeInto(text string, sc *scratch, ids []int) []int {
 			ids = append(ids, p.id)
 			continue
 		}
-		ids = t.model.tokenize(p.text, ids)
+		ids = t.model.tokenize(p.text, sc, ids)
 	}
-	sc.pieces = pieces[:0]
+	sc.pieces, sc.next = pieces[:0], sc.next[:0]
 	return ids
 }
 

@@ -1325,6 +1325,11 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return Undefined(), fmt.Errorf("%s requires an argument", method)
 			}
+			// Without start/end the whole string is searched: skip the
+			// rune conversion, which dominates on long message contents.
+			if len(args) == 1 {
+				return stringSearch(method, s, 0, args[0]), nil
+			}
 			runes := []rune(s)
 			start, end := 0, len(runes)
 			if len(args) > 1 && !args[1].IsNone() {
@@ -1804,4 +1809,30 @@ func (e *evaluator) evalArgs(exprs []expr) ([]Value, error) {
 		args = append(args, v)
 	}
 	return args, nil
+}
+
+// stringSearch is str.startswith/endswith/count/find over all of s, with
+// find's result as a rune index offset by start.
+func stringSearch(method, s string, start int, arg Value) Value {
+	switch method {
+	case "startswith", "endswith":
+		patterns := []Value{arg}
+		if arg.IsList() && arg.AsList().tuple {
+			patterns = arg.AsList().Items
+		}
+		for _, pattern := range patterns {
+			if (method == "startswith" && strings.HasPrefix(s, printValue(pattern))) || (method == "endswith" && strings.HasSuffix(s, printValue(pattern))) {
+				return NewBool(true)
+			}
+		}
+		return NewBool(false)
+	case "count":
+		return NewInt(int64(strings.Count(s, printValue(arg))))
+	default:
+		index := strings.Index(s, printValue(arg))
+		if index < 0 {
+			return NewInt(-1)
+		}
+		return NewInt(int64(start + utf8.RuneCountInString(s[:index])))
+	}
 }
