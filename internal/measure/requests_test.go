@@ -9,6 +9,7 @@ import (
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/testutil"
 )
 
 type islOut struct {
@@ -177,5 +178,24 @@ func TestNullTemplateShortCircuitsToBare(t *testing.T) {
 	isl := islOf(t, m, `{"model":"m","messages":[{"role":"user","content":"Hello"},{"role":"user","content":"world"}]}`)
 	if isl.Counted != "bare" || isl.Templated != nil || isl.Bare == nil || *isl.Bare != m.opts.Tokenizer.Count("Hello world") {
 		t.Errorf("got %+v, want bare count of \"Hello world\"", isl)
+	}
+}
+
+// TestOutputMatchesSchema validates real measure output of each request
+// shape against schemas/measurement.schema.json.
+func TestOutputMatchesSchema(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Bare: true})
+	for _, rec := range []string{
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`,
+		`{"kind":"islkit.request","schema_version":1,"conversation_id":"c","turn":1,"target_isl":3,"marker":"","payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]},"result":{"usage":{"prompt_tokens":40}}}`,
+		`{"payload":{"messages":[{"role":"user","content":"Hi"}]},"responses":["{\"usage\":{\"prompt_tokens\":9}}"]}`,
+	} {
+		testutil.ValidateSchema(t, "measurement.schema.json", one(t, m, rec))
+	}
+	m = sharedMeasurer(t, "mistral7b", Options{ApplyChatTemplate: true})
+	out := one(t, m, `{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"Hi"}]}`)
+	testutil.ValidateSchema(t, "measurement.schema.json", out)
+	if !strings.Contains(string(out), `"template_error"`) {
+		t.Errorf("mistral's template should raise on a system message: %s", out)
 	}
 }
