@@ -8,7 +8,7 @@ TOOLS     := probe compose send measure
 ORACLE    := .bench/oracle
 export ISLKIT_SHARED := $(abspath $(SHARED))
 
-.PHONY: all build test test-short bench lint fuzz demo clean oracle
+.PHONY: all build test test-short bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle
 
 all: build
 
@@ -45,10 +45,30 @@ oracle: $(ORACLE)/node_modules/@anush008/tokenizers
 $(ORACLE)/node_modules/@anush008/tokenizers:
 	npm install --no-package-lock --no-audit --no-fund --prefix $(ORACLE) @anush008/tokenizers@0.6.0
 
-# Speed against references measured in the same run; see scripts/bench-*.sh.
-bench:
+# Speed, each figure against a reference measured in the same run.
+bench: bench-tokenizer bench-chat bench-measure bench-compose bench-send
+
+# Our tokenizer vs the Rust library (Node binding), one core each.
+bench-tokenizer:
 	GO="$(GO)" SHARED=$(SHARED) ORACLE=$(ORACLE) bash scripts/bench-tokenizer.sh
+
+# Chat template renders/s vs Python Jinja2 with transformers' settings.
+bench-chat:
 	GO="$(GO)" SHARED=$(SHARED) bash scripts/bench-chat.sh
+
+# measure's payloads/s at ISL 1k and 8k vs the tokenizer alone on the same
+# texts (vs_tokenizer), and 1 vs 2 workers.
+bench-measure:
+	$(GO) test ./internal/measure/ -run '^$$' -bench 'Payloads|Workers' -benchtime 20x
+
+# compose of 1000 conversations at ISL 1000 vs tokenizing its output once.
+bench-compose:
+	$(GO) test ./internal/compose/ -run '^$$' -bench . -benchtime 1x
+
+# send: dry-run payloads/s, client overhead, and live req/s vs vegeta.
+bench-send:
+	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
+	bash scripts/bench-send.sh 16 8s
 
 demo: build
 	bash scripts/demo.sh

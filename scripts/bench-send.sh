@@ -5,7 +5,6 @@
 # Loopback only. vegeta comes from `go run` (not a dependency of the main
 # module). Set SEND_MODFILE to build with an alternate go.mod.
 set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 C=${1:-16}
 D=${2:-10s}
 cd "$(dirname "$0")/.."

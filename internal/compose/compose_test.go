@@ -315,3 +315,39 @@ func TestLoadModelMismatch(t *testing.T) {
 		t.Errorf("bad --now: %v", err)
 	}
 }
+
+// Without the chat template the wire ISL is the bare count of the
+// messages' texts joined by one space (measure's bare count), marker
+// included; exact mode makes that exact too.
+func TestExactWithoutTemplate(t *testing.T) {
+	p, err := probe.Run(probe.Options{CacheBust: cachebust.FirstTurnPrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadModel(p, "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Template != nil || p.Overhead.Fixed != 0 || p.Overhead.Wrap != 0 {
+		t.Fatalf("template off: template %v, overhead %+v", m.Template != nil, p.Overhead)
+	}
+	c, err := New(p, m, "", Options{ISL: 200, OSL: 30, Conversations: 3, Turns: 2, Seed: 5, Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		conv, err := c.Conversation(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marker := cachebust.Marker(cachebust.FirstTurnPrefix, conv.BenchmarkID, 0, i, conv.ID)
+		t0, t1 := conv.Turns[0], conv.Turns[1]
+		if n := m.Tokenizer.Count(marker + t0.Text); n != 200 || *t0.WireISL != 200 || t0.TargetISL != 200 {
+			t.Errorf("%s turn 0: marker+text counts %d, wire %d, target %d; want 200", conv.ID, n, *t0.WireISL, t0.TargetISL)
+		}
+		joined := marker + t0.Text + " " + t0.Assistant + " " + t1.Text
+		if n := m.Tokenizer.Count(joined); n != t1.TargetISL || t1.TargetISL != 200+30+200 {
+			t.Errorf("%s turn 1: request counts %d, target %d; want 430", conv.ID, n, t1.TargetISL)
+		}
+	}
+}

@@ -83,6 +83,10 @@ func FuzzChunks(f *testing.F) {
 		if want := len(strings.Join(strings.Fields(s), "")); n != want {
 			t.Fatalf("kept %d non-space bytes of %d", n, want)
 		}
+		joined := strings.Join(Pieces(s), "")
+		if want := strings.Join(Chunks(s), " "); joined != want {
+			t.Fatalf("pieces rebuild %q, want %q", joined, want)
+		}
 	})
 }
 

@@ -11,6 +11,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -191,20 +192,9 @@ func (t *Tokenizer) Decode(ids []int, skipSpecial bool) string {
 		}
 	}
 	if t.decoder == nil {
-		out := ""
-		for i, s := range tokens {
-			if i > 0 {
-				out += " "
-			}
-			out += s
-		}
-		return out
+		return strings.Join(tokens, " ")
 	}
-	out := ""
-	for _, s := range t.decoder.decodeChain(tokens) {
-		out += s
-	}
-	return out
+	return strings.Join(t.decoder.decodeChain(tokens), "")
 }
 
 // TokenToID returns the id of a token string (added tokens first).
