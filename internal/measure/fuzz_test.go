@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"sync"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
-
-	"github.com/islkit/islkit/internal/chat"
-	"github.com/islkit/islkit/internal/modelsrc"
 )
 
 var (
@@ -19,19 +17,7 @@ var (
 // defaultMeasurer uses the embedded model, so fuzzing needs no ../shared.
 func defaultMeasurer(t testing.TB) *Measurer {
 	fuzzOnce.Do(func() {
-		src, err := modelsrc.Default()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tok, err := src.Tokenizer()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl, err := chat.LoadFS(src.FS, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		fuzzMeasurer = New(Options{Tokenizer: tok, Template: tmpl, ApplyChatTemplate: true, IDs: true, Rendered: true})
+		fuzzMeasurer = loadMeasurer(t, "", time.Time{}, Options{ApplyChatTemplate: true, IDs: true, Rendered: true})
 	})
 	return fuzzMeasurer
 }

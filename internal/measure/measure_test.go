@@ -10,8 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/islkit/islkit/internal/chat"
-	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/testutil"
 )
 
@@ -22,20 +21,19 @@ var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)
 
 func sharedMeasurer(t *testing.T, model string, opts Options) *Measurer {
 	t.Helper()
-	dir := filepath.Join(testutil.SharedDir(t), "models", model)
-	src, err := modelsrc.Resolve(dir)
+	return loadMeasurer(t, filepath.Join(testutil.SharedDir(t), "models", model), wireNow, opts)
+}
+
+// loadMeasurer loads a model as the measure command does (spec "" is the
+// embedded default).
+func loadMeasurer(t testing.TB, spec string, now time.Time, opts Options) *Measurer {
+	t.Helper()
+	model, err := cli.LoadModel(spec, "", "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := src.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := chat.LoadFS(src.FS, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Tokenizer, opts.Template, opts.Now = tok, tmpl, wireNow
+	opts.Tokenizer, _ = model.Source.Tokenizer()
+	opts.Template, opts.Now = model.Template, now
 	return New(opts)
 }
 
