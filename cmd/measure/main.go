@@ -72,6 +72,7 @@ type flags struct {
 	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause."`
 	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json)." placeholder:"FILE"`
 	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
+	MaxLineBytes      int      `help:"Longest input line accepted, in bytes; a longer one is reported and skipped." default:"268435456"`
 	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
@@ -84,6 +85,10 @@ func main() {
 }
 
 func run(f *flags) int {
+	if f.MaxLineBytes < 1 {
+		fmt.Fprintln(os.Stderr, "measure: --max-line-bytes must be positive")
+		return cli.ExitUsage
+	}
 	if f.Workers < 1 {
 		fmt.Fprintln(os.Stderr, "measure: --workers must be at least 1")
 		return cli.ExitUsage
@@ -126,15 +131,23 @@ func run(f *flags) int {
 	w := jsonl.NewWriter(os.Stdout)
 	failed := 0
 	err = cli.Inputs(f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
+		r.SetMaxLineSize(f.MaxLineBytes)
+		r.SetSkipLongLines(true)
 		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
+			if err := line.CheckUTF8(); err != nil {
+				return pipeline.Output{}, &measure.BadRecordError{Kind: measure.FailBadUTF8, Err: err}
+			}
 			res, err := m.Record(line.Data)
 			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
 		}, func(err error, _ pipeline.Output) {
 			fmt.Fprintf(os.Stderr, "measure: %v\n", err)
 			var bad *measure.BadRecordError
-			if errors.As(err, &bad) {
+			switch {
+			case errors.As(err, &bad):
 				summary.AddFailure(bad.Kind)
-			} else {
+			case errors.Is(err, jsonl.ErrLineTooLong):
+				summary.AddFailure(measure.FailTooLong)
+			default:
 				summary.AddFailure(measure.FailBadRecord)
 			}
 		}, func(v any) {

@@ -2,9 +2,14 @@
 package e2e
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -12,16 +17,38 @@ import (
 	"github.com/islkit/islkit/internal/testutil"
 )
 
-// buildTools compiles the commands into a temporary folder.
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// TestMain removes the binaries the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// buildTools compiles the commands once into a temporary folder.
 func buildTools(t *testing.T) string {
 	t.Helper()
-	bin := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", bin+"/", "./cmd/probe", "./cmd/compose", "./cmd/send", "./cmd/measure")
-	cmd.Dir = testutil.RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "islkit-e2e-"); buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/probe", "./cmd/compose", "./cmd/send", "./cmd/measure")
+		cmd.Dir = testutil.RepoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return binDir
 }
 
 // TestDemo runs scripts/demo.sh (what `make demo` and the README run) and
@@ -79,5 +106,77 @@ func TestDemo(t *testing.T) {
 	// Exact mode makes later turns exact too.
 	if s.VsTarget.ExactPct == nil || *s.VsTarget.ExactPct != 100 {
 		t.Errorf("all turns: %v%% exact, want 100%%", s.VsTarget.ExactPct)
+	}
+}
+
+// TestMeasureBadInput: each bad line is reported with its line number and
+// counted in the summary, the run goes on, good lines are written whole,
+// and the exit status says that some failed.
+func TestMeasureBadInput(t *testing.T) {
+	bin := buildTools(t)
+	long := strings.Repeat("a", 3000)
+	input := strings.Join([]string{
+		`{"text":"ok one"}`,
+		`{"text": "trunc`,
+		"{\"text\":\"bad \xff utf8\"}",
+		`{"model":"m","messages":[{"role":"user","content":"` + long + `"}]}`,
+		`{"model":"m"}`,
+		`{"model":"m","messages":[{"role":"user","content":{"odd":1}}]}`,
+		`{"data":[1,2]}`,
+		`[1]`,
+		`{"text":"ok two"}`,
+	}, "\n") + "\n"
+	summaryPath := filepath.Join(t.TempDir(), "summary.json")
+	cmd := exec.Command(filepath.Join(bin, "measure"), "--apply-chat-template", "--max-line-bytes", "1000", "--summary-json", summaryPath)
+	cmd.Stdin = strings.NewReader(input)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1\nstderr: %s", err, stderr.String())
+	}
+	want := `{"text":"ok one","tokens":2}` + "\n" + `{"text":"ok two","tokens":2}` + "\n"
+	if stdout.String() != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", stdout.String(), want)
+	}
+	for n := 2; n <= 8; n++ {
+		if !strings.Contains(stderr.String(), fmt.Sprintf("<stdin>:%d: ", n)) {
+			t.Errorf("stderr does not report line %d:\n%s", n, stderr.String())
+		}
+	}
+	data, err := os.ReadFile(summaryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Failures struct {
+			Total  int            `json:"total"`
+			ByKind map[string]int `json:"by_kind"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	wantKinds := map[string]int{"bad_json": 2, "bad_utf8": 1, "line_too_long": 1, "no_messages": 1, "bad_record": 2}
+	if s.Failures.Total != 7 || !maps.Equal(s.Failures.ByKind, wantKinds) {
+		t.Errorf("failures %+v, want 7: %v", s.Failures, wantKinds)
+	}
+}
+
+// TestMeasureClosedStdout: `measure | head -1` ends quietly with status 0.
+func TestMeasureClosedStdout(t *testing.T) {
+	bin := buildTools(t)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Repeat(`{"text":"Hello world"}`+"\n", 50000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", `set -o pipefail; "$0" "$1" | head -n 1`, filepath.Join(bin, "measure"), in)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pipeline failed: %v\n%s", err, out)
+	}
+	if string(out) != `{"text":"Hello world","tokens":2}`+"\n" {
+		t.Errorf("output %q", out)
 	}
 }

@@ -41,6 +41,8 @@ type Reader struct {
 	num     int
 	buf     []byte
 	err     error // sticky: once a read fails, every later Next returns it
+	// skipLong turns an oversized line into a per-line error.
+	skipLong bool
 }
 
 // NewReader reads JSONL from r; name (a file name, or "-"/"<stdin>") is used
@@ -68,6 +70,12 @@ func (r *Reader) SetMaxLineSize(n int) {
 	r.maxSize = n
 }
 
+// SetSkipLongLines makes a line over the maximum size a per-line error:
+// Next skips it (reading on to its end without keeping it) and returns the
+// error once, and the next call carries on with the following line.
+// Without it the error ends the input, as any read error does.
+func (r *Reader) SetSkipLongLines(skip bool) { r.skipLong = skip }
+
 // Name returns the input name given to NewReader.
 func (r *Reader) Name() string { return r.name }
 
@@ -77,6 +85,12 @@ func (r *Reader) Next() (Line, error) {
 	for r.err == nil {
 		data, err := r.readLine()
 		if err != nil {
+			if r.skipLong && errors.Is(err, ErrLineTooLong) {
+				if derr := r.discardLine(); derr != nil {
+					r.err = derr
+				}
+				return Line{File: r.name, Num: r.num}, err
+			}
 			r.err = err
 			break
 		}
@@ -115,6 +129,24 @@ func (r *Reader) readLine() ([]byte, error) {
 			return r.trimEnding(r.buf)
 		default:
 			return nil, &LineError{File: r.name, Line: r.num + 1, Err: fmt.Errorf("read: %w", err)}
+		}
+	}
+}
+
+// discardLine reads on to the end of the current (oversized) line, unless
+// readLine already consumed its '\n'.
+func (r *Reader) discardLine() error {
+	if len(r.buf) > 0 && r.buf[len(r.buf)-1] == '\n' {
+		return nil
+	}
+	for {
+		_, err := r.br.ReadSlice('\n')
+		switch {
+		case err == nil, err == io.EOF:
+			return nil
+		case errors.Is(err, bufio.ErrBufferFull):
+		default:
+			return &LineError{File: r.name, Line: r.num, Err: fmt.Errorf("read: %w", err)}
 		}
 	}
 }

@@ -84,6 +84,8 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	case obj.Has("text"):
 		out, err = m.text(obj)
 		return Result{Lines: lines(out)}, classify(err)
+	case obj.Has("model"):
+		return Result{}, &BadRecordError{Kind: FailNoMessages, Err: payload.ErrNoMessages}
 	default:
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: ErrUnknownShape}
 	}
@@ -114,6 +116,8 @@ const (
 	FailUnknownShape = "unknown_shape"
 	FailNoMessages   = "no_messages"
 	FailBadRecord    = "bad_record"
+	FailBadUTF8      = "bad_utf8"
+	FailTooLong      = "line_too_long"
 )
 
 // BadRecordError is a record measure could not measure, with its kind.

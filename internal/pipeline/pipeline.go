@@ -33,6 +33,7 @@ type Stats struct {
 type job struct {
 	seq  int
 	line jsonl.Line
+	err  error // the line could not be read (too long): report it
 }
 
 type result struct {
@@ -63,15 +64,20 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 		defer close(jobs)
 		for seq := 0; ; seq++ {
 			line, err := r.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					readErr = err
-				}
+			var lineErr error
+			switch {
+			case errors.Is(err, jsonl.ErrLineTooLong):
+				// A per-line failure (SetSkipLongLines): report it in order.
+				lineErr = err
+			case errors.Is(err, io.EOF):
+				return
+			case err != nil:
+				readErr = err
 				return
 			}
 			line.Data = append([]byte(nil), line.Data...) // Next reuses its buffer
 			select {
-			case jobs <- job{seq, line}:
+			case jobs <- job{seq, line, lineErr}:
 			case <-ctx.Done():
 				return
 			}
@@ -83,6 +89,14 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
+				if j.err != nil {
+					select {
+					case results <- result{j.seq, j.line, Output{}, j.err}:
+					case <-ctx.Done():
+						return
+					}
+					continue
+				}
 				out, err := fn(j.line)
 				select {
 				case results <- result{j.seq, j.line, out, err}:
@@ -110,7 +124,12 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 			st.Lines++
 			if cur.err != nil {
 				st.Failed++
-				report(cur.line.Errorf("%v", cur.err), cur.out)
+				var le *jsonl.LineError
+				if errors.As(cur.err, &le) {
+					report(cur.err, cur.out) // already names its file and line
+				} else {
+					report(&jsonl.LineError{File: cur.line.File, Line: cur.line.Num, Err: cur.err}, cur.out)
+				}
 			}
 			if sink != nil && cur.out.Value != nil {
 				sink(cur.out.Value)
