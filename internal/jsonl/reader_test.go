@@ -3,7 +3,9 @@ package jsonl
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,4 +223,30 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestSkipLongLinesReportsOnceAndGoesOn(t *testing.T) {
+	in := "{\"a\":1}\n" + strings.Repeat("x", 5000) + "\n{\"b\":2}\n" + strings.Repeat("y", 5000)
+	r := NewReader(strings.NewReader(in), "f")
+	r.SetMaxLineSize(100)
+	r.SetSkipLongLines(true)
+	var got []string
+	for {
+		line, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if !errors.Is(err, ErrLineTooLong) {
+				t.Fatalf("unexpected error %v", err)
+			}
+			got = append(got, fmt.Sprintf("error at %d", line.Num))
+			continue
+		}
+		got = append(got, fmt.Sprintf("%d:%s", line.Num, line.Data))
+	}
+	want := []string{`1:{"a":1}`, "error at 2", `3:{"b":2}`, "error at 4"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

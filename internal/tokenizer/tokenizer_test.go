@@ -2,11 +2,13 @@ package tokenizer
 
 import (
 	"compress/gzip"
+	"fmt"
 	json "github.com/goccy/go-json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -300,5 +302,36 @@ func TestDecodeMatchesRust(t *testing.T) {
 		if bad > 0 {
 			t.Errorf("%s: %d/%d decodes differ from Rust", model, bad, len(lines))
 		}
+	}
+}
+
+// TestConcurrentCount shares one tokenizer between goroutines (run with
+// -race): every goroutine must get the single-threaded counts.
+func TestConcurrentCount(t *testing.T) {
+	tk := loadShared(t, "qwen3")
+	texts := []string{"Hello world", "naïve café, 12345 tokens!", strings.Repeat("the whale ", 300), "日本語のテキスト"}
+	want := make([]int, len(texts))
+	for i, s := range texts {
+		want[i] = len(tk.Encode(s))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 200; k++ {
+				i := (g + k) % len(texts)
+				if n := tk.Count(texts[i]); n != want[i] {
+					errs <- fmt.Sprintf("goroutine %d: Count(%q) = %d, want %d", g, texts[i][:5], n, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
