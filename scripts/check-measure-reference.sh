@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# check-measure-reference.sh — checks measure's templated count against the
+# reference (../shared/oracle: Python Jinja2 rendering as transformers does,
+# then the Rust HuggingFace tokenizers) on the payloads of an end-to-end dry
+# run, for every model folder of ../shared/models and every cache-bust
+# target: probe | compose | send --dry-run | measure --apply-chat-template,
+# then each payload's messages rendered by wire_ref.py and counted by
+# tokenize_ref.cjs must give measure's "isl.templated".
+#
+# Needs python3-jinja2 and node with @anush008/tokenizers@0.6.0 (see
+# ../shared/README.md); NODE_PATH defaults to .bench/oracle/node_modules
+# (`make oracle` installs it).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+shared=${ISLKIT_SHARED:-$root/../shared}
+export NODE_PATH=${NODE_PATH:-$root/.bench/oracle/node_modules}
+export REF_NOW=2025-07-10T12:00:00 ISLKIT_NOW=2025-07-10T12:00:00
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$root" && go build -o "$tmp/" ./cmd/probe ./cmd/compose ./cmd/send ./cmd/measure)
+bad=0 total=0
+for dir in "$shared"/models/*/; do
+  model=$(basename "$dir")
+  for target in none first_turn_prefix first_turn_suffix system_prefix system_suffix system_prefix+sys; do
+    sys=()
+    if [[ $target == *+sys ]]; then
+      # Mistral v0.1's template refuses system messages (compose says so).
+      [[ $model == mistral7b* ]] && continue
+      target=${target%+sys} sys=(--shared-system-prompt-length 50)
+    fi
+    "$tmp/probe" --tokenizer "$dir" --apply-chat-template --cache-bust "$target" \
+      | "$tmp/compose" --isl 300 --osl 40 --conversations 2 --turns 2 --seed 3 --model "$model" "${sys[@]}" \
+      | "$tmp/send" --dry-run \
+      | "$tmp/measure" --tokenizer "$dir" --apply-chat-template >"$tmp/measured.jsonl"
+    python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(json.dumps({"messages": r["payload"]["messages"], "templated": r["isl"]["templated"]}))
+' "$tmp/measured.jsonl" >"$tmp/requests.jsonl"
+    python3 "$shared/oracle/wire_ref.py" "$dir" <"$tmp/requests.jsonl" \
+      | node "$shared/oracle/tokenize_ref.cjs" "$dir/tokenizer.json" >"$tmp/reference.jsonl"
+    read -r n miss < <(python3 -c '
+import json, sys
+n = miss = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    n += 1
+    if r.get("error") or r["tokens"] != r["templated"]:
+        miss += 1
+        print("  mismatch:", r.get("error") or "reference %d, measure %d" % (r["tokens"], r["templated"]), file=sys.stderr)
+print(n, miss)
+' "$tmp/reference.jsonl")
+    total=$((total + n)); bad=$((bad + miss))
+    printf '%-22s %-18s %-8s %3d requests, %d differ\n' "$model" "$target" "${sys:+system}" "$n" "$miss"
+  done
+done
+echo "measure vs reference: $((total - bad))/$total payloads identical"
+[ "$bad" -eq 0 ]
