@@ -5,7 +5,8 @@
 # run, for every model folder of ../shared/models and every cache-bust
 # target: probe | compose | send --dry-run | measure --apply-chat-template,
 # then each payload's messages rendered by wire_ref.py and counted by
-# tokenize_ref.cjs must give measure's "isl.templated".
+# tokenize_ref.cjs must give measure's "isl.templated", and compose's
+# exact-mode "expected_isl" for the request.
 #
 # Needs python3-jinja2 and node with @anush008/tokenizers@0.6.0 (see
 # ../shared/README.md); NODE_PATH defaults to .bench/oracle/node_modules
@@ -36,7 +37,8 @@ for dir in "$shared"/models/*/; do
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    print(json.dumps({"messages": r["payload"]["messages"], "templated": r["isl"]["templated"]}))
+    print(json.dumps({"messages": r["payload"]["messages"], "templated": r["isl"]["templated"],
+                      "expected": r.get("expected_isl")}))
 ' "$tmp/measured.jsonl" >"$tmp/requests.jsonl"
     python3 "$shared/oracle/wire_ref.py" "$dir" <"$tmp/requests.jsonl" \
       | node "$shared/oracle/tokenize_ref.cjs" "$dir/tokenizer.json" >"$tmp/reference.jsonl"
@@ -46,9 +48,11 @@ n = miss = 0
 for line in open(sys.argv[1]):
     r = json.loads(line)
     n += 1
-    if r.get("error") or r["tokens"] != r["templated"]:
+    # measure must count what the reference counts, and (exact compose)
+    # that is the wire ISL compose promised for the dry-run request.
+    if r.get("error") or r["tokens"] != r["templated"] or r["expected"] not in (None, r["tokens"]):
         miss += 1
-        print("  mismatch:", r.get("error") or "reference %d, measure %d" % (r["tokens"], r["templated"]), file=sys.stderr)
+        print("  mismatch:", r.get("error") or "reference %d, measure %d, compose expected %s" % (r["tokens"], r["templated"], r["expected"]), file=sys.stderr)
 print(n, miss)
 ' "$tmp/reference.jsonl")
     total=$((total + n)); bad=$((bad + miss))
