@@ -1,0 +1,125 @@
+// Package verify asks a live OpenAI-compatible server to count the probe
+// conversations (max_tokens 1) and compares its usage.prompt_tokens with
+// our templated counts: the quickest way for a user to learn that their
+// tokenizer or template differs from the server's.
+package verify
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/budget"
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/records"
+)
+
+// Counter counts tokens without special tokens.
+type Counter interface{ Count(string) int }
+
+// Options say where to send and how to count on our side.
+type Options struct {
+	URL, APIKey, Model string
+	// Template renders the messages; nil counts them bare (the texts
+	// joined by one space), as for a model without a chat template.
+	Template *chat.Template
+	Counter  Counter
+	Now      time.Time
+	Timeout  time.Duration
+	Client   *http.Client
+}
+
+// Run sends the six probe conversations and compares the counts.
+func Run(ctx context.Context, o Options) (*records.ProbeVerify, error) {
+	client := o.Client
+	if client == nil {
+		client = &http.Client{Timeout: o.Timeout}
+	}
+	endpoint := strings.TrimRight(o.URL, "/") + "/v1/chat/completions"
+	res := &records.ProbeVerify{URL: o.URL, Model: o.Model, Agree: true}
+	for i, s := range budget.ProbeSamples() {
+		for _, msgs := range [][]map[string]any{
+			{{"role": "user", "content": s}},
+			{{"role": "user", "content": s}, {"role": "assistant", "content": s}, {"role": "user", "content": s}},
+		} {
+			ours, err := count(o, msgs)
+			if err != nil {
+				return nil, fmt.Errorf("our count of probe sample %d: %w", i, err)
+			}
+			server, err := ask(ctx, client, endpoint, o, msgs)
+			if err != nil {
+				return nil, err
+			}
+			r := records.ProbeVerifyRequest{Sample: i, Messages: len(msgs), Ours: ours, Server: server, Diff: server - ours}
+			res.Agree = res.Agree && r.Diff == 0
+			res.Requests = append(res.Requests, r)
+		}
+	}
+	return res, nil
+}
+
+func count(o Options, msgs []map[string]any) (int, error) {
+	if o.Template == nil {
+		texts := make([]string, len(msgs))
+		for i, m := range msgs {
+			texts[i], _ = m["content"].(string)
+		}
+		return o.Counter.Count(strings.Join(texts, " ")), nil
+	}
+	text, err := o.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: o.Now})
+	if err != nil {
+		return 0, err
+	}
+	return o.Counter.Count(text), nil
+}
+
+// ask posts one conversation and returns usage.prompt_tokens.
+func ask(ctx context.Context, client *http.Client, endpoint string, o Options, msgs []map[string]any) (int, error) {
+	body, err := json.Marshal(map[string]any{"model": o.Model, "messages": msgs, "max_tokens": 1, "stream": false})
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("--verify-url: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if o.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("--verify-url %s: %w", o.URL, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return 0, fmt.Errorf("--verify-url %s: reading the response: %w", o.URL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("--verify-url %s: HTTP %d: %s", o.URL, resp.StatusCode, excerpt(data))
+	}
+	var out struct {
+		Usage *struct {
+			PromptTokens *int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil || out.Usage == nil || out.Usage.PromptTokens == nil {
+		return 0, fmt.Errorf("--verify-url %s: the response has no usage.prompt_tokens: %s", o.URL, excerpt(data))
+	}
+	return *out.Usage.PromptTokens, nil
+}
+
+func excerpt(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
