@@ -177,7 +177,9 @@ func (c *Composer) calibrate() error {
 		if k == 0 {
 			c.corr0 = w - target
 		} else {
-			c.corrN = w - target
+			// Turn 0's own miss is in this request too; real turns 0 are
+			// exact, so only the rest is turn 1's.
+			c.corrN = w - target - c.corr0
 		}
 		if t.Assistant, err = c.gen.exact(rng.IntN(len(c.gen.ids)), t.MaxTokens); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -349,5 +350,29 @@ func TestExactWithoutTemplate(t *testing.T) {
 		if n := m.Tokenizer.Count(joined); n != t1.TargetISL || t1.TargetISL != 200+30+200 {
 			t.Errorf("%s turn 1: request counts %d, target %d; want 430", conv.ID, n, t1.TargetISL)
 		}
+	}
+}
+
+func TestPositiveNormal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for mean, want := range map[float64]int{2.5: 2, 3.5: 4, 0: 1, -4: 1, 100: 100} {
+		if got := positiveNormal(rng, mean, 0); got != want {
+			t.Errorf("mean %g, no spread: %d, want %d (half-to-even, at least 1)", mean, got, want)
+		}
+	}
+	sum := 0
+	for range 10000 {
+		v := positiveNormal(rng, 100, 10)
+		if v < 1 {
+			t.Fatalf("draw %d below 1", v)
+		}
+		sum += v
+	}
+	// ceil adds 0.5 on average: the mean of the draws is about 100.5.
+	if mean := float64(sum) / 10000; mean < 100 || mean > 101 {
+		t.Errorf("mean of draws %g, want about 100.5", mean)
+	}
+	if got := positiveNormal(rng, 0.1, 0.01); got != 1 {
+		t.Errorf("tiny mean: %d, want 1", got)
 	}
 }

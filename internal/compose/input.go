@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
@@ -75,7 +76,7 @@ func CheckProbe(p *records.Probe) error {
 		return fmt.Errorf("field \"cache_bust\": invalid target %q", p.CacheBust)
 	case p.MarkerTokens < 0:
 		return fmt.Errorf("field \"marker_tokens\": negative (%d)", p.MarkerTokens)
-	case p.CacheBust.String() == "none" && p.MarkerTokens != 0:
+	case p.CacheBust == cachebust.None && p.MarkerTokens != 0:
 		return fmt.Errorf("field \"marker_tokens\": %d for target none", p.MarkerTokens)
 	case p.Overhead.Fixed < 0 || p.Overhead.Wrap < 0:
 		return fmt.Errorf("field \"template_overhead\": negative overhead (fixed %d, wrap %d)", p.Overhead.Fixed, p.Overhead.Wrap)
