@@ -68,13 +68,7 @@ type flags struct {
 
 func main() {
 	var f flags
-	parser := kong.Must(&f, kong.Name("compose"), kong.Description(description),
-		kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
-	if _, err := parser.Parse(os.Args[1:]); err != nil {
-		// kong would exit 80; a bad command line is a usage error (2).
-		fmt.Fprintf(os.Stderr, "compose: %v (see compose --help)\n", err)
-		os.Exit(cli.ExitUsage)
-	}
+	cli.Parse("compose", &f, kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
 	os.Exit(run(&f, given(os.Args[1:])))
 }
 

@@ -79,8 +79,7 @@ type flags struct {
 
 func main() {
 	var f flags
-	kong.Parse(&f, kong.Name("measure"), kong.Description(description),
-		kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}, kong.UsageOnError())
+	cli.Parse("measure", &f, kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
 	os.Exit(run(&f))
 }
 

@@ -52,12 +52,7 @@ type flags struct {
 
 func main() {
 	var f flags
-	parser := kong.Must(&f, kong.Name("probe"), kong.Description(description))
-	if _, err := parser.Parse(os.Args[1:]); err != nil {
-		// kong would exit 80; a bad command line is a usage error (2).
-		fmt.Fprintf(os.Stderr, "probe: %v (see probe --help)\n", err)
-		os.Exit(cli.ExitUsage)
-	}
+	cli.Parse("probe", &f, kong.Description(description))
 	os.Exit(run(&f))
 }
 

@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
@@ -132,4 +134,16 @@ func Cause(ctx context.Context, err error) error {
 		return intr
 	}
 	return err
+}
+
+// Parse parses the command line into flags; a bad command line prints one
+// line and exits with ExitUsage (kong's own default would be 80).
+func Parse(name string, flags any, options ...kong.Option) *kong.Context {
+	parser := kong.Must(flags, append([]kong.Option{kong.Name(name)}, options...)...)
+	ctx, err := parser.Parse(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v (see %s --help)\n", name, err, name)
+		os.Exit(ExitUsage)
+	}
+	return ctx
 }
