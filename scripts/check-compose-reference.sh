@@ -22,7 +22,7 @@
 # Needs python3-jinja2 and node with @anush008/tokenizers@0.6.0 (see
 # ../shared/README.md); NODE_PATH defaults to /tmp/oracle/node_modules.
 set -euo pipefail
-export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
+
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${ISLKIT_SHARED:-$root/../shared}
 export NODE_PATH=${NODE_PATH:-/tmp/oracle/node_modules}

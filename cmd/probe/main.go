@@ -14,6 +14,8 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/verify"
 )
 
 const description = `Measure what compose must subtract so that wire ISL is exact.
@@ -37,9 +39,13 @@ Writes ONE JSON record (kind "islkit.probe") on stdout:
                      provenance: SHA-256 of tokenizer.json and of the
                      template source, special tokens, num_special_tokens_to_add.
 
-Example:
+  verify             with --verify-url: the server's usage.prompt_tokens
+                     for the six probe conversations next to ours.
+
+Examples:
   probe --tokenizer ./models/llama3 --apply-chat-template --cache-bust first_turn_prefix \
     | compose --isl 1000 --conversations 100 | send ... | measure ...
+  probe --tokenizer ./models/llama3 --apply-chat-template --verify-url http://127.0.0.1:8000 --model llama3
 `
 
 type flags struct {
@@ -48,6 +54,11 @@ type flags struct {
 	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
 	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
 	Now               string `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. compose reuses it." placeholder:"TIME"`
+
+	VerifyURL string        `name:"verify-url" help:"Also send the probe conversations (max_tokens 1) to this OpenAI-compatible server and compare its usage.prompt_tokens with our templated counts; the record gets \"verify\", and a difference exits 1." placeholder:"URL"`
+	Model     string        `help:"Model name for --verify-url requests." default:"default"`
+	APIKey    string        `name:"api-key" help:"Bearer token for --verify-url." env:"OPENAI_API_KEY"`
+	Timeout   time.Duration `help:"Timeout of each --verify-url request." default:"60s"`
 }
 
 func main() {
@@ -82,6 +93,22 @@ func run(f *flags) int {
 	if err != nil {
 		return cli.Fail("probe", err)
 	}
+	code := cli.ExitOK
+	if f.VerifyURL != "" {
+		if rec.Verify, err = verifyServer(f, now); err != nil {
+			return cli.Fail("probe", err)
+		}
+		if !rec.Verify.Agree {
+			for _, r := range rec.Verify.Requests {
+				if r.Diff != 0 {
+					fmt.Fprintf(os.Stderr, "probe: %s counts sample %d (%d messages) as %d tokens, we count %d (%+d)\n",
+						f.VerifyURL, r.Sample, r.Messages, r.Server, r.Ours, r.Diff)
+				}
+			}
+			fmt.Fprintln(os.Stderr, "probe: the server tokenizes or templates differently from this model folder: wire ISL will not be exact")
+			code = cli.ExitFailed
+		}
+	}
 	if rec.Overhead.Reason != "" && f.ApplyChatTemplate {
 		// Zeros are a valid answer, but a user who asked for the template
 		// should know compensation is off.
@@ -92,5 +119,21 @@ func run(f *flags) int {
 	if err == nil {
 		err = w.Flush()
 	}
-	return cli.Fail("probe", jsonl.Quiet(err))
+	if err = jsonl.Quiet(err); err != nil {
+		return cli.Fail("probe", err)
+	}
+	return code
+}
+
+// verifyServer asks --verify-url to count the probe conversations.
+func verifyServer(f *flags, now time.Time) (*records.ProbeVerify, error) {
+	model, err := cli.LoadModel(f.Tokenizer, f.ChatTemplate, "", true)
+	if err != nil {
+		return nil, err
+	}
+	tok, _ := model.Source.Tokenizer()
+	ctx, stop := cli.Signals()
+	defer stop()
+	return verify.Run(ctx, verify.Options{URL: f.VerifyURL, APIKey: f.APIKey, Model: f.Model,
+		Template: model.Template, Counter: tok, Now: now, Timeout: f.Timeout})
 }

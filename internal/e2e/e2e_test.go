@@ -14,6 +14,8 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
 
@@ -178,5 +180,51 @@ func TestMeasureClosedStdout(t *testing.T) {
 	}
 	if string(out) != `{"text":"Hello world","tokens":2}`+"\n" {
 		t.Errorf("output %q", out)
+	}
+}
+
+// TestProbeVerifyURL: probe --verify-url against the test server running
+// the same model agrees (exit 0), and against another model says so (exit 1).
+func TestProbeVerifyURL(t *testing.T) {
+	bin := buildTools(t)
+	src, err := modelsrc.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := testserver.New(testserver.Config{Model: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	out, err := exec.Command(filepath.Join(bin, "probe"), "--apply-chat-template", "--verify-url", srv.URL()).Output()
+	if err != nil {
+		t.Fatalf("probe --verify-url: %v", err)
+	}
+	testutil.ValidateSchema(t, "probe.schema.json", out)
+	var rec struct {
+		Verify struct {
+			Agree    bool `json:"agree"`
+			Requests []struct {
+				Ours, Server int
+			} `json:"requests"`
+		} `json:"verify"`
+	}
+	if err := json.Unmarshal(out, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Verify.Agree || len(rec.Verify.Requests) != 6 || rec.Verify.Requests[0].Server != 15 {
+		t.Errorf("verify %+v, want 6 agreeing requests, the first 15 tokens", rec.Verify)
+	}
+	llama := filepath.Join(testutil.SharedDir(t), "models", "llama3")
+	cmd := exec.Command(filepath.Join(bin, "probe"), "--tokenizer", llama, "--apply-chat-template", "--verify-url", srv.URL())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "wire ISL will not be exact") {
+		t.Errorf("llama3 probe against a Qwen3 server: %v\n%s", err, stderr.String())
 	}
 }

@@ -31,6 +31,10 @@ type Probe struct {
 	// Now is the pinned strftime_now clock (RFC 3339) the template was
 	// rendered with, if any; compose renders with the same one.
 	Now string `json:"now,omitempty"`
+
+	// Verify is set by --verify-url: a live server's counts of the probe
+	// conversations next to ours.
+	Verify *ProbeVerify `json:"verify,omitempty"`
 }
 
 // ProbeTokenizer identifies the tokenizer.
