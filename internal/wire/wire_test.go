@@ -1,0 +1,71 @@
+package wire
+
+import (
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/records"
+)
+
+func conv(target cachebust.Target, system bool) *records.Conversation {
+	c := &records.Conversation{ID: "trace_a", Index: 0, BenchmarkID: "bench", CacheBust: target,
+		Turns: []records.Turn{{Text: "U0", Assistant: "A0"}, {Text: "U1", Assistant: "A1"}, {Text: "U2"}}}
+	if system {
+		c.SystemPrompt = &records.SystemPrompt{Text: "S"}
+	}
+	return c
+}
+
+func marshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestMarkerIsAIPerfs(t *testing.T) {
+	// Reference §1.2: bench:0:0:trace_a -> eb232ceb3496.
+	if got := Marker(conv(cachebust.FirstTurnPrefix, false), 0); got != "[rid:eb232ceb3496]\n\n" {
+		t.Errorf("Marker = %q", got)
+	}
+	if got := Marker(conv(cachebust.FirstTurnPrefix, false), 1); got == "[rid:eb232ceb3496]\n\n" {
+		t.Error("a recycled pass reuses the first pass's marker")
+	}
+	if got := Marker(conv(cachebust.None, false), 0); got != "" {
+		t.Errorf("target none gives marker %q", got)
+	}
+}
+
+func TestMessagesHistoryAndMarker(t *testing.T) {
+	c := conv(cachebust.FirstTurnSuffix, true)
+	m := Marker(c, 0)
+	msgs, err := Messages(c, 2, m, []string{"real reply"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The marker stays on the first user message of the whole history;
+	// replies[0] replaces the synthetic reply of turn 0 only.
+	want := `[{"content":"S","role":"system"},{"content":"U0\n\n[rid:eb232ceb3496]","role":"user"},` +
+		`{"content":"real reply","role":"assistant"},{"content":"U1","role":"user"},` +
+		`{"content":"A1","role":"assistant"},{"content":"U2","role":"user"}]`
+	if got := marshal(t, msgs); got != want {
+		t.Errorf("messages\n got %s\nwant %s", got, want)
+	}
+	// A system target lands on the system prompt.
+	c = conv(cachebust.SystemPrefix, true)
+	msgs, _ = Messages(c, 0, Marker(c, 0), nil)
+	if got := msgs[0]["content"]; got != "[rid:eb232ceb3496]\n\nS" {
+		t.Errorf("system prompt = %q", got)
+	}
+	// The conversation itself is never modified.
+	if c.SystemPrompt.Text != "S" || c.Turns[0].Text != "U0" {
+		t.Error("Messages modified the conversation")
+	}
+	if _, err := Messages(c, 3, "", nil); err == nil {
+		t.Error("turn 3 of a 3-turn conversation accepted")
+	}
+}
