@@ -21,42 +21,87 @@ type Member struct {
 type Object []Member
 
 // Parse reads a JSON object. Anything else (an array, a scalar, trailing
-// data) is an error.
+// data) is an error. It validates once, then slices the members out of the
+// document without decoding them.
 func Parse(data []byte) (Object, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	var obj Object
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
+	if !json.Valid(data) {
+		// Decode to get go-json's description of what is wrong.
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
 			return nil, err
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("object key is %T, not a string", tok)
+		return nil, errors.New("invalid JSON")
+	}
+	var obj Object
+	i := 1
+	for {
+		i = skipSpace(data, i)
+		switch data[i] {
+		case '}':
+			return obj, nil
+		case ',':
+			i = skipSpace(data, i+1)
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("field %q: %w", key, err)
+		end := skipString(data, i)
+		var key string
+		if err := json.Unmarshal(data[i:end], &key); err != nil {
+			return nil, err
 		}
-		obj = append(obj, Member{Key: key, Value: raw})
+		i = skipSpace(data, end) + 1 // past ':'
+		i = skipSpace(data, i)
+		vend := skipValue(data, i)
+		obj = append(obj, Member{Key: key, Value: json.RawMessage(data[i:vend])})
+		i = vend
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
-	if dec.More() {
-		return nil, errors.New("data after the JSON object")
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; b[i] != '"'; i++ {
+		if b[i] == '\\' {
+			i++
+		}
 	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("data after the JSON object")
+	return i + 1
+}
+
+// skipValue returns the index after the (valid) value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	default: // number, true, false, null
+		for i < len(b) && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(b[i])) {
+			i++
+		}
+		return i
 	}
-	return obj, nil
 }
 
 // Get returns the raw value of key (the last one, as JSON decoders do).
