@@ -166,6 +166,39 @@ type RenderInput struct {
 
 var reservedKeys = [...]string{"messages", "tools", "documents", "add_generation_prompt"}
 
+// Object is a dict whose keys keep their order, as in Python: pass
+// messages as []Object to render them without a JSON round trip (a Go map
+// would be iterated in sorted key order).
+type Object []Field
+
+// Field is one key of an Object. Value may be any value Render accepts,
+// json.RawMessage and Object included.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// value converts Render's inputs, with Object understood.
+func value(v any) jinja.Value {
+	switch v := v.(type) {
+	case Object:
+		d := jinja.NewDict()
+		for _, f := range v {
+			d.AsDict().Set(f.Key, value(f.Value))
+		}
+		return d
+	case []Object:
+		items := make([]jinja.Value, len(v))
+		for i, o := range v {
+			items[i] = value(o)
+		}
+		return jinja.NewList(items)
+	case string:
+		return jinja.NewString(v)
+	}
+	return jinja.FromGoValue(v)
+}
+
 // Render renders the template over in.
 func (t *Template) Render(in RenderInput) (string, error) {
 	jt, err := t.pick(in)
@@ -184,7 +217,7 @@ func (t *Template) Render(in RenderInput) (string, error) {
 		}
 		ctx[k] = jinja.FromGoValue(v)
 	}
-	msgs := jinja.FromGoValue(in.Messages)
+	msgs := value(in.Messages)
 	if in.FlattenContent {
 		msgs = flattenContent(msgs)
 	}

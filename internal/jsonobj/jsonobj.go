@@ -138,6 +138,28 @@ func (o Object) Set(key string, value any) (Object, error) {
 	return append(o, Member{Key: key, Value: raw}), nil
 }
 
+// AppendMember returns the object text data (as Parse read it, without
+// key) with "key": value added at the end, copying data once instead of
+// re-serialising every member. It is Set + Marshal for a new key.
+func AppendMember(data []byte, key string, value any) ([]byte, error) {
+	raw, err := json.MarshalWithOption(value, json.DisableHTMLEscape())
+	if err != nil {
+		return nil, fmt.Errorf("field %q: %w", key, err)
+	}
+	k, _ := json.MarshalWithOption(key, json.DisableHTMLEscape())
+	data = bytes.TrimSpace(data)
+	body := bytes.TrimRight(data[:len(data)-1], " \t\r\n") // without '}'
+	out := make([]byte, 0, len(body)+len(k)+len(raw)+3)
+	out = append(out, body...)
+	if len(body) > 1 { // not "{"
+		out = append(out, ',')
+	}
+	out = append(out, k...)
+	out = append(out, ':')
+	out = append(out, raw...)
+	return append(out, '}'), nil
+}
+
 // Marshal writes the object back as compact JSON, members in order.
 func (o Object) Marshal() []byte {
 	var b bytes.Buffer

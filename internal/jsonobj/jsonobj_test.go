@@ -47,3 +47,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendMember(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1}`:           `{"a":1,"isl":{"n":2}}`,
+		" { } \n":           `{"isl":{"n":2}}`,
+		"{\"a\":\"<b>\"}\n": `{"a":"<b>","isl":{"n":2}}`,
+	} {
+		got, err := AppendMember([]byte(in), "isl", map[string]int{"n": 2})
+		if err != nil || string(got) != want {
+			t.Errorf("AppendMember(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
@@ -32,8 +30,8 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 	}
 	var rendered string
 	counted := 0
-	if m.opts.ApplyChatTemplate && m.opts.Template != nil && ex.Messages != nil {
-		text, err := m.render(ex.Messages, ex, !m.opts.NoTools)
+	if m.opts.ApplyChatTemplate && m.opts.Template != nil && ex.Chat != nil {
+		text, err := m.render(chatView(ex, "", nil), ex, !m.opts.NoTools)
 		if err != nil {
 			isl.TemplateError = err.Error()
 		} else {
@@ -62,7 +60,26 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 	return isl
 }
 
-func (m *Measurer) render(messages json.RawMessage, ex *payload.Extracted, withTools bool) (string, error) {
+// chatView is the messages as AIPerf templates them: role, content (text
+// parts joined by sep), tool calls, in that key order. rewrite, when not
+// nil, replaces each content.
+func chatView(ex *payload.Extracted, sep string, rewrite func(i int, content string) string) []chat.Object {
+	out := make([]chat.Object, len(ex.Chat))
+	for i, msg := range ex.Chat {
+		content := msg.Content(sep)
+		if rewrite != nil {
+			content = rewrite(i, content)
+		}
+		o := chat.Object{{Key: "role", Value: msg.Role}, {Key: "content", Value: content}}
+		if msg.ToolCalls != nil {
+			o = append(o, chat.Field{Key: "tool_calls", Value: msg.ToolCalls})
+		}
+		out[i] = o
+	}
+	return out
+}
+
+func (m *Measurer) render(messages []chat.Object, ex *payload.Extracted, withTools bool) (string, error) {
 	in := chat.RenderInput{
 		Messages:            messages,
 		AddGenerationPrompt: true,
@@ -195,12 +212,10 @@ func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counte
 			return gap
 		}
 	}
-	empty, err := ex.View(func(int, string) string { return "" })
 	pure := 0
-	if err == nil {
-		if text, rerr := m.render(empty, ex, !m.opts.NoTools); rerr == nil {
-			pure = tok.Count(text)
-		}
+	empty := chatView(ex, "", func(int, string) string { return "" })
+	if text, err := m.render(empty, ex, !m.opts.NoTools); err == nil {
+		pure = tok.Count(text)
 	}
 	c := m.constants()
 	expectedTemplate := c.template.Fixed + c.template.Wrap*ex.NumMessages
@@ -237,9 +252,9 @@ func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, tem
 		}
 	}
 	tok := m.opts.Tokenizer
-	if !templated && m.opts.Template != nil && ex.Messages != nil {
+	if !templated && m.opts.Template != nil && ex.Chat != nil {
 		// Counted bare: the server's template is the first suspect.
-		if text, err := m.render(ex.Messages, ex, true); err == nil {
+		if text, err := m.render(chatView(ex, "", nil), ex, true); err == nil {
 			rendered = text
 			add(records.CauseTemplate, tok.Count(text)-counted)
 			templated = true
@@ -247,13 +262,13 @@ func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, tem
 	}
 	if templated {
 		if m.opts.NoTools && ex.Tools != nil {
-			if text, err := m.render(ex.Messages, ex, true); err == nil {
+			if text, err := m.render(chatView(ex, "", nil), ex, true); err == nil {
 				add(records.CauseTools, tok.Count(text)-counted)
 			}
 		}
 		if ex.MultiTextParts {
-			if a, err := m.render(ex.NewlineMessages, ex, !m.opts.NoTools); err == nil {
-				if b, err := m.render(ex.Messages, ex, !m.opts.NoTools); err == nil {
+			if a, err := m.render(chatView(ex, "\n", nil), ex, !m.opts.NoTools); err == nil {
+				if b, err := m.render(chatView(ex, "", nil), ex, !m.opts.NoTools); err == nil {
 					add(records.CausePartJoin, tok.Count(a)-tok.Count(b))
 				}
 			}
@@ -279,8 +294,10 @@ func startsWithSpecial(t *chat.Template, rendered string) bool {
 }
 
 func roles(ex *payload.Extracted) []string {
-	out := make([]string, ex.NumMessages)
-	copy(out, ex.Roles())
+	out := make([]string, len(ex.Chat))
+	for i, m := range ex.Chat {
+		out[i] = m.Role
+	}
 	return out
 }
 

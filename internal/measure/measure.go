@@ -77,7 +77,7 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	case obj.Has("data") && !obj.Has("messages"):
 		return m.inputsJSON(obj)
 	case obj.Has("messages") && obj.Has("model"):
-		out, isl, err = m.chatBody(obj)
+		out, isl, err = m.chatBody(obj, data)
 	case obj.Has("messages"):
 		out, err = m.messages(obj)
 		return Result{Lines: lines(out)}, classify(err)

@@ -56,9 +56,19 @@ func (m *Measurer) sendRecord(obj jsonobj.Object) ([]byte, records.ISL, error) {
 	return m.withISL(obj, rec.Payload, meta)
 }
 
-// chatBody measures a bare OpenAI chat-completions body.
-func (m *Measurer) chatBody(obj jsonobj.Object) ([]byte, records.ISL, error) {
-	return m.withISL(obj, obj.Marshal(), requestMeta{})
+// chatBody measures a bare OpenAI chat-completions body (data is obj's
+// own text, so it is not serialised again).
+func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
+	if _, ok := obj.Get("isl"); ok {
+		return m.withISL(obj, data, requestMeta{})
+	}
+	ex, err := payload.Extract(data)
+	if err != nil {
+		return nil, records.ISL{}, err
+	}
+	isl := m.measureRequest(ex, requestMeta{})
+	out, err := jsonobj.AppendMember(data, "isl", isl)
+	return out, isl, err
 }
 
 // aiperfRaw measures one record of AIPerf's profile_export_raw.jsonl: the

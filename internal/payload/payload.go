@@ -20,11 +20,10 @@ import (
 
 // Extracted is what a request body holds for ISL purposes.
 type Extracted struct {
-	// Messages is the chat view of the messages, in order, as a JSON array
-	// of {"role", "content", ["tool_calls"]} objects: content is the text
-	// parts joined with "" (media dropped). Nil when the body has no
-	// message array.
-	Messages json.RawMessage
+	// Chat is the chat view of the messages, in order: each message with a
+	// string role, its text parts (media dropped) and its tool calls.
+	// AIPerf templates each message with its parts joined by "".
+	Chat []Message
 	// NumMessages counts the messages of the chat view.
 	NumMessages int
 	// Texts is every text, in order: message contents (each text part on
@@ -44,16 +43,29 @@ type Extracted struct {
 	// parts: servers that join parts with "\n" (vLLM) then see other text
 	// than AIPerf's "" join.
 	MultiTextParts bool
-	// NewlineMessages is the chat view with text parts joined by "\n"
-	// instead, set only when MultiTextParts.
-	NewlineMessages json.RawMessage
+}
+
+// Message is one message of the chat view.
+type Message struct {
+	Role      string
+	Parts     []string
+	ToolCalls json.RawMessage // nil when absent or null
+}
+
+// Content is the message's text parts joined with sep ("" for AIPerf's
+// view, "\n" for vLLM's).
+func (m Message) Content(sep string) string {
+	if len(m.Parts) == 1 {
+		return m.Parts[0]
+	}
+	return strings.Join(m.Parts, sep)
 }
 
 // ErrNoMessages is returned for a body without a "messages" array.
 var ErrNoMessages = errors.New(`payload has no "messages" array`)
 
 type message struct {
-	Role      json.RawMessage `json:"role"`
+	Role      any             `json:"role"`
 	Content   json.RawMessage `json:"content"`
 	ToolCalls json.RawMessage `json:"tool_calls"`
 }
@@ -80,14 +92,12 @@ func Extract(body []byte) (*Extracted, error) {
 	if err := json.Unmarshal(top.Messages, &msgs); err != nil {
 		return nil, fmt.Errorf(`payload: "messages" is not an array`)
 	}
-	ex := &Extracted{}
-	view := make([]viewMessage, 0, len(msgs))
+	ex := &Extracted{Chat: make([]Message, 0, len(msgs))}
 	for i, raw := range msgs {
 		var m message
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return nil, fmt.Errorf("payload: messages[%d] is not an object", i)
 		}
-		vm := viewMessage{role: m.Role, toolCalls: m.ToolCalls}
 		var parts []string
 		switch c := bytes.TrimSpace(m.Content); {
 		case len(c) == 0 || string(c) == "null":
@@ -130,10 +140,13 @@ func Extract(body []byte) (*Extracted, error) {
 		if len(parts) > 1 {
 			ex.MultiTextParts = true
 		}
-		vm.parts = parts
 		ex.Texts = append(ex.Texts, toolCallTexts(m.ToolCalls)...)
-		if isString(m.Role) {
-			view = append(view, vm)
+		if role, ok := m.Role.(string); ok {
+			msg := Message{Role: role, Parts: parts}
+			if !isNull(m.ToolCalls) {
+				msg.ToolCalls = m.ToolCalls
+			}
+			ex.Chat = append(ex.Chat, msg)
 		}
 	}
 	if !isNull(top.Tools) {
@@ -146,43 +159,8 @@ func Extract(body []byte) (*Extracted, error) {
 			return nil, fmt.Errorf(`payload: "chat_template_kwargs" is not an object`)
 		}
 	}
-	ex.NumMessages = len(view)
-	ex.Messages = marshalView(view, "")
-	if ex.MultiTextParts {
-		ex.NewlineMessages = marshalView(view, "\n")
-	}
+	ex.NumMessages = len(ex.Chat)
 	return ex, nil
-}
-
-type viewMessage struct {
-	role      json.RawMessage
-	parts     []string
-	toolCalls json.RawMessage
-}
-
-// marshalView writes the chat view with keys in the order AIPerf builds
-// them (role, content, tool_calls): templates that iterate a message's
-// items see Python's order.
-func marshalView(view []viewMessage, sep string) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, m := range view {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"role":`)
-		b.Write(m.role)
-		b.WriteString(`,"content":`)
-		content, _ := json.MarshalWithOption(strings.Join(m.parts, sep), json.DisableHTMLEscape())
-		b.Write(content)
-		if !isNull(m.toolCalls) {
-			b.WriteString(`,"tool_calls":`)
-			b.Write(m.toolCalls)
-		}
-		b.WriteByte('}')
-	}
-	b.WriteByte(']')
-	return b.Bytes()
 }
 
 // toolCallTexts returns the function names and argument strings of an
@@ -255,56 +233,12 @@ func isNull(raw json.RawMessage) bool {
 	return len(t) == 0 || string(t) == "null"
 }
 
-func isString(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '"'
-}
 
-// View returns the chat view with each message's content replaced by
-// rewrite(i, content), for the renders that explain a count (an empty
-// content isolates the template's own tokens).
-func (ex *Extracted) View(rewrite func(i int, content string) string) (json.RawMessage, error) {
-	var msgs []struct {
-		Role      json.RawMessage `json:"role"`
-		Content   string          `json:"content"`
-		ToolCalls json.RawMessage `json:"tool_calls"`
-	}
-	if err := json.Unmarshal(ex.Messages, &msgs); err != nil {
-		return nil, err
-	}
-	view := make([]viewMessage, len(msgs))
-	for i, m := range msgs {
-		view[i] = viewMessage{role: m.Role, parts: []string{rewrite(i, m.Content)}, toolCalls: m.ToolCalls}
-	}
-	return marshalView(view, ""), nil
-}
-
-// Contents returns each chat-view message's content, in order.
+// Contents returns each chat-view message's content (parts joined by "").
 func (ex *Extracted) Contents() []string {
-	var msgs []struct {
-		Content string `json:"content"`
-	}
-	if json.Unmarshal(ex.Messages, &msgs) != nil {
-		return nil
-	}
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.Content
-	}
-	return out
-}
-
-// Roles returns each chat-view message's role ("" when not a string).
-func (ex *Extracted) Roles() []string {
-	var msgs []struct {
-		Role any `json:"role"`
-	}
-	if json.Unmarshal(ex.Messages, &msgs) != nil {
-		return nil
-	}
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i], _ = m.Role.(string)
+	out := make([]string, len(ex.Chat))
+	for i, m := range ex.Chat {
+		out[i] = m.Content("")
 	}
 	return out
 }

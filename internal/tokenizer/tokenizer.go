@@ -31,6 +31,11 @@ type Tokenizer struct {
 	normPatterns []AddedToken  // normMatcher's tokens with their normalized content
 
 	scratch sync.Pool
+	// caches hold the BPE word caches between calls. Each call takes one
+	// and gives it back, so a cache has one user at a time and needs no
+	// lock (like Rust's thread-local caches); a channel, unlike sync.Pool,
+	// keeps them across garbage collections.
+	caches chan map[string][]int32
 }
 
 func (t *Tokenizer) setAddedTokens(tokens []AddedToken) error {
@@ -67,6 +72,7 @@ func (t *Tokenizer) setAddedTokens(tokens []AddedToken) error {
 // finish applies load-time optimisations that do not change results.
 func (t *Tokenizer) finish() {
 	t.scratch.New = func() any { return &scratch{} }
+	t.caches = make(chan map[string][]int32, 64)
 	// A trailing ByteLevel step only maps bytes to characters that the BPE
 	// vocabulary then looks up; a byte-keyed model skips the round trip.
 	m, ok := t.model.(*bpe)
@@ -89,27 +95,47 @@ type scratch struct {
 	spans        [][2]int
 	segs         []seg
 	ids          []int
-	// cache maps words to their BPE ids. A scratch belongs to one
-	// goroutine at a time (sync.Pool), so the cache needs no lock.
+	// cache maps words to their BPE ids; see Tokenizer.caches.
 	cache map[string][]int32
 }
 
 // Encode returns the ids of text without special tokens
 // (add_special_tokens=false).
 func (t *Tokenizer) Encode(text string) []int {
-	sc := t.scratch.Get().(*scratch)
+	sc := t.getScratch()
 	ids := t.encodeInto(text, sc, nil)
-	t.scratch.Put(sc)
+	t.putScratch(sc)
 	return ids
 }
 
 // Count returns len(Encode(text)) without keeping the ids.
 func (t *Tokenizer) Count(text string) int {
-	sc := t.scratch.Get().(*scratch)
+	sc := t.getScratch()
 	sc.ids = t.encodeInto(text, sc, sc.ids[:0])
 	n := len(sc.ids)
-	t.scratch.Put(sc)
+	t.putScratch(sc)
 	return n
+}
+
+func (t *Tokenizer) getScratch() *scratch {
+	sc := t.scratch.Get().(*scratch)
+	select {
+	case sc.cache = <-t.caches:
+	default:
+		sc.cache = nil // bpe makes one on first use
+	}
+	return sc
+}
+
+func (t *Tokenizer) putScratch(sc *scratch) {
+	if sc.cache != nil {
+		select {
+		case t.caches <- sc.cache:
+		default: // more callers at once than kept caches: let it go
+		}
+		sc.cache = nil
+	}
+	t.scratch.Put(sc)
 }
 
 // EncodeWithSpecialTokens returns the ids with the post-processor's special
