@@ -233,7 +233,6 @@ func isNull(raw json.RawMessage) bool {
 	return len(t) == 0 || string(t) == "null"
 }
 
-
 // Contents returns each chat-view message's content (parts joined by "").
 func (ex *Extracted) Contents() []string {
 	out := make([]string, len(ex.Chat))
