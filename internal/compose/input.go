@@ -30,23 +30,8 @@ func ReadProbe(r io.Reader, name string) (*records.Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Check the kind and version first, so a record of another kind or a
-	// newer schema gets that message rather than an unknown-field error.
-	var head struct {
-		Kind          string `json:"kind"`
-		SchemaVersion int    `json:"schema_version"`
-	}
-	if err := line.Decode(&head); err != nil {
-		return nil, err
-	}
-	if head.Kind != records.KindProbe {
-		return nil, line.FieldErrorf("kind", "got %q, want %q (is this probe's output?)", head.Kind, records.KindProbe)
-	}
-	if head.SchemaVersion != records.SchemaVersion {
-		return nil, line.FieldErrorf("schema_version", "unknown schema version %d (this compose reads version %d; use probe and compose from the same release)", head.SchemaVersion, records.SchemaVersion)
-	}
 	var p records.Probe
-	if err := line.DecodeStrict(&p); err != nil {
+	if err := records.Decode(line, records.KindProbe, &p); err != nil {
 		return nil, err
 	}
 	if err := CheckProbe(&p); err != nil {

@@ -38,18 +38,8 @@ func ReadConversations(r io.Reader, name string) ([]records.Conversation, error)
 // DecodeConversation decodes and checks one conversation line.
 func DecodeConversation(line jsonl.Line) (records.Conversation, error) {
 	var c records.Conversation
-	if err := line.CheckUTF8(); err != nil {
+	if err := records.Decode(line, records.KindConversation, &c); err != nil {
 		return c, err
-	}
-	// Strict: an unknown field means a producer newer than this reader.
-	if err := line.DecodeStrict(&c); err != nil {
-		return c, err
-	}
-	if c.Kind != records.KindConversation {
-		return c, line.FieldErrorf("kind", "got %q, want %q (is this compose's output?)", c.Kind, records.KindConversation)
-	}
-	if c.SchemaVersion != records.SchemaVersion {
-		return c, line.FieldErrorf("schema_version", "unknown schema version %d (this send reads version %d)", c.SchemaVersion, records.SchemaVersion)
 	}
 	if c.ID == "" {
 		return c, line.FieldErrorf("id", "empty conversation id")
