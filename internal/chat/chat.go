@@ -57,6 +57,10 @@ type Template struct {
 	named   map[string]*jinja.Template // "default", "tool_use", ... or "default" alone
 	special map[string]any             // special-token variables, as strings (and a list)
 	limits  Limits
+	// strings holds the string special tokens as template values, made
+	// once: strings are immutable, while lists (which templates may
+	// mutate) are converted for each render.
+	strings map[string]jinja.Value
 }
 
 // Option configures Compile and LoadFS.
@@ -102,6 +106,12 @@ func compileNamed(sources map[string]string, opts []Option) (*Template, error) {
 	}
 	for _, o := range opts {
 		o(t)
+	}
+	t.strings = make(map[string]jinja.Value, len(t.special))
+	for k, v := range t.special {
+		if s, ok := v.(string); ok {
+			t.strings[k] = jinja.NewString(s)
+		}
 	}
 	return t, nil
 }
@@ -207,7 +217,11 @@ func (t *Template) Render(in RenderInput) (string, error) {
 	}
 	ctx := make(map[string]jinja.Value, len(t.special)+len(in.Kwargs)+8)
 	for k, v := range t.special {
-		ctx[k] = jinja.FromGoValue(v)
+		if sv, ok := t.strings[k]; ok {
+			ctx[k] = sv
+		} else {
+			ctx[k] = jinja.FromGoValue(v)
+		}
 	}
 	for k, v := range in.Kwargs {
 		for _, r := range reservedKeys {
