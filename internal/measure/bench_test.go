@@ -19,7 +19,7 @@ import (
 // benchPayloads builds n single-turn chat bodies of about isl tokens each,
 // cut from the embedded corpus, with a cache-bust marker, as send writes
 // them; texts are their user contents.
-func benchPayloads(b *testing.B, m *Measurer, isl, n int) (bodies [][]byte, texts []string) {
+func benchPayloads(b testing.TB, m *Measurer, isl, n int) (bodies [][]byte, texts []string) {
 	b.Helper()
 	text, err := corpus.Default()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -984,6 +985,12 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 		return e.evalExpr(n.right)
 	}
 
+	if n.op == "+" {
+		if l, ok := n.left.(*binExpr); ok && l.op == "+" {
+			return e.evalAddChain(n)
+		}
+	}
+
 	left, err := e.evalExpr(n.left)
 	if err != nil {
 		return Undefined(), err
@@ -1835,4 +1842,59 @@ func stringSearch(method, s string, start int, arg Value) Value {
 		}
 		return NewInt(int64(start + utf8.RuneCountInString(s[:index])))
 	}
+}
+
+// evalAddChain evaluates a + b + c + ... (left-nested "+") with the
+// semantics of pairwise addition, but concatenates a run of strings once
+// instead of copying the growing prefix at every step: chat templates
+// build each turn as '<|im_start|>' + role + '\n' + content + ..., and the
+// content is long.
+func (e *evaluator) evalAddChain(n *binExpr) (Value, error) {
+	var operands []expr
+	cur := expr(n)
+	for {
+		b, ok := cur.(*binExpr)
+		if !ok || b.op != "+" {
+			break
+		}
+		operands = append(operands, b.right)
+		cur = b.left
+	}
+	operands = append(operands, cur)
+	slices.Reverse(operands)
+
+	var acc Value
+	var sb strings.Builder
+	pending := false // acc is the string in sb
+	for i, op := range operands {
+		v, err := e.evalExpr(op)
+		if err != nil {
+			return Undefined(), err
+		}
+		if i == 0 {
+			acc = v
+			continue
+		}
+		if pending || (acc.IsString() && v.IsString()) {
+			if !v.IsString() {
+				acc, pending = NewString(sb.String()), false
+				sb.Reset()
+			} else {
+				if !pending {
+					sb.WriteString(acc.AsString())
+					pending = true
+				}
+				sb.WriteString(v.AsString())
+				continue
+			}
+		}
+		if err := checkAddable(acc, v); err != nil {
+			return Undefined(), err
+		}
+		acc = addValues(acc, v)
+	}
+	if pending {
+		return NewString(sb.String()), nil
+	}
+	return acc, nil
 }

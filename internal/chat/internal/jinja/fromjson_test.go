@@ -28,3 +28,34 @@ func FuzzFromJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestAddChain checks that a + b + c ... keeps pairwise semantics while
+// strings are concatenated in one go.
+func TestAddChain(t *testing.T) {
+	for src, want := range map[string]string{
+		`{{ 'a' + 'b' + 'c' + 'd' }}`:          "abcd",
+		`{{ 1 + 2 + 3 }}`:                      "6",
+		`{{ [1] + [2] + [3] }}`:                "[1, 2, 3]",
+		`{{ 'x' + ('y' + 'z') + 'w' }}`:        "xyzw",
+		`{{ (1 + 2) ~ 'a' + 'b' + 'c' }}`:      "3abc",
+		`{% set s = 'p' %}{{ s + s + s + s }}`: "pppp",
+	} {
+		tmpl, err := Compile(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		got, err := tmpl.RenderValues(map[string]Value{}, Limits{})
+		if err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", src, got, err, want)
+		}
+	}
+	for _, src := range []string{`{{ 'a' + 'b' + 1 }}`, `{{ 1 + 'a' + 'b' }}`, `{{ 'a' + 'b' + [1] + 'c' }}`} {
+		tmpl, err := Compile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tmpl.RenderValues(map[string]Value{}, Limits{}); err == nil {
+			t.Errorf("%s = %q, want a TypeError as in Python", src, got)
+		}
+	}
+}
