@@ -62,7 +62,7 @@ func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.IS
 	if _, ok := obj.Get("isl"); ok {
 		return m.withISL(obj, data, requestMeta{})
 	}
-	ex, err := payload.Extract(data)
+	ex, err := payload.ExtractObject(obj)
 	if err != nil {
 		return nil, records.ISL{}, err
 	}

@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -77,33 +79,33 @@ type part struct {
 
 // Extract reads an OpenAI chat-completions body.
 func Extract(body []byte) (*Extracted, error) {
-	var top struct {
-		Messages           json.RawMessage `json:"messages"`
-		Tools              json.RawMessage `json:"tools"`
-		ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
-	}
-	if err := json.Unmarshal(body, &top); err != nil {
+	obj, err := jsonobj.Parse(body)
+	if err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
-	if isNull(top.Messages) {
+	return ExtractObject(obj)
+}
+
+// ExtractObject is Extract for a body already split into members (measure
+// has parsed it to recognise the record): the members are slices of the
+// body, so nothing is scanned twice.
+func ExtractObject(obj jsonobj.Object) (*Extracted, error) {
+	messages, _ := obj.Get("messages")
+	if isNull(messages) {
 		return nil, ErrNoMessages
 	}
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(top.Messages, &msgs); err != nil {
-		return nil, fmt.Errorf(`payload: "messages" is not an array`)
+	msgs, err := decodeMessages(messages)
+	if err != nil {
+		return nil, err
 	}
 	ex := &Extracted{Chat: make([]Message, 0, len(msgs))}
-	for i, raw := range msgs {
-		var m message
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("payload: messages[%d] is not an object", i)
-		}
+	for i, m := range msgs {
 		var parts []string
 		switch c := bytes.TrimSpace(m.Content); {
 		case len(c) == 0 || string(c) == "null":
 		case c[0] == '"':
-			var s string
-			if err := json.Unmarshal(c, &s); err != nil {
+			s, err := unquote(c)
+			if err != nil {
 				return nil, fmt.Errorf("payload: messages[%d].content: %w", i, err)
 			}
 			parts = []string{s}
@@ -149,13 +151,13 @@ func Extract(body []byte) (*Extracted, error) {
 			ex.Chat = append(ex.Chat, msg)
 		}
 	}
-	if !isNull(top.Tools) {
-		ex.Tools = top.Tools
-		ex.ToolTexts = toolTexts(top.Tools)
+	if tools, _ := obj.Get("tools"); !isNull(tools) {
+		ex.Tools = tools
+		ex.ToolTexts = toolTexts(tools)
 		ex.Texts = append(ex.Texts, ex.ToolTexts...)
 	}
-	if !isNull(top.ChatTemplateKwargs) {
-		if err := json.Unmarshal(top.ChatTemplateKwargs, &ex.Kwargs); err != nil {
+	if kwargs, _ := obj.Get("chat_template_kwargs"); !isNull(kwargs) {
+		if err := json.Unmarshal(kwargs, &ex.Kwargs); err != nil {
 			return nil, fmt.Errorf(`payload: "chat_template_kwargs" is not an object`)
 		}
 	}
@@ -231,6 +233,37 @@ func toolTexts(raw json.RawMessage) []string {
 func isNull(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || string(t) == "null"
+}
+
+// decodeMessages decodes the message array in one pass; on failure it
+// walks the elements to say which one is wrong.
+func decodeMessages(raw json.RawMessage) ([]message, error) {
+	var msgs []message
+	if err := json.Unmarshal(raw, &msgs); err == nil {
+		return msgs, nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, fmt.Errorf(`payload: "messages" is not an array`)
+	}
+	msgs = make([]message, len(elems))
+	for i, e := range elems {
+		if err := json.Unmarshal(e, &msgs[i]); err != nil {
+			return nil, fmt.Errorf("payload: messages[%d] is not an object", i)
+		}
+	}
+	return msgs, nil
+}
+
+// unquote decodes a JSON string token; one without escapes is sliced.
+func unquote(c []byte) (string, error) {
+	body := c[1 : len(c)-1]
+	if bytes.IndexByte(body, '\\') < 0 && bytes.IndexByte(body, '"') < 0 && utf8.Valid(body) {
+		return string(body), nil
+	}
+	var s string
+	err := json.Unmarshal(c, &s)
+	return s, err
 }
 
 // Contents returns each chat-view message's content (parts joined by "").

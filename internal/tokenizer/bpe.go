@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -185,10 +186,15 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 	return m, nil
 }
 
-// parseMerge reads a merge written as "a b" or as ["a", "b"].
+// parseMerge reads a merge written as "a b" or as ["a", "b"]. The first
+// byte says which, so a file of pairs never pays for a failed decode.
 func parseMerge(raw json.RawMessage) (string, string, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", "", err
+		}
 		a, b, ok := strings.Cut(s, " ")
 		if !ok || strings.Contains(b, " ") {
 			return "", "", fmt.Errorf("merge %q is not two tokens separated by one space", s)
