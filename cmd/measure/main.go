@@ -184,7 +184,7 @@ func writeReports(f *flags, summary *report.Summary, plotFormat string) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFile(f.SummaryJSON, append(data, '\n')); err != nil {
+		if err := cli.WriteFile(f.SummaryJSON, append(data, '\n')); err != nil {
 			return err
 		}
 	}
@@ -193,28 +193,9 @@ func writeReports(f *flags, summary *report.Summary, plotFormat string) error {
 		if err := summary.WritePlot(&buf, plotFormat); err != nil {
 			return err
 		}
-		if err := writeFile(f.Plot, buf.Bytes()); err != nil {
+		if err := cli.WriteFile(f.Plot, buf.Bytes()); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// writeFile replaces path atomically, so a failed run never leaves half a
-// report behind.
-func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
