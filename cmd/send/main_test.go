@@ -28,14 +28,7 @@ func runCLI(args ...string) (int, string, string) {
 }
 
 func TestExitCodes(t *testing.T) {
-	s, err := testserver.New(testserver.Config{NoTokenize: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	in := writeInput(t, convLine)
 	bad := writeInput(t, convLine, strings.Replace(convLine, `"schema_version":1`, `"schema_version":9`, 1))
 

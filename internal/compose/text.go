@@ -84,18 +84,6 @@ func (g *textGen) text(start, n int) string {
 	return sb.String()
 }
 
-// window returns ids[start : start+n], wrapping around the corpus.
-func (g *textGen) window(start, n int) []int {
-	out := make([]int, 0, n)
-	start %= len(g.ids)
-	for len(out) < n {
-		take := min(n-len(out), len(g.ids)-start)
-		out = append(out, g.ids[start:start+take]...)
-		start = 0
-	}
-	return out
-}
-
 // pads are appended one at a time when a text is a few tokens short; each
 // is a common word that is a single token in every vocabulary we know, so
 // it moves the count by one.

@@ -191,14 +191,7 @@ func TestProbeVerifyURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := testserver.New(testserver.Config{Model: src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := testserver.StartTest(t, testserver.Config{Model: src})
 	out, err := exec.Command(filepath.Join(bin, "probe"), "--apply-chat-template", "--verify-url", srv.URL()).Output()
 	if err != nil {
 		t.Fatalf("probe --verify-url: %v", err)

@@ -52,7 +52,7 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 		}
 	}
 	if meta.target != nil {
-		isl.VsTarget = m.explainTarget(ex, meta, counted, isl.Counted == "templated", rendered)
+		isl.VsTarget = m.explainTarget(ex, meta, counted, isl.Counted == "templated")
 	}
 	if meta.server != nil {
 		isl.VsServer = m.explainServer(ex, *meta.server, counted, isl.Counted == "templated", rendered)
@@ -170,7 +170,7 @@ func markerTarget(marker string, role string) cachebust.Target {
 // the rendered count is the template's own tokens + content + marker +
 // merges across their seams. Each difference is one cause; "content" is
 // the content's share (exact mode moves it to cancel the others).
-func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counted int, templated bool, rendered string) *records.Gap {
+func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counted int, templated bool) *records.Gap {
 	gap := &records.Gap{Total: counted - *meta.target}
 	if gap.Total == 0 {
 		return gap

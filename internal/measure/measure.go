@@ -191,13 +191,15 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 			}
 		}
 	}
-	texts, err := messageTexts(rec.Messages)
+	// The texts are read the way request payloads are (one rule for
+	// "the text of a request"); the bare count needs them, and reading
+	// them also rejects messages of the wrong shape.
+	ex, err := payload.ExtractObject(obj)
 	if err != nil {
 		return nil, err
 	}
-	bare := m.opts.Tokenizer.Count(strings.Join(texts, " "))
 	counted := "bare"
-	tokens := bare
+	tokens := 0
 	var renderErr error
 	var rendered string
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil {
@@ -217,6 +219,9 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 			counted = "templated"
 		}
 	}
+	if counted == "bare" {
+		tokens = m.opts.Tokenizer.Count(strings.Join(ex.Texts, " "))
+	}
 	if obj, err = obj.Set("tokens", tokens); err != nil {
 		return nil, err
 	}
@@ -234,40 +239,4 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 		}
 	}
 	return obj.Marshal(), nil
-}
-
-// messageTexts returns the text of every message, text parts only, in
-// order: AIPerf's bare ISL encodes them joined by one space.
-func messageTexts(raw json.RawMessage) ([]string, error) {
-	var msgs []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return nil, fmt.Errorf(`field "messages": must be an array of objects`)
-	}
-	var texts []string
-	for i, msg := range msgs {
-		content, ok := msg["content"]
-		if !ok || string(content) == "null" {
-			continue
-		}
-		var s string
-		if err := json.Unmarshal(content, &s); err == nil {
-			texts = append(texts, s)
-			continue
-		}
-		var parts []map[string]json.RawMessage
-		if err := json.Unmarshal(content, &parts); err != nil {
-			return nil, fmt.Errorf(`field "messages[%d].content": neither a string nor a list of parts`, i)
-		}
-		for _, p := range parts {
-			var typ, text string
-			_ = json.Unmarshal(p["type"], &typ)
-			if typ != "text" {
-				continue
-			}
-			if err := json.Unmarshal(p["text"], &text); err == nil {
-				texts = append(texts, text)
-			}
-		}
-	}
-	return texts, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,11 +183,11 @@ func TestRunRealModels(t *testing.T) {
 				t.Errorf("template identity %+v, want tokenizer_config.json", rec.ChatTemplate)
 			}
 			if m, ok := realMarkers[want.model]; ok {
-				if got := rec.MarkerSamples; !equal(got, m[cachebust.FirstTurnPrefix]) {
+				if got := rec.MarkerSamples; !slices.Equal(got, m[cachebust.FirstTurnPrefix]) {
 					t.Errorf("marker samples %v, reference %v", got, m[cachebust.FirstTurnPrefix])
 				}
 				rs, _ := Run(Options{Tokenizer: dir, CacheBust: cachebust.SystemSuffix})
-				if !equal(rs.MarkerSamples, m[cachebust.SystemSuffix]) {
+				if !slices.Equal(rs.MarkerSamples, m[cachebust.SystemSuffix]) {
 					t.Errorf("system_suffix marker samples %v, reference %v", rs.MarkerSamples, m[cachebust.SystemSuffix])
 				}
 			}
@@ -197,18 +198,6 @@ func TestRunRealModels(t *testing.T) {
 			testutil.ValidateSchema(t, "probe.schema.json", data)
 		})
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A model folder without a chat template, and a template that does not

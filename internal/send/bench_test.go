@@ -45,7 +45,7 @@ func BenchmarkDryRun(b *testing.B) {
 // reports req/s and send's own per-request time (payload build, result
 // bookkeeping, record encode) as overhead percentiles.
 func BenchmarkLive(b *testing.B) {
-	s := startServer(b, testserver.Config{NoTokenize: true})
+	s := testserver.StartTest(b, testserver.Config{NoTokenize: true})
 	convs := benchData()
 	bl, _ := NewBuilder(PayloadOptions{Stream: true}, nil)
 	var mu sync.Mutex

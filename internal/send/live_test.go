@@ -45,7 +45,7 @@ var wantKind = map[string]string{
 func TestFaults1000(t *testing.T) {
 	for _, stream := range []bool{true, false} {
 		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
-			s := startServer(t, testserver.Config{NoTokenize: true, FaultRate: 0.25, Seed: 7})
+			s := testserver.StartTest(t, testserver.Config{NoTokenize: true, FaultRate: 0.25, Seed: 7})
 			var out bytes.Buffer
 			sum, err := Run(context.Background(), &out, dataset(37, 3), newBuilder(t, PayloadOptions{Stream: stream}),
 				LiveOptions{URL: s.URL(), Concurrency: 32, Requests: 1000, Recycle: true, Timeout: 250 * time.Millisecond})
@@ -89,7 +89,7 @@ func TestFaults1000(t *testing.T) {
 
 // TestEachFault forces one fault per run through the request header.
 func TestEachFault(t *testing.T) {
-	s := startServer(t, testserver.Config{NoTokenize: true})
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	for _, f := range testserver.FaultKinds() {
 		var out bytes.Buffer
 		sum, err := Run(context.Background(), &out, dataset(2, 2), newBuilder(t, PayloadOptions{Stream: true}),
@@ -128,7 +128,7 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("err %v, output %q", err, out.String())
 	}
 	// A TLS server spoken to over https without a trusted certificate.
-	s := startServer(t, testserver.Config{NoTokenize: true})
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	_, err = Run(context.Background(), &out, dataset(1, 1), newBuilder(t, PayloadOptions{}),
 		LiveOptions{URL: strings.Replace(s.URL(), "http:", "https:", 1), Timeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake") {
@@ -161,7 +161,7 @@ func TestValidate(t *testing.T) {
 // TestInterrupt: cancelling stops issuing, in-flight requests get the
 // grace period and then a "cancelled" record each; nothing is lost.
 func TestInterrupt(t *testing.T) {
-	s := startServer(t, testserver.Config{NoTokenize: true, TokensPerSecond: 20, DefaultMaxTokens: 200})
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, TokensPerSecond: 20, DefaultMaxTokens: 200})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	var out bytes.Buffer
@@ -188,7 +188,7 @@ func TestInterrupt(t *testing.T) {
 // TestRate: --rate paces requests (constant and Poisson) and --duration
 // stops issuing.
 func TestRate(t *testing.T) {
-	s := startServer(t, testserver.Config{NoTokenize: true})
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	for _, dist := range []string{RateConstant, RatePoisson} {
 		var out bytes.Buffer
 		sum, err := Run(context.Background(), &out, dataset(5, 2), newBuilder(t, PayloadOptions{Stream: true}),

@@ -393,19 +393,6 @@ func FuzzDecodeConversation(f *testing.F) {
 
 // --- live ---
 
-func startServer(t testing.TB, cfg testserver.Config) *testserver.Server {
-	t.Helper()
-	s, err := testserver.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func liveRecords(t testing.TB, out *bytes.Buffer) []records.Request {
 	t.Helper()
 	var recs []records.Request
@@ -441,7 +428,7 @@ func TestLiveUsageMatchesTemplatedCount(t *testing.T) {
 	}
 	var mu sync.Mutex
 	received := map[string]int{}
-	s := startServer(t, testserver.Config{Model: src})
+	s := testserver.StartTest(t, testserver.Config{Model: src})
 	s.Observe = func(body []byte, prompt int) {
 		mu.Lock()
 		received[string(body)] = prompt

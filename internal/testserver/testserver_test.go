@@ -27,19 +27,6 @@ type wireCase struct {
 // wireNow is the strftime_now the wire golden files were rendered with.
 var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)
 
-func start(t *testing.T, cfg Config) *Server {
-	t.Helper()
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // TestGoldenWire checks prompt accounting against the real transformers +
 // tokenizers counts, directly and over HTTP (where add_generation_prompt is
 // always true, as in vLLM).
@@ -56,7 +43,7 @@ func TestGoldenWire(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := start(t, Config{Model: src, Now: wireNow})
+		s := StartTest(t, Config{Model: src, Now: wireNow})
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
@@ -126,7 +113,7 @@ func postJSON(t *testing.T, base, body string, header map[string]string, out any
 }
 
 func TestLengthRules(t *testing.T) {
-	s := start(t, Config{NoTokenize: true, NaturalLength: 5})
+	s := StartTest(t, Config{NoTokenize: true, NaturalLength: 5})
 	cases := []struct {
 		extra  string
 		tokens int
@@ -158,7 +145,7 @@ func TestLengthRules(t *testing.T) {
 }
 
 func TestStreamShape(t *testing.T) {
-	s := start(t, Config{})
+	s := StartTest(t, Config{})
 	req, _ := http.NewRequest("POST", s.URL()+"/v1/chat/completions", strings.NewReader(
 		`{"model":"m","messages":[{"role":"user","content":"Hello, how are you?"}],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`))
 	resp, err := http.DefaultClient.Do(req)
@@ -180,7 +167,7 @@ func TestStreamShape(t *testing.T) {
 }
 
 func TestFaultHeader(t *testing.T) {
-	s := start(t, Config{NoTokenize: true})
+	s := StartTest(t, Config{NoTokenize: true})
 	for _, c := range []struct {
 		fault  string
 		status int

@@ -79,7 +79,7 @@ func (t *Tokenizer) finish() {
 	if !ok {
 		return
 	}
-	var last preTokenizer = t.preTokenizer
+	last := t.preTokenizer
 	if seq, ok := last.(sequencePreTokenizer); ok && len(seq) > 0 {
 		last = seq[len(seq)-1]
 	}

@@ -80,29 +80,15 @@ func TestMetaspacePrependSchemes(t *testing.T) {
 }
 
 func TestAddedTokenStripAndSingleWord(t *testing.T) {
-	cases := []struct {
-		flags string
-		in    string
-		want  []int
-	}{
-		// lstrip swallows the spaces before the token, rstrip those after.
-		{`"lstrip":true,"rstrip":false,"single_word":false`, "a [X] b", []int{1, 6, 15, 6, 2}[0:1:1]},
-		{`"lstrip":false,"rstrip":true,"single_word":false`, "a [X] b", nil},
-		{`"lstrip":false,"rstrip":false,"single_word":true`, "a[X]", nil},
-	}
-	_ = cases
-	pre := `{"type":"WhitespaceSplit"}`
-	mk := func(flags string) *Tokenizer {
+	// mk builds a tokenizer whose only added token [X] has the given
+	// flags, over a pre-tokenizer (single_word needs words) or none (so
+	// that spaces stay visible and lstrip/rstrip can be observed).
+	mk := func(flags, pre string) *Tokenizer {
 		added := `[{"id":15,"content":"[X]",` + flags + `,"normalized":false,"special":true}]`
 		return tiny(t, "null", pre, wordLevelABC, added)
 	}
-	// With WhitespaceSplit the spaces vanish anyway, so observe the
-	// boundaries through a model that keeps spaces: WordLevel over Split
-	// on nothing (no pre-tokenizer).
-	mkRaw := func(flags string) *Tokenizer {
-		added := `[{"id":15,"content":"[X]",` + flags + `,"normalized":false,"special":true}]`
-		return tiny(t, "null", "null", wordLevelABC, added)
-	}
+	mkRaw := func(flags string) *Tokenizer { return mk(flags, "null") }
+	const whitespaceSplit = `{"type":"WhitespaceSplit"}`
 	if got := mkRaw(`"lstrip":true,"rstrip":false,"single_word":false`).Encode("a [X]b"); !slices.Equal(got, []int{1, 15, 2}) {
 		t.Errorf("lstrip: got %v, want [1 15 2]", got)
 	}
@@ -113,10 +99,10 @@ func TestAddedTokenStripAndSingleWord(t *testing.T) {
 		t.Errorf("no strip: got %v, want [0 15 0] (\"a \" and \" b\" unknown)", got)
 	}
 	// single_word: inside a word the token is not extracted.
-	if got := mk(`"lstrip":false,"rstrip":false,"single_word":true`).Encode("a[X]"); !slices.Equal(got, []int{0}) {
+	if got := mk(`"lstrip":false,"rstrip":false,"single_word":true`, whitespaceSplit).Encode("a[X]"); !slices.Equal(got, []int{0}) {
 		t.Errorf("single_word inside a word: got %v, want [0]", got)
 	}
-	if got := mk(`"lstrip":false,"rstrip":false,"single_word":true`).Encode("a [X]"); !slices.Equal(got, []int{1, 15}) {
+	if got := mk(`"lstrip":false,"rstrip":false,"single_word":true`, whitespaceSplit).Encode("a [X]"); !slices.Equal(got, []int{1, 15}) {
 		t.Errorf("single_word alone: got %v, want [1 15]", got)
 	}
 }

@@ -18,15 +18,7 @@ func startServer(t *testing.T, model string) *testserver.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := testserver.New(testserver.Config{Model: m.Source})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
+	return testserver.StartTest(t, testserver.Config{Model: m.Source})
 }
 
 func TestAgreesWithAServerOfTheSameModel(t *testing.T) {

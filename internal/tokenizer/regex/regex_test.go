@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"unicode/utf8"
@@ -79,18 +80,6 @@ func readGzipLines(t testing.TB, path string, each func(line []byte)) {
 	}
 }
 
-func spansEqual(a, b [][2]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestAdversarial(t *testing.T) {
 	ps := loadPatterns(t)
 	ms := matchers(t, ps)
@@ -110,7 +99,7 @@ func TestAdversarial(t *testing.T) {
 				if len(want) == 0 && len(got) == 0 {
 					continue
 				}
-				if !spansEqual(got, want) {
+				if !slices.Equal(got, want) {
 					if bad++; bad <= 20 {
 						t.Errorf("%s of %.40q on %q:\n got %v\nwant %v", name, ps[pi], rec.Text, got, want)
 					}
@@ -233,7 +222,7 @@ func TestCompile(t *testing.T) {
 			t.Errorf("Compile(%q): %v", tc.pattern, err)
 			continue
 		}
-		if got := m.FindAll(tc.in, nil); !spansEqual(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+		if got := m.FindAll(tc.in, nil); !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
 			t.Errorf("%q on %q: got %v, want %v", tc.pattern, tc.in, got, tc.want)
 		}
 	}
@@ -261,7 +250,7 @@ func FuzzScanners(f *testing.F) {
 		}
 		for i, m := range ms {
 			a, b := m["scanner"].FindAll(s, nil), m["fallback"].FindAll(s, nil)
-			if !spansEqual(a, b) {
+			if !slices.Equal(a, b) {
 				t.Fatalf("%.40q on %q: scanner %v, fallback %v", ps[i], s, a, b)
 			}
 		}
