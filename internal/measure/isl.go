@@ -8,6 +8,7 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/payload"
+	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -103,23 +104,11 @@ func (m *Measurer) constants() *probeConstants {
 	m.probeOnce.Do(func() {
 		m.probe.markers = map[cachebust.Target]int{}
 		for _, t := range cachebust.Targets() {
-			m.probe.markers[t], _ = cachebust.EstimateCost(t, m.opts.Tokenizer, 0)
+			m.probe.markers[t], _ = probe.MarkerCost(t, m.opts.Tokenizer)
 		}
-		if m.opts.Template == nil {
-			return
+		if m.opts.Template != nil { // a nil *chat.Template is not a nil Renderable
+			m.probe.template = probe.Overhead(m.opts.Template, m.opts.Tokenizer, m.opts.Now)
 		}
-		render := func(msgs []budget.Message) (int, error) {
-			list := make([]map[string]any, len(msgs))
-			for i, msg := range msgs {
-				list[i] = map[string]any{"role": msg.Role, "content": msg.Content}
-			}
-			text, err := m.opts.Template.Render(chat.RenderInput{Messages: list, AddGenerationPrompt: true, Now: m.opts.Now})
-			if err != nil {
-				return 0, err
-			}
-			return m.opts.Tokenizer.Count(text), nil
-		}
-		m.probe.template = budget.ProbeChatTemplate(render, m.opts.Tokenizer)
 	})
 	return &m.probe
 }
