@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,10 +58,12 @@ type Template struct {
 	named   map[string]*jinja.Template // "default", "tool_use", ... or "default" alone
 	special map[string]any             // special-token variables, as strings (and a list)
 	limits  Limits
-	// strings holds the string special tokens as template values, made
-	// once: strings are immutable, while lists (which templates may
-	// mutate) are converted for each render.
-	strings map[string]jinja.Value
+	// shared holds the values every render sees unchanged (string special
+	// tokens, raise_exception, a live strftime_now), made once; lists
+	// (additional_special_tokens), which templates may change, are copied
+	// from lists for each render.
+	shared map[string]jinja.Value
+	lists  map[string][]jinja.Value
 }
 
 // Option configures Compile and LoadFS.
@@ -107,10 +110,21 @@ func compileNamed(sources map[string]string, opts []Option) (*Template, error) {
 	for _, o := range opts {
 		o(t)
 	}
-	t.strings = make(map[string]jinja.Value, len(t.special))
+	t.shared = map[string]jinja.Value{
+		"raise_exception": raiseException,
+		"strftime_now":    strftimeNow(time.Time{}),
+	}
+	t.lists = map[string][]jinja.Value{}
 	for k, v := range t.special {
-		if s, ok := v.(string); ok {
-			t.strings[k] = jinja.NewString(s)
+		switch v := v.(type) {
+		case string:
+			t.shared[k] = jinja.NewString(v)
+		case []any:
+			items := make([]jinja.Value, len(v))
+			for i, item := range v {
+				items[i] = jinja.FromGoValue(item)
+			}
+			t.lists[k] = items
 		}
 	}
 	return t, nil
@@ -215,13 +229,11 @@ func (t *Template) Render(in RenderInput) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ctx := make(map[string]jinja.Value, len(t.special)+len(in.Kwargs)+8)
-	for k, v := range t.special {
-		if sv, ok := t.strings[k]; ok {
-			ctx[k] = sv
-		} else {
-			ctx[k] = jinja.FromGoValue(v)
-		}
+	// String special tokens come from t.shared; lists are copied, as a
+	// template may change them.
+	ctx := make(map[string]jinja.Value, len(t.lists)+len(in.Kwargs)+6)
+	for k, items := range t.lists {
+		ctx[k] = jinja.NewList(slices.Clone(items))
 	}
 	for k, v := range in.Kwargs {
 		for _, r := range reservedKeys {
@@ -239,22 +251,28 @@ func (t *Template) Render(in RenderInput) (string, error) {
 	ctx["tools"] = jinja.FromGoValue(in.Tools)
 	ctx["documents"] = jinja.FromGoValue(in.Documents)
 	ctx["add_generation_prompt"] = jinja.NewBool(in.AddGenerationPrompt)
-	now := in.Now
-	ctx["strftime_now"] = jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-		if len(args) != 1 || !args[0].IsString() {
-			return jinja.Undefined(), errors.New("strftime_now() takes one format string")
-		}
-		if now.IsZero() {
-			now = time.Now()
-		}
-		return jinja.NewString(Strftime(now, args[0].AsString())), nil
-	})
-	ctx["raise_exception"] = raiseException
-	out, err := jt.RenderValues(ctx, t.limits)
+	if !in.Now.IsZero() {
+		ctx["strftime_now"] = strftimeNow(in.Now)
+	}
+	out, err := jt.RenderShared(t.shared, ctx, t.limits)
 	if err != nil {
 		return "", fmt.Errorf("chat: render: %w", err)
 	}
 	return out, nil
+}
+
+// strftimeNow formats now, or the time of the call when now is zero.
+func strftimeNow(now time.Time) jinja.Value {
+	return jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+		if len(args) != 1 || !args[0].IsString() {
+			return jinja.Undefined(), errors.New("strftime_now() takes one format string")
+		}
+		at := now
+		if at.IsZero() {
+			at = time.Now()
+		}
+		return jinja.NewString(Strftime(at, args[0].AsString())), nil
+	})
 }
 
 var raiseException = jinja.NewCallable("raise_exception", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
@@ -359,8 +377,8 @@ func flattenContent(msgs jinja.Value) jinja.Value {
 		}
 		src := m.AsDict()
 		cp := jinja.NewDict()
-		for _, k := range src.Keys {
-			cp.AsDict().Set(k, src.Data[k])
+		for _, e := range src.Entries() {
+			cp.AsDict().Set(e.Key, e.Value)
 		}
 		content, ok := src.Get("content")
 		switch {

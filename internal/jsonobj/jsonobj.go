@@ -7,6 +7,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 )
@@ -28,35 +32,154 @@ func Parse(data []byte) (Object, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	if !json.Valid(data) {
-		// Decode to get go-json's description of what is wrong.
-		var v any
-		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, err
-		}
-		return nil, errors.New("invalid JSON")
+	if err := validate(data); err != nil {
+		return nil, err
+	}
+	return Members(data)
+}
+
+func validate(data []byte) error {
+	if json.Valid(data) {
+		return nil
+	}
+	// Decode to get go-json's description of what is wrong.
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	return errors.New("invalid JSON")
+}
+
+// The splitters below take values cut from a document Parse validated
+// (a member, or a part of one): they check the kind of value, not its
+// syntax again. Given invalid JSON they return garbage, never panic.
+
+// Members splits a valid JSON object into its members.
+func Members(raw []byte) (Object, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, errors.New("not a JSON object")
 	}
 	var obj Object
-	i := 1
-	for {
-		i = skipSpace(data, i)
-		switch data[i] {
-		case '}':
-			return obj, nil
-		case ',':
-			i = skipSpace(data, i+1)
+	for i := 1; ; {
+		i = skipSpace(raw, i)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
 		}
-		end := skipString(data, i)
-		var key string
-		if err := json.Unmarshal(data[i:end], &key); err != nil {
+		if i >= len(raw) || raw[i] != '"' {
+			return obj, nil // '}'
+		}
+		end := skipString(raw, i)
+		key, err := String(raw[i:end])
+		if err != nil {
 			return nil, err
 		}
-		i = skipSpace(data, end) + 1 // past ':'
-		i = skipSpace(data, i)
-		vend := skipValue(data, i)
-		obj = append(obj, Member{Key: key, Value: json.RawMessage(data[i:vend])})
+		i = skipSpace(raw, skipSpace(raw, end)+1) // past ':'
+		vend := skipValue(raw, i)
+		obj = append(obj, Member{Key: key, Value: json.RawMessage(raw[i:vend])})
 		i = vend
 	}
+}
+
+// Elements splits a valid JSON array into its elements.
+func Elements(raw []byte) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	var out []json.RawMessage
+	for i := 1; ; {
+		i = skipSpace(raw, i)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+		if i >= len(raw) || raw[i] == ']' {
+			return out, nil
+		}
+		end := skipValue(raw, i)
+		out = append(out, json.RawMessage(raw[i:end]))
+		i = end
+	}
+}
+
+// IsString reports whether raw is a JSON string (not checking its body).
+func IsString(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) >= 2 && raw[0] == '"'
+}
+
+// String decodes a valid JSON string as encoding/json does. Common texts
+// (valid UTF-8, escapes other than surrogates) are decoded here without
+// go-json's copy of the input; the rest goes to go-json.
+func String(raw []byte) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", errors.New("not a JSON string")
+	}
+	body := raw[1 : len(raw)-1]
+	if esc := bytes.IndexByte(body, '\\'); esc < 0 {
+		if utf8.Valid(body) {
+			return string(body), nil
+		}
+	} else if s, ok := unescape(body, esc); ok {
+		return s, nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+// unescape decodes a string body whose first backslash is at esc; ok is
+// false for what it leaves to go-json: surrogate escapes, invalid UTF-8,
+// malformed escapes.
+func unescape(body []byte, esc int) (string, bool) {
+	var out strings.Builder
+	out.Grow(len(body))
+	for i := 0; i < len(body); {
+		j := bytes.IndexByte(body[i:], '\\')
+		if j < 0 {
+			j = len(body) - i
+		}
+		chunk := body[i : i+j]
+		if !utf8.Valid(chunk) {
+			return "", false
+		}
+		out.Write(chunk)
+		if i += j; i == len(body) {
+			break
+		}
+		if i+1 >= len(body) {
+			return "", false
+		}
+		switch c := body[i+1]; c {
+		case '"', '\\', '/':
+			out.WriteByte(c)
+		case 'b':
+			out.WriteByte('\b')
+		case 'f':
+			out.WriteByte('\f')
+		case 'n':
+			out.WriteByte('\n')
+		case 'r':
+			out.WriteByte('\r')
+		case 't':
+			out.WriteByte('\t')
+		case 'u':
+			if i+6 > len(body) {
+				return "", false
+			}
+			r, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 32)
+			if err != nil || utf16.IsSurrogate(rune(r)) {
+				return "", false
+			}
+			out.WriteRune(rune(r))
+			i += 4
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return out.String(), true
 }
 
 func skipSpace(b []byte, i int) int {
@@ -66,24 +189,38 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] == '"'.
+// skipString returns the index after the string starting at b[i] == '"':
+// after the first quote not escaped by an odd run of backslashes.
 func skipString(b []byte, i int) int {
-	for i++; b[i] != '"'; i++ {
-		if b[i] == '\\' {
-			i++
+	for i++; i < len(b); {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			break
 		}
+		q := i + j
+		n := 0
+		for k := q - 1; k >= i && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
-	return i + 1
+	return len(b)
 }
 
-// skipValue returns the index after the (valid) value starting at b[i].
+// skipValue returns the index after the value starting at b[i].
 func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return len(b)
+	}
 	switch b[i] {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
 		depth := 0
-		for ; ; i++ {
+		for ; i < len(b); i++ {
 			switch b[i] {
 			case '"':
 				i = skipString(b, i) - 1
@@ -96,6 +233,7 @@ func skipValue(b []byte, i int) int {
 				}
 			}
 		}
+		return len(b)
 	default: // number, true, false, null
 		for i < len(b) && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(b[i])) {
 			i++

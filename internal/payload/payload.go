@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -66,15 +65,58 @@ func (m Message) Content(sep string) string {
 // ErrNoMessages is returned for a body without a "messages" array.
 var ErrNoMessages = errors.New(`payload has no "messages" array`)
 
+// message is one element of "messages": Role is set when the role is a
+// JSON string (others are not part of the chat view).
 type message struct {
-	Role      any             `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	ToolCalls json.RawMessage `json:"tool_calls"`
+	Role      string
+	HasRole   bool
+	Content   json.RawMessage
+	ToolCalls json.RawMessage
 }
 
+// part is a content part with a string "type"; Text is the raw "text".
 type part struct {
-	Type string          `json:"type"`
-	Text json.RawMessage `json:"text"`
+	Type string
+	Text json.RawMessage
+}
+
+// text decodes the part's text: a missing or non-string text is not ok,
+// null is "" (as go-json decodes null into a string).
+func (p part) text() (string, bool) {
+	if p.Text == nil {
+		return "", false
+	}
+	if isNull(p.Text) {
+		return "", true
+	}
+	if !jsonobj.IsString(p.Text) {
+		return "", false
+	}
+	s, err := jsonobj.String(p.Text)
+	return s, err == nil
+}
+
+// decodePart reads one content part; parts that are not objects, or whose
+// type is not a string, are not ok (null is an empty part).
+func decodePart(raw json.RawMessage) (part, bool) {
+	if isNull(raw) {
+		return part{}, true
+	}
+	obj, err := jsonobj.Members(raw)
+	if err != nil {
+		return part{}, false
+	}
+	var p part
+	if t, ok := obj.Get("type"); ok && !isNull(t) {
+		if !jsonobj.IsString(t) {
+			return part{}, false
+		}
+		if p.Type, err = jsonobj.String(t); err != nil {
+			return part{}, false
+		}
+	}
+	p.Text, _ = obj.Get("text")
+	return p, true
 }
 
 // Extract reads an OpenAI chat-completions body.
@@ -86,9 +128,9 @@ func Extract(body []byte) (*Extracted, error) {
 	return ExtractObject(obj)
 }
 
-// ExtractObject is Extract for a body already split into members (measure
-// has parsed it to recognise the record): the members are slices of the
-// body, so nothing is scanned twice.
+// ExtractObject is Extract for a body jsonobj.Parse has already split
+// into members (measure has parsed it to recognise the record): the
+// members are slices of the validated body, so nothing is validated twice.
 func ExtractObject(obj jsonobj.Object) (*Extracted, error) {
 	messages, _ := obj.Get("messages")
 	if isNull(messages) {
@@ -104,26 +146,26 @@ func ExtractObject(obj jsonobj.Object) (*Extracted, error) {
 		switch c := bytes.TrimSpace(m.Content); {
 		case len(c) == 0 || string(c) == "null":
 		case c[0] == '"':
-			s, err := unquote(c)
+			s, err := jsonobj.String(c)
 			if err != nil {
 				return nil, fmt.Errorf("payload: messages[%d].content: %w", i, err)
 			}
 			parts = []string{s}
 			ex.Texts = append(ex.Texts, s)
 		case c[0] == '[':
-			var ps []json.RawMessage
-			if err := json.Unmarshal(c, &ps); err != nil {
+			ps, err := jsonobj.Elements(c)
+			if err != nil {
 				return nil, fmt.Errorf("payload: messages[%d].content: %w", i, err)
 			}
 			for j, pr := range ps {
-				var p part
-				if json.Unmarshal(pr, &p) != nil {
+				p, ok := decodePart(pr)
+				if !ok {
 					continue // AIPerf skips parts that are not objects
 				}
 				switch p.Type {
 				case "text":
-					var s string
-					if json.Unmarshal(p.Text, &s) != nil {
+					s, ok := p.text()
+					if !ok {
 						return nil, fmt.Errorf("payload: messages[%d].content[%d].text is not a string", i, j)
 					}
 					parts = append(parts, s)
@@ -143,8 +185,8 @@ func ExtractObject(obj jsonobj.Object) (*Extracted, error) {
 			ex.MultiTextParts = true
 		}
 		ex.Texts = append(ex.Texts, toolCallTexts(m.ToolCalls)...)
-		if role, ok := m.Role.(string); ok {
-			msg := Message{Role: role, Parts: parts}
+		if m.HasRole {
+			msg := Message{Role: m.Role, Parts: parts}
 			if !isNull(m.ToolCalls) {
 				msg.ToolCalls = m.ToolCalls
 			}
@@ -235,35 +277,33 @@ func isNull(raw json.RawMessage) bool {
 	return len(t) == 0 || string(t) == "null"
 }
 
-// decodeMessages decodes the message array in one pass; on failure it
-// walks the elements to say which one is wrong.
+// decodeMessages splits the message array into its members (keys matched
+// exactly, as Python's dict lookups are), saying which element is wrong.
 func decodeMessages(raw json.RawMessage) ([]message, error) {
-	var msgs []message
-	if err := json.Unmarshal(raw, &msgs); err == nil {
-		return msgs, nil
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
+	elems, err := jsonobj.Elements(raw)
+	if err != nil {
 		return nil, fmt.Errorf(`payload: "messages" is not an array`)
 	}
-	msgs = make([]message, len(elems))
+	msgs := make([]message, len(elems))
 	for i, e := range elems {
-		if err := json.Unmarshal(e, &msgs[i]); err != nil {
+		if isNull(e) {
+			continue // an empty message, as go-json decodes null
+		}
+		obj, err := jsonobj.Members(e)
+		if err != nil {
 			return nil, fmt.Errorf("payload: messages[%d] is not an object", i)
 		}
+		m := &msgs[i]
+		if role, ok := obj.Get("role"); ok && jsonobj.IsString(role) {
+			if m.Role, err = jsonobj.String(role); err != nil {
+				return nil, fmt.Errorf("payload: messages[%d].role: %w", i, err)
+			}
+			m.HasRole = true
+		}
+		m.Content, _ = obj.Get("content")
+		m.ToolCalls, _ = obj.Get("tool_calls")
 	}
 	return msgs, nil
-}
-
-// unquote decodes a JSON string token; one without escapes is sliced.
-func unquote(c []byte) (string, error) {
-	body := c[1 : len(c)-1]
-	if bytes.IndexByte(body, '\\') < 0 && bytes.IndexByte(body, '"') < 0 && utf8.Valid(body) {
-		return string(body), nil
-	}
-	var s string
-	err := json.Unmarshal(c, &s)
-	return s, err
 }
 
 // Contents returns each chat-view message's content (parts joined by "").

@@ -168,6 +168,9 @@ type binExpr struct {
 	op    string
 	left  expr
 	right expr
+	// chain is the operands of a left-nested run of "+" ending here
+	// (a + b + c: [a, b, c]), set by the parser.
+	chain []expr
 }
 
 func (n *binExpr) nodeType() string { return "binary" }

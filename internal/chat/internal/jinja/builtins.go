@@ -13,14 +13,12 @@ import (
 )
 
 // cachedBuiltins is a read-only scope populated once with all built-in
-// globals and filters. It is shared across every render — no code path
-// writes to the builtins scope (only chained reads through parent
-// links and lookupFilter), so a single shared instance is safe and
-// avoids ~20 allocations per render.
+// globals. It is shared across every render — no code path writes to the
+// builtins scope (only chained reads through parent links), so a single
+// shared instance is safe and avoids ~20 allocations per render.
 var cachedBuiltins = func() *scope {
 	s := newScope(nil)
 	registerGlobals(s)
-	registerFilters(s)
 	return s
 }()
 
@@ -138,8 +136,8 @@ func builtinDict(args []Value, kwargs map[string]Value) (Value, error) {
 			return Undefined(), fmt.Errorf("dict: positional argument must be iterable")
 		}
 		if args[0].IsDict() {
-			for _, key := range args[0].AsDict().Keys {
-				dict.Set(key, args[0].AsDict().Data[key])
+			for _, e := range args[0].AsDict().Entries() {
+				dict.Set(e.Key, e.Value)
 			}
 		} else {
 			for _, pair := range iterableItems(args[0]) {
@@ -221,7 +219,11 @@ func builtinCycler(args []Value, kwargs map[string]Value) (Value, error) {
 // Filter functions
 // =============================================================================
 
-func registerFilters(s *scope) {
+// builtinFilters are the filters by name, built once and only read (in
+// init: the map filter looks filters up itself).
+var builtinFilters map[string]Value
+
+func init() {
 	filters := map[string]func([]Value, map[string]Value) (Value, error){
 		"tojson":     filterTojson,
 		"items":      filterItems,
@@ -264,14 +266,15 @@ func registerFilters(s *scope) {
 		"batch":      filterBatch,
 	}
 
+	builtinFilters = make(map[string]Value, len(filters))
 	for name, fn := range filters {
-		s.set("__filter_"+name, NewCallable(name, fn))
+		builtinFilters[name] = NewCallable(name, fn)
 	}
 }
 
-// lookupFilter retrieves a filter callable from the scope chain.
-func lookupFilter(s *scope, name string) (Value, bool) {
-	return s.get("__filter_" + name)
+func lookupFilter(name string) (Value, bool) {
+	v, ok := builtinFilters[name]
+	return v, ok
 }
 
 // =============================================================================
@@ -478,8 +481,8 @@ func containsCycle(v Value, ancestors []any) bool {
 			return true
 		}
 		ancestors = append(ancestors, d)
-		for _, key := range d.Keys {
-			if containsCycle(d.Data[key], ancestors) {
+		for _, e := range d.Entries() {
+			if containsCycle(e.Value, ancestors) {
 				return true
 			}
 		}
@@ -563,25 +566,25 @@ func encodeValueJSON(sb *strings.Builder, v Value, itemSeparator, keySeparator s
 	case KindDict:
 		sb.WriteByte('{')
 		d := v.AsDict()
-		keys := d.Keys
+		entries := d.Entries()
 		if sortKeys {
-			keys = slices.Clone(keys)
-			slices.Sort(keys)
+			entries = slices.Clone(entries)
+			slices.SortStableFunc(entries, func(a, b DictEntry) int { return strings.Compare(a.Key, b.Key) })
 		}
-		for i, key := range keys {
+		for i, e := range entries {
 			if i > 0 {
 				sb.WriteString(itemSeparator)
 			}
 			newline(depth + 1)
-			if err := encodeJSONString(sb, key); err != nil {
+			if err := encodeJSONString(sb, e.Key); err != nil {
 				return err
 			}
 			sb.WriteString(keySeparator)
-			if err := encodeValueJSON(sb, d.Data[key], itemSeparator, keySeparator, padding, sortKeys, depth+1); err != nil {
+			if err := encodeValueJSON(sb, e.Value, itemSeparator, keySeparator, padding, sortKeys, depth+1); err != nil {
 				return err
 			}
 		}
-		if len(keys) > 0 {
+		if len(entries) > 0 {
 			newline(depth)
 		}
 		sb.WriteByte('}')
@@ -641,9 +644,8 @@ func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
 
 	d := args[0].AsDict()
 	items := make([]Value, 0, d.Len())
-	for _, key := range d.Keys {
-		pair := NewList([]Value{NewString(key), d.Data[key]})
-		items = append(items, pair)
+	for _, e := range d.Entries() {
+		items = append(items, newPair(e))
 	}
 
 	return NewList(items), nil
@@ -1113,9 +1115,7 @@ func filterMap(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 2 {
 		return Undefined(), fmt.Errorf("map requires a filter argument")
 	}
-	s := newScope(nil)
-	registerFilters(s)
-	filter, ok := lookupFilter(s, printValue(args[1]))
+	filter, ok := lookupFilter(printValue(args[1]))
 	if !ok {
 		return Undefined(), fmt.Errorf("unknown filter %q", printValue(args[1]))
 	}
@@ -1353,19 +1353,17 @@ func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
 		reverse = r.AsBool()
 	}
 
-	keys := make([]string, len(d.Keys))
-	copy(keys, d.Keys)
-
-	sort.SliceStable(keys, func(i, j int) bool {
+	entries := slices.Clone(d.Entries())
+	sort.SliceStable(entries, func(i, j int) bool {
 		if reverse {
-			return keys[i] > keys[j]
+			return entries[i].Key > entries[j].Key
 		}
-		return keys[i] < keys[j]
+		return entries[i].Key < entries[j].Key
 	})
 
-	items := make([]Value, len(keys))
-	for i, key := range keys {
-		items[i] = NewList([]Value{NewString(key), d.Data[key]})
+	items := make([]Value, len(entries))
+	for i, e := range entries {
+		items[i] = newPair(e)
 	}
 
 	return NewList(items), nil
@@ -1473,9 +1471,9 @@ func iterableItems(v Value) []Value {
 	case v.IsList():
 		return v.AsList().Items
 	case v.IsDict():
-		items := make([]Value, len(v.AsDict().Keys))
-		for i, key := range v.AsDict().Keys {
-			items[i] = NewString(key)
+		items := make([]Value, v.AsDict().Len())
+		for i, e := range v.AsDict().Entries() {
+			items[i] = NewString(e.Key)
 		}
 		return items
 	case v.IsString():

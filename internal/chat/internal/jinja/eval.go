@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -23,26 +22,36 @@ var (
 // =============================================================================
 
 type scope struct {
-	vars   map[string]Value
+	vars Dict
+	// data is the caller's variables, read-only, under vars: the root
+	// scope uses them without copying.
+	data   map[string]Value
 	parent *scope
+	// inline holds the first bindings: a loop iteration's scope then
+	// costs one allocation.
+	inline [3]DictEntry
 }
 
 func newScope(parent *scope) *scope {
-	return &scope{vars: make(map[string]Value, 4), parent: parent}
+	s := &scope{parent: parent}
+	s.vars.entries = s.inline[:0]
+	return s
 }
 
 func (s *scope) get(name string) (Value, bool) {
-	if v, ok := s.vars[name]; ok {
-		return v, true
-	}
-	if s.parent != nil {
-		return s.parent.get(name)
+	for ; s != nil; s = s.parent {
+		if v, ok := s.vars.Get(name); ok {
+			return v, true
+		}
+		if v, ok := s.data[name]; ok {
+			return v, true
+		}
 	}
 	return Undefined(), false
 }
 
 func (s *scope) set(name string, val Value) {
-	s.vars[name] = val
+	s.vars.Set(name, val)
 }
 
 // =============================================================================
@@ -75,6 +84,9 @@ func (e *evaluator) execNode(n node) error {
 		return nil
 
 	case *outputNode:
+		if b, ok := nd.expression.(*binExpr); ok && len(b.chain) > 0 {
+			return e.writeAddChain(b)
+		}
 		val, err := e.evalExpr(nd.expression)
 		if err != nil {
 			return err
@@ -149,8 +161,8 @@ func (e *evaluator) execForItems(n *forNode, iterVal Value, depth int64) error {
 		items = iterVal.AsList().Items
 	case iterVal.IsDict():
 		d := iterVal.AsDict()
-		for _, key := range d.Keys {
-			items = append(items, NewString(key))
+		for _, e := range d.Entries() {
+			items = append(items, NewString(e.Key))
 		}
 	case iterVal.IsString():
 		for _, r := range iterVal.AsString() {
@@ -189,19 +201,18 @@ func (e *evaluator) execForItems(n *forNode, iterVal Value, depth int64) error {
 
 	total := int64(len(items))
 
-	// Loop metadata persists, but each iteration gets its own assignment scope.
+	// Loop metadata persists, but each iteration gets its own assignment
+	// scope. The per-iteration fields are updated in place, by position.
 	loop := NewDict()
 	ld := loop.AsDict()
-	ld.Set("length", NewInt(total))
-	ld.Set("depth", NewInt(depth+1))
-	ld.Set("depth0", NewInt(depth))
-	var previous Value
-	ld.Set("changed", NewCallable("loop.changed", func(args []Value, kwargs map[string]Value) (Value, error) {
-		current := NewList(args)
-		changed := !current.Equals(previous)
-		previous = current
-		return NewBool(changed), nil
-	}))
+	ld.entries = make([]DictEntry, len(loopKeys), len(loopKeys)+1)
+	for i, k := range loopKeys {
+		ld.entries[i].Key = k
+	}
+	ld.entries[loopLength].Value = NewInt(total)
+	ld.entries[loopDepth].Value = NewInt(depth + 1)
+	ld.entries[loopDepth0].Value = NewInt(depth)
+	ld.loop = &loopState{}
 	if n.recursive {
 		parent := e.scope
 		ld.Set("__call__", NewCallable("loop", func(args []Value, kwargs map[string]Value) (Value, error) {
@@ -242,32 +253,22 @@ func (e *evaluator) execForItems(n *forNode, iterVal Value, depth int64) error {
 
 		// Update loop object for this iteration.
 		idx := int64(i)
-		ld.Data["index"] = NewInt(idx + 1)
-		ld.Data["index0"] = NewInt(idx)
-		ld.Data["revindex"] = NewInt(total - idx)
-		ld.Data["revindex0"] = NewInt(total - idx - 1)
-		ld.Data["first"] = NewBool(i == 0)
-		ld.Data["last"] = NewBool(i == len(items)-1)
-
+		previtem, nextitem := Undefined(), Undefined()
 		if i > 0 {
-			ld.Data["previtem"] = items[i-1]
-		} else {
-			ld.Data["previtem"] = Undefined()
+			previtem = items[i-1]
 		}
 		if i < len(items)-1 {
-			ld.Data["nextitem"] = items[i+1]
-		} else {
-			ld.Data["nextitem"] = Undefined()
+			nextitem = items[i+1]
 		}
-
-		// cycle function — capture idx by value for closure correctness.
-		cycleIdx := idx
-		ld.Data["cycle"] = NewCallable("loop.cycle", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return Undefined(), nil
-			}
-			return args[int(cycleIdx)%len(args)], nil
-		})
+		ld.setAt(loopIndex, NewInt(idx+1))
+		ld.setAt(loopIndex0, NewInt(idx))
+		ld.setAt(loopRevindex, NewInt(total-idx))
+		ld.setAt(loopRevindex0, NewInt(total-idx-1))
+		ld.setAt(loopFirst, NewBool(i == 0))
+		ld.setAt(loopLast, NewBool(i == len(items)-1))
+		ld.setAt(loopPrevitem, previtem)
+		ld.setAt(loopNextitem, nextitem)
+		ld.loop.index0 = i
 
 		old := e.scope
 		e.scope = child
@@ -287,6 +288,63 @@ func (e *evaluator) execForItems(n *forNode, iterVal Value, depth int64) error {
 	}
 
 	return nil
+}
+
+// The loop object's fields, in the order its dict lists them.
+const (
+	loopIndex = iota
+	loopIndex0
+	loopRevindex
+	loopRevindex0
+	loopFirst
+	loopLast
+	loopPrevitem
+	loopNextitem
+	loopLength
+	loopDepth
+	loopDepth0
+)
+
+var loopKeys = [...]string{"index", "index0", "revindex", "revindex0", "first", "last",
+	"previtem", "nextitem", "length", "depth", "depth0"}
+
+// loopState backs the loop object's methods, which are made only when a
+// template looks them up (most never do).
+type loopState struct {
+	index0   int
+	previous Value // loop.changed's last arguments
+}
+
+func (l *loopState) method(name string) (Value, bool) {
+	switch name {
+	case "cycle":
+		// Like Python's bound LoopContext.cycle, it reads the current
+		// index when called.
+		return NewCallable("loop.cycle", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if len(args) == 0 {
+				return Undefined(), nil
+			}
+			return args[l.index0%len(args)], nil
+		}), true
+	case "changed":
+		return NewCallable("loop.changed", func(args []Value, kwargs map[string]Value) (Value, error) {
+			current := NewList(args)
+			changed := !current.Equals(l.previous)
+			l.previous = current
+			return NewBool(changed), nil
+		}), true
+	}
+	return Undefined(), false
+}
+
+// setAt sets loop field i, by position unless a template has reshaped the
+// loop dict (loop.pop, loop.update).
+func (d *Dict) setAt(i int, v Value) {
+	if i < len(d.entries) && d.entries[i].Key == loopKeys[i] {
+		d.entries[i].Value = v
+		return
+	}
+	d.Set(loopKeys[i], v)
 }
 
 func bindLoopItem(child *scope, n *forNode, item Value) {
@@ -375,7 +433,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 		}
 		extra := NewDict()
 		for key, value := range kwargs {
-			if _, bound := child.vars[key]; !bound {
+			if !child.vars.Has(key) {
 				if !acceptsKwargs && key != "caller" {
 					return Undefined(), fmt.Errorf("macro %s: unexpected keyword argument %q", n.name, key)
 				}
@@ -552,7 +610,7 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 			if err != nil {
 				return Undefined(), err
 			}
-			result, err := e.evalBinary(&binExpr{op: op, left: &litExpr{val: left}, right: &litExpr{val: right}})
+			result, err := e.binaryOp(op, left, right)
 			if err != nil || !result.IsTruthy() {
 				return result, err
 			}
@@ -985,10 +1043,8 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 		return e.evalExpr(n.right)
 	}
 
-	if n.op == "+" {
-		if l, ok := n.left.(*binExpr); ok && l.op == "+" {
-			return e.evalAddChain(n)
-		}
+	if len(n.chain) > 2 {
+		return e.evalAddChain(n)
 	}
 
 	left, err := e.evalExpr(n.left)
@@ -1000,8 +1056,12 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 	if err != nil {
 		return Undefined(), err
 	}
+	return e.binaryOp(n.op, left, right)
+}
 
-	switch n.op {
+// binaryOp applies a non-short-circuit binary operator to its operands.
+func (e *evaluator) binaryOp(op string, left, right Value) (Value, error) {
+	switch op {
 	case "+":
 		// Python's + does not coerce: str + list is a TypeError.
 		if err := checkAddable(left, right); err != nil {
@@ -1079,10 +1139,10 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 		if err := checkContainer(right); err != nil {
 			return Undefined(), err
 		}
-		return NewBool(containsValue(right, left) == (n.op == "in")), nil
+		return NewBool(containsValue(right, left) == (op == "in")), nil
 	}
 
-	return Undefined(), fmt.Errorf("unknown binary operator %q", n.op)
+	return Undefined(), fmt.Errorf("unknown binary operator %q", op)
 }
 
 func (e *evaluator) evalCond(n *condExpr) (Value, error) {
@@ -1162,12 +1222,12 @@ func (e *evaluator) evalKeywordArgs(keywords []kwarg) (map[string]Value, []strin
 		if !v.IsDict() {
 			return nil, nil, fmt.Errorf("keyword argument expansion requires a mapping")
 		}
-		for _, key := range v.AsDict().Keys {
-			if _, exists := kwargs[key]; exists {
-				return nil, nil, fmt.Errorf("duplicate keyword argument: %s", key)
+		for _, e := range v.AsDict().Entries() {
+			if _, exists := kwargs[e.Key]; exists {
+				return nil, nil, fmt.Errorf("duplicate keyword argument: %s", e.Key)
 			}
-			kwargs[key] = v.AsDict().Data[key]
-			keys = append(keys, key)
+			kwargs[e.Key] = e.Value
+			keys = append(keys, e.Key)
 		}
 	}
 	return kwargs, keys, nil
@@ -1196,7 +1256,7 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 	}
 
 	// Look up filter in builtins.
-	filterVal, ok := lookupFilter(e.builtins, n.name)
+	filterVal, ok := lookupFilter(n.name)
 	if !ok {
 		// Also check scope for user-defined filters.
 		filterVal, ok = e.scope.get(n.name)
@@ -1519,9 +1579,8 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 	case "items":
 		return NewCallable("dict.items", func(args []Value, kwargs map[string]Value) (Value, error) {
 			items := make([]Value, 0, d.Len())
-			for _, key := range d.Keys {
-				pair := NewList([]Value{NewString(key), d.Data[key]})
-				items = append(items, pair)
+			for _, e := range d.Entries() {
+				items = append(items, newPair(e))
 			}
 			return NewList(items), nil
 		}), nil
@@ -1529,8 +1588,8 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 	case "keys":
 		return NewCallable("dict.keys", func(args []Value, kwargs map[string]Value) (Value, error) {
 			items := make([]Value, 0, d.Len())
-			for _, key := range d.Keys {
-				items = append(items, NewString(key))
+			for _, e := range d.Entries() {
+				items = append(items, NewString(e.Key))
 			}
 			return NewList(items), nil
 		}), nil
@@ -1538,8 +1597,8 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 	case "values":
 		return NewCallable("dict.values", func(args []Value, kwargs map[string]Value) (Value, error) {
 			items := make([]Value, 0, d.Len())
-			for _, key := range d.Keys {
-				items = append(items, d.Data[key])
+			for _, e := range d.Entries() {
+				items = append(items, e.Value)
 			}
 			return NewList(items), nil
 		}), nil
@@ -1565,16 +1624,8 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 				return Undefined(), nil
 			}
 			key := printValue(args[0])
-			v, ok := d.Get(key)
-			if ok {
-				delete(d.Data, key)
-				newKeys := make([]string, 0, len(d.Keys)-1)
-				for _, k := range d.Keys {
-					if k != key {
-						newKeys = append(newKeys, k)
-					}
-				}
-				d.Keys = newKeys
+			if v, ok := d.Get(key); ok {
+				d.Delete(key)
 				return v, nil
 			}
 			if len(args) > 1 {
@@ -1587,8 +1638,8 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 		return NewCallable("dict.update", func(args []Value, kwargs map[string]Value) (Value, error) {
 			if len(args) > 0 && args[0].IsDict() {
 				other := args[0].AsDict()
-				for _, key := range other.Keys {
-					d.Set(key, other.Data[key])
+				for _, e := range other.Entries() {
+					d.Set(e.Key, e.Value)
 				}
 			}
 			return None(), nil
@@ -1850,31 +1901,30 @@ func stringSearch(method, s string, start int, arg Value) Value {
 // build each turn as '<|im_start|>' + role + '\n' + content + ..., and the
 // content is long.
 func (e *evaluator) evalAddChain(n *binExpr) (Value, error) {
-	var operands []expr
-	cur := expr(n)
-	for {
-		b, ok := cur.(*binExpr)
-		if !ok || b.op != "+" {
-			break
-		}
-		operands = append(operands, b.right)
-		cur = b.left
+	var buf [8]Value
+	vals, err := e.evalOperands(n.chain, buf[:0])
+	if err != nil {
+		return Undefined(), err
 	}
-	operands = append(operands, cur)
-	slices.Reverse(operands)
+	return foldAdd(vals)
+}
 
-	var acc Value
-	var sb strings.Builder
-	pending := false // acc is the string in sb
-	for i, op := range operands {
+func (e *evaluator) evalOperands(operands []expr, vals []Value) ([]Value, error) {
+	for _, op := range operands {
 		v, err := e.evalExpr(op)
 		if err != nil {
-			return Undefined(), err
+			return nil, err
 		}
-		if i == 0 {
-			acc = v
-			continue
-		}
+		vals = append(vals, v)
+	}
+	return vals, nil
+}
+
+func foldAdd(vals []Value) (Value, error) {
+	acc := vals[0]
+	var sb strings.Builder
+	pending := false // acc is the string in sb
+	for _, v := range vals[1:] {
 		if pending || (acc.IsString() && v.IsString()) {
 			if !v.IsString() {
 				acc, pending = NewString(sb.String()), false
@@ -1897,4 +1947,37 @@ func (e *evaluator) evalAddChain(n *binExpr) (Value, error) {
 		return NewString(sb.String()), nil
 	}
 	return acc, nil
+}
+
+// writeAddChain outputs {{ a + b + ... }}: when every operand is a
+// string, each is written to the output as it is, without building the
+// concatenation first.
+func (e *evaluator) writeAddChain(n *binExpr) error {
+	var buf [8]Value
+	vals, err := e.evalOperands(n.chain, buf[:0])
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, v := range vals {
+		if !v.IsString() {
+			sum, err := foldAdd(vals)
+			if err == nil {
+				err = e.b.checkValue(sum)
+			}
+			if err != nil {
+				return err
+			}
+			e.output.WriteString(printValue(sum))
+			return nil
+		}
+		total += len(v.AsString())
+	}
+	if err := e.b.built(total); err != nil {
+		return err
+	}
+	for _, v := range vals {
+		e.output.WriteString(v.AsString())
+	}
+	return nil
 }

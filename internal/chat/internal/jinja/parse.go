@@ -468,7 +468,14 @@ func (p *exprParser) parseAddSub() (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		left = &binExpr{op: op, left: left, right: right}
+		add := &binExpr{op: op, left: left, right: right}
+		if op == "+" {
+			add.chain = []expr{left, right}
+			if l, ok := left.(*binExpr); ok && l.chain != nil {
+				add.chain = append(slices.Clip(l.chain), right)
+			}
+		}
+		left = add
 	}
 
 	return left, nil

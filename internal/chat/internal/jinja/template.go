@@ -39,17 +39,25 @@ func (t *Template) Render(data map[string]any) (string, error) {
 	for k, v := range data {
 		vals[k] = FromGoValue(v)
 	}
-	return t.render(vals, Limits{})
+	return t.render(nil, vals, Limits{})
 }
 
 // RenderValues is like Render but accepts pre-converted Value data and
 // explicit limits (zero fields take DefaultLimits).
 func (t *Template) RenderValues(data map[string]Value, lim Limits) (string, error) {
-	return t.render(data, lim)
+	return t.render(nil, data, lim)
 }
 
-func (t *Template) render(data map[string]Value, lim Limits) (string, error) {
-	out, err := render(t.nodes, data, lim, int(t.lastSize.Load()))
+// RenderShared is RenderValues with a second, shared layer of variables
+// under data: values that many renders use unchanged, such as special
+// tokens. shared is only read, so it must hold immutable values (strings,
+// numbers, callables), never a list or dict a template could change.
+func (t *Template) RenderShared(shared, data map[string]Value, lim Limits) (string, error) {
+	return t.render(shared, data, lim)
+}
+
+func (t *Template) render(shared, data map[string]Value, lim Limits) (string, error) {
+	out, err := render(t.nodes, shared, data, lim, int(t.lastSize.Load()))
 	if err == nil {
 		t.lastSize.Store(int64(len(out)))
 	}
@@ -59,7 +67,7 @@ func (t *Template) render(data map[string]Value, lim Limits) (string, error) {
 // =============================================================================
 
 // render executes the AST with the given data and returns the result.
-func render(nodes []node, data map[string]Value, lim Limits, sizeHint int) (string, error) {
+func render(nodes []node, shared, data map[string]Value, lim Limits, sizeHint int) (string, error) {
 	e := evaluator{
 		output: strings.Builder{},
 		b:      newBudget(lim),
@@ -70,11 +78,15 @@ func render(nodes []node, data map[string]Value, lim Limits, sizeHint int) (stri
 	// after that, so sharing it across renders is safe.
 	e.builtins = cachedBuiltins
 
-	// Create user data scope on top of builtins.
-	e.scope = newScope(e.builtins)
-	for k, v := range data {
-		e.scope.set(k, v)
+	// User data over the shared layer over builtins; the templates'
+	// top-level sets go into the data scope's own vars.
+	e.scope = e.builtins
+	if shared != nil {
+		e.scope = newScope(e.scope)
+		e.scope.data = shared
 	}
+	e.scope = newScope(e.scope)
+	e.scope.data = data
 
 	if err := e.execNodes(nodes); err != nil {
 		return "", err

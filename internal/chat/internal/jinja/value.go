@@ -79,7 +79,7 @@ func NewList(items []Value) Value {
 
 // NewDict returns an empty dict value.
 func NewDict() Value {
-	return Value{kind: KindDict, v: &Dict{Data: make(map[string]Value)}}
+	return Value{kind: KindDict, v: &Dict{}}
 }
 
 // NewCallable returns a callable value.
@@ -238,11 +238,11 @@ func (v Value) string(ancestors []any) string {
 		ancestors = append(ancestors, d)
 		var b strings.Builder
 		b.WriteByte('{')
-		for i, key := range d.Keys {
+		for i, e := range d.entries {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s: %s", reprString(key), d.Data[key].string(ancestors))
+			fmt.Fprintf(&b, "%s: %s", reprString(e.Key), e.Value.string(ancestors))
 		}
 		b.WriteByte('}')
 		return b.String()
@@ -349,12 +349,12 @@ func (v Value) Equals(other Value) bool {
 		if a.Len() != b.Len() {
 			return false
 		}
-		for _, key := range a.Keys {
-			bv, ok := b.Get(key)
+		for _, e := range a.entries {
+			bv, ok := b.Get(e.Key)
 			if !ok {
 				return false
 			}
-			if !a.Data[key].Equals(bv) {
+			if !e.Value.Equals(bv) {
 				return false
 			}
 		}
@@ -386,41 +386,104 @@ func (l *List) Append(v Value) { l.Items = append(l.Items, v) }
 
 // =============================================================================
 
-// Dict is an ordered map of string keys to values. Insertion order is
-// preserved via the Keys slice.
+// Dict is an ordered map of string keys to values. Template dicts are
+// small (a message, a namespace, a loop), so entries are searched in
+// insertion order and an index is built only for large dicts: most renders
+// then allocate no hash map at all.
 type Dict struct {
-	Keys []string
-	Data map[string]Value
+	entries []DictEntry
+	index   map[string]int // key -> position in entries, once len > dictIndexMin
+	loop    *loopState     // set on a for loop's "loop" object
+}
+
+// DictEntry is one key and its value.
+type DictEntry struct {
+	Key   string
+	Value Value
+}
+
+const dictIndexMin = 16
+
+func (d *Dict) find(key string) int {
+	if d.index != nil {
+		if i, ok := d.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range d.entries {
+		if d.entries[i].Key == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // Get returns the value for key and reports whether it was found.
 func (d *Dict) Get(key string) (Value, bool) {
-	v, ok := d.Data[key]
-	return v, ok
+	if i := d.find(key); i >= 0 {
+		return d.entries[i].Value, true
+	}
+	if d.loop != nil {
+		return d.loop.method(key)
+	}
+	return Undefined(), false
 }
 
-// Set inserts or updates a key-value pair. New keys are appended to the
-// insertion-order list.
+// Set inserts or updates a key-value pair. New keys go after the others.
 func (d *Dict) Set(key string, val Value) {
-	if _, ok := d.Data[key]; !ok {
-		d.Keys = append(d.Keys, key)
+	if i := d.find(key); i >= 0 {
+		d.entries[i].Value = val
+		return
 	}
-	d.Data[key] = val
+	d.entries = append(d.entries, DictEntry{Key: key, Value: val})
+	switch {
+	case d.index != nil:
+		d.index[key] = len(d.entries) - 1
+	case len(d.entries) > dictIndexMin:
+		d.reindex()
+	}
+}
+
+// Delete removes key and reports whether it was there.
+func (d *Dict) Delete(key string) bool {
+	i := d.find(key)
+	if i < 0 {
+		return false
+	}
+	d.entries = slices.Delete(d.entries, i, i+1)
+	if d.index != nil {
+		d.reindex()
+	}
+	return true
+}
+
+func (d *Dict) reindex() {
+	d.index = make(map[string]int, len(d.entries))
+	for i, e := range d.entries {
+		d.index[e.Key] = i
+	}
 }
 
 // Has reports whether key exists in the dict.
 func (d *Dict) Has(key string) bool {
-	_, ok := d.Data[key]
+	_, ok := d.Get(key)
 	return ok
 }
 
 // Len returns the number of entries in the dict.
-func (d *Dict) Len() int { return len(d.Keys) }
+func (d *Dict) Len() int { return len(d.entries) }
+
+// Entries returns the entries in insertion order; callers must not modify
+// the slice.
+func (d *Dict) Entries() []DictEntry { return d.entries }
 
 // OrderedKeys returns the keys in insertion order.
 func (d *Dict) OrderedKeys() []string {
-	out := make([]string, len(d.Keys))
-	copy(out, d.Keys)
+	out := make([]string, len(d.entries))
+	for i, e := range d.entries {
+		out[i] = e.Key
+	}
 	return out
 }
 
@@ -766,4 +829,9 @@ func hex4(b []byte) rune {
 		}
 	}
 	return r
+}
+
+// newPair is an item of dict.items() or dictsort: a (key, value) tuple.
+func newPair(e DictEntry) Value {
+	return Value{kind: KindList, v: &List{Items: []Value{NewString(e.Key), e.Value}, tuple: true}}
 }
