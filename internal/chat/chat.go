@@ -202,11 +202,32 @@ type Field struct {
 	Value any
 }
 
-// value converts Render's inputs, with Object understood.
+// Message is a chat message with the keys request payloads give a
+// template: role, content and, when not nil, tool_calls (JSON), in that
+// order. []Message renders like the equivalent []Object, for less work.
+type Message struct {
+	Role      string
+	Content   string
+	ToolCalls json.RawMessage
+}
+
+// value converts Render's inputs, with Object and Message understood.
 func value(v any) jinja.Value {
 	switch v := v.(type) {
+	case []Message:
+		items := make([]jinja.Value, len(v))
+		for i, m := range v {
+			d := jinja.NewDictSize(3)
+			d.AsDict().Set("role", jinja.NewString(m.Role))
+			d.AsDict().Set("content", jinja.NewString(m.Content))
+			if m.ToolCalls != nil {
+				d.AsDict().Set("tool_calls", jinja.FromGoValue(m.ToolCalls))
+			}
+			items[i] = d
+		}
+		return jinja.NewList(items)
 	case Object:
-		d := jinja.NewDict()
+		d := jinja.NewDictSize(len(v))
 		for _, f := range v {
 			d.AsDict().Set(f.Key, value(f.Value))
 		}

@@ -60,7 +60,7 @@ func Members(raw []byte) (Object, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	var obj Object
+	obj := make(Object, 0, 8)
 	for i := 1; ; {
 		i = skipSpace(raw, i)
 		if i < len(raw) && raw[i] == ',' {
@@ -70,15 +70,52 @@ func Members(raw []byte) (Object, error) {
 			return obj, nil // '}'
 		}
 		end := skipString(raw, i)
-		key, err := String(raw[i:end])
-		if err != nil {
-			return nil, err
+		key, ok := knownKey(raw[i+1 : end-1])
+		if !ok {
+			var err error
+			if key, err = String(raw[i:end]); err != nil {
+				return nil, err
+			}
 		}
 		i = skipSpace(raw, skipSpace(raw, end)+1) // past ':'
 		vend := skipValue(raw, i)
 		obj = append(obj, Member{Key: key, Value: json.RawMessage(raw[i:vend])})
 		i = vend
 	}
+}
+
+// knownKey returns the keys of requests and records without allocating
+// a string for each.
+func knownKey(b []byte) (string, bool) {
+	switch string(b) {
+	case "model":
+		return "model", true
+	case "messages":
+		return "messages", true
+	case "role":
+		return "role", true
+	case "content":
+		return "content", true
+	case "type":
+		return "type", true
+	case "text":
+		return "text", true
+	case "max_tokens":
+		return "max_tokens", true
+	case "max_completion_tokens":
+		return "max_completion_tokens", true
+	case "stream":
+		return "stream", true
+	case "tool_calls":
+		return "tool_calls", true
+	case "tools":
+		return "tools", true
+	case "kind":
+		return "kind", true
+	case "payload":
+		return "payload", true
+	}
+	return "", false
 }
 
 // Elements splits a valid JSON array into its elements.

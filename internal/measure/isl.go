@@ -64,23 +64,19 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 // chatView is the messages as AIPerf templates them: role, content (text
 // parts joined by sep), tool calls, in that key order. rewrite, when not
 // nil, replaces each content.
-func chatView(ex *payload.Extracted, sep string, rewrite func(i int, content string) string) []chat.Object {
-	out := make([]chat.Object, len(ex.Chat))
+func chatView(ex *payload.Extracted, sep string, rewrite func(i int, content string) string) []chat.Message {
+	out := make([]chat.Message, len(ex.Chat))
 	for i, msg := range ex.Chat {
 		content := msg.Content(sep)
 		if rewrite != nil {
 			content = rewrite(i, content)
 		}
-		o := chat.Object{{Key: "role", Value: msg.Role}, {Key: "content", Value: content}}
-		if msg.ToolCalls != nil {
-			o = append(o, chat.Field{Key: "tool_calls", Value: msg.ToolCalls})
-		}
-		out[i] = o
+		out[i] = chat.Message{Role: msg.Role, Content: content, ToolCalls: msg.ToolCalls}
 	}
 	return out
 }
 
-func (m *Measurer) render(messages []chat.Object, ex *payload.Extracted, withTools bool) (string, error) {
+func (m *Measurer) render(messages []chat.Message, ex *payload.Extracted, withTools bool) (string, error) {
 	in := chat.RenderInput{
 		Messages:            messages,
 		AddGenerationPrompt: true,

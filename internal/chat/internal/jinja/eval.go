@@ -203,16 +203,17 @@ func (e *evaluator) execForItems(n *forNode, iterVal Value, depth int64) error {
 
 	// Loop metadata persists, but each iteration gets its own assignment
 	// scope. The per-iteration fields are updated in place, by position.
-	loop := NewDict()
-	ld := loop.AsDict()
-	ld.entries = make([]DictEntry, len(loopKeys), len(loopKeys)+1)
+	lo := &loopObject{}
+	ld := &lo.dict
+	ld.entries = lo.fields[:]
 	for i, k := range loopKeys {
 		ld.entries[i].Key = k
 	}
 	ld.entries[loopLength].Value = NewInt(total)
 	ld.entries[loopDepth].Value = NewInt(depth + 1)
 	ld.entries[loopDepth0].Value = NewInt(depth)
-	ld.loop = &loopState{}
+	ld.loop = &lo.state
+	loop := Value{kind: KindDict, v: ld}
 	if n.recursive {
 		parent := e.scope
 		ld.Set("__call__", NewCallable("loop", func(args []Value, kwargs map[string]Value) (Value, error) {
@@ -308,6 +309,14 @@ const (
 var loopKeys = [...]string{"index", "index0", "revindex", "revindex0", "first", "last",
 	"previtem", "nextitem", "length", "depth", "depth0"}
 
+// loopObject is a loop's "loop" dict with its fields and state, in one
+// allocation.
+type loopObject struct {
+	dict   Dict
+	state  loopState
+	fields [len(loopKeys)]DictEntry
+}
+
 // loopState backs the loop object's methods, which are made only when a
 // template looks them up (most never do).
 type loopState struct {
@@ -371,7 +380,9 @@ func (e *evaluator) execSet(n *setNode) error {
 		return nil
 	}
 
-	if targets := strings.Split(n.target, ","); len(targets) > 1 {
+	if strings.IndexByte(n.target, ',') < 0 {
+		e.scope.set(n.target, val)
+	} else if targets := strings.Split(n.target, ","); len(targets) > 1 {
 		if !val.IsList() || val.AsList().Len() != len(targets) {
 			return fmt.Errorf("set: unpacking requires %d values", len(targets))
 		}

@@ -82,6 +82,11 @@ func NewDict() Value {
 	return Value{kind: KindDict, v: &Dict{}}
 }
 
+// NewDictSize returns an empty dict with room for n entries.
+func NewDictSize(n int) Value {
+	return Value{kind: KindDict, v: &Dict{entries: make([]DictEntry, 0, n)}}
+}
+
 // NewCallable returns a callable value.
 func NewCallable(name string, fn func(args []Value, kwargs map[string]Value) (Value, error)) Value {
 	return Value{kind: KindCallable, v: Callable{Name: name, Fn: fn}}
