@@ -246,9 +246,37 @@ func value(v any) jinja.Value {
 
 // Render renders the template over in.
 func (t *Template) Render(in RenderInput) (string, error) {
-	jt, err := t.pick(in)
+	jt, ctx, err := t.context(in)
 	if err != nil {
 		return "", err
+	}
+	out, err := jt.RenderShared(t.shared, ctx, t.limits)
+	if err != nil {
+		return "", fmt.Errorf("chat: render: %w", err)
+	}
+	return out, nil
+}
+
+// Append renders the template over in, appending the text to dst: a
+// caller that only reads the text (to count its tokens) can reuse one
+// buffer for every render.
+func (t *Template) Append(dst []byte, in RenderInput) ([]byte, error) {
+	jt, ctx, err := t.context(in)
+	if err != nil {
+		return dst, err
+	}
+	out, err := jt.AppendShared(dst, t.shared, ctx, t.limits)
+	if err != nil {
+		return dst, fmt.Errorf("chat: render: %w", err)
+	}
+	return out, nil
+}
+
+// context picks the template for in and builds its variables.
+func (t *Template) context(in RenderInput) (*jinja.Template, map[string]jinja.Value, error) {
+	jt, err := t.pick(in)
+	if err != nil {
+		return nil, nil, err
 	}
 	// String special tokens come from t.shared; lists are copied, as a
 	// template may change them.
@@ -259,7 +287,7 @@ func (t *Template) Render(in RenderInput) (string, error) {
 	for k, v := range in.Kwargs {
 		for _, r := range reservedKeys {
 			if k == r {
-				return "", fmt.Errorf("chat: kwarg %q collides with an apply_chat_template argument", k)
+				return nil, nil, fmt.Errorf("chat: kwarg %q collides with an apply_chat_template argument", k)
 			}
 		}
 		ctx[k] = jinja.FromGoValue(v)
@@ -275,11 +303,7 @@ func (t *Template) Render(in RenderInput) (string, error) {
 	if !in.Now.IsZero() {
 		ctx["strftime_now"] = strftimeNow(in.Now)
 	}
-	out, err := jt.RenderShared(t.shared, ctx, t.limits)
-	if err != nil {
-		return "", fmt.Errorf("chat: render: %w", err)
-	}
-	return out, nil
+	return jt, ctx, nil
 }
 
 // strftimeNow formats now, or the time of the call when now is zero.

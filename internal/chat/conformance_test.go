@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/testutil"
 )
 
@@ -160,7 +161,7 @@ func TestGoldenWire(t *testing.T) {
 	if err != nil || len(models) == 0 {
 		t.Fatalf("no wire golden files: %v", err)
 	}
-	total, pass := 0, 0
+	total, pass, typedCases := 0, 0, 0
 	for _, path := range models {
 		model := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 		tmpl, err := LoadFS(os.DirFS(filepath.Join(shared, "models", model)), "")
@@ -186,10 +187,25 @@ func TestGoldenWire(t *testing.T) {
 				t.Errorf("%s/%s: %s", model, c.Case, firstDiff(got, c.Text))
 				continue
 			}
+			// Append must add the same text after what the buffer holds.
+			if out, err := tmpl.Append([]byte("prefix"), in); err != nil || string(out) != "prefix"+c.Text {
+				t.Errorf("%s/%s: Append: %v %s", model, c.Case, err, firstDiff(string(out), "prefix"+c.Text))
+			}
+			// Typed messages must render as the JSON ones they stand for.
+			if typed, ok := typedMessages(t, c.Messages); ok {
+				in.Messages = typed
+				if got, err := tmpl.Render(in); err != nil || got != c.Text {
+					t.Errorf("%s/%s: []Message: %v %s", model, c.Case, err, firstDiff(got, c.Text))
+				}
+				typedCases++
+			}
 			pass++
 		}
 	}
-	t.Logf("golden wire: %d/%d cases over %d models", pass, total, len(models))
+	t.Logf("golden wire: %d/%d cases over %d models (%d also as []Message)", pass, total, len(models), typedCases)
+	if typedCases == 0 {
+		t.Error("no case exercised []Message")
+	}
 }
 
 // firstDiff describes where got and want first differ.
@@ -208,3 +224,33 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // wireNow is REF_NOW of the wire golden files.
 var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)
+
+// typedMessages converts messages to []Message when each one has exactly
+// the keys role, content (a string) and optionally tool_calls, in that
+// order, as Message renders them.
+func typedMessages(t *testing.T, raw json.RawMessage) ([]Message, bool) {
+	t.Helper()
+	var elems []json.RawMessage
+	if json.Unmarshal(raw, &elems) != nil {
+		return nil, false
+	}
+	out := make([]Message, 0, len(elems))
+	for _, e := range elems {
+		obj, err := jsonobj.Parse(e)
+		if err != nil || len(obj) < 2 || len(obj) > 3 || obj[0].Key != "role" || obj[1].Key != "content" {
+			return nil, false
+		}
+		var m Message
+		if json.Unmarshal(obj[0].Value, &m.Role) != nil || json.Unmarshal(obj[1].Value, &m.Content) != nil || !strings.HasPrefix(string(obj[1].Value), `"`) {
+			return nil, false
+		}
+		if len(obj) == 3 {
+			if obj[2].Key != "tool_calls" || string(obj[2].Value) == "null" {
+				return nil, false
+			}
+			m.ToolCalls = obj[2].Value
+		}
+		out = append(out, m)
+	}
+	return out, true
+}

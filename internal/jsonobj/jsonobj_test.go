@@ -1,6 +1,8 @@
 package jsonobj
 
 import (
+	"bytes"
+	stdjson "encoding/json"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -59,4 +61,56 @@ func TestAppendMember(t *testing.T) {
 			t.Errorf("AppendMember(%q) = %s, %v; want %s", in, got, err, want)
 		}
 	}
+}
+
+// String must decode every valid JSON string as encoding/json does,
+// whichever path (slice, own unescape, go-json) it takes.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\"c\\d\/e\u00e9\u2028"`, `"\ud83d\ude00"`, `"\ud800x"`, "\"bad \xff utf8\"", `"\u0000"`, `"tab\tx"`, `"\u12"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want string
+		if stdjson.Unmarshal(raw, &want) != nil {
+			return // String's input is valid JSON
+		}
+		got, err := String(raw)
+		if err != nil || got != want {
+			t.Fatalf("String(%q) = %q, %v; encoding/json says %q", raw, got, err, want)
+		}
+	})
+}
+
+// Elements and Members must split valid JSON as encoding/json does.
+func FuzzSplit(f *testing.F) {
+	for _, s := range []string{`[1, "a,]", {"k": [2, {}]}, null, true]`, `[]`, ` [ "x\"]" ] `, `{"a":1,"b":[1,2],"a":"x\"}"}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var elems []stdjson.RawMessage
+		if stdjson.Unmarshal(raw, &elems) == nil && elems != nil {
+			got, err := Elements(raw)
+			if err != nil || len(got) != len(elems) {
+				t.Fatalf("Elements(%q) = %d elements, %v; want %d", raw, len(got), err, len(elems))
+			}
+			for i := range elems {
+				if string(got[i]) != string(bytes.TrimSpace(elems[i])) {
+					t.Fatalf("Elements(%q)[%d] = %q, want %q", raw, i, got[i], elems[i])
+				}
+			}
+		}
+		var members map[string]stdjson.RawMessage
+		if stdjson.Unmarshal(raw, &members) == nil && members != nil {
+			obj, err := Parse(raw)
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", raw, err)
+			}
+			for k, v := range members {
+				got, ok := obj.Get(k)
+				if !ok || string(got) != string(bytes.TrimSpace(v)) {
+					t.Fatalf("Parse(%q)[%q] = %q, want %q", raw, k, got, v)
+				}
+			}
+		}
+	})
 }

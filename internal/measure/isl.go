@@ -3,6 +3,7 @@ package measure
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
@@ -32,17 +33,24 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 	var rendered string
 	counted := 0
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil && ex.Chat != nil {
-		text, err := m.render(chatView(ex, "", nil), ex, !m.opts.NoTools)
+		buf := renderBufs.Get().(*[]byte)
+		text, err := m.opts.Template.Append((*buf)[:0], m.renderInput(chatView(ex, "", nil), ex, !m.opts.NoTools))
 		if err != nil {
 			isl.TemplateError = err.Error()
 		} else {
-			rendered = text
-			t := tok.Count(text)
+			if meta.server != nil {
+				rendered = string(text) // explainServer reads it
+			}
+			t := tok.CountBytes(text)
 			if m.opts.NoTools && len(ex.ToolTexts) > 0 {
 				// AIPerf counts tool definitions as bare text on top.
 				t += tok.Count(strings.Join(ex.ToolTexts, " "))
 			}
 			isl.Templated, isl.Counted, counted = &t, "templated", t
+		}
+		if cap(text) <= maxPooledRender {
+			*buf = text
+			renderBufs.Put(buf)
 		}
 	}
 	if isl.Counted == "bare" || m.opts.Bare {
@@ -76,7 +84,19 @@ func chatView(ex *payload.Extracted, sep string, rewrite func(i int, content str
 	return out
 }
 
+// renderBufs holds buffers the main count renders into: the rendered text
+// is only counted, so one buffer serves record after record.
+var renderBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledRender bounds the buffers kept, so that one huge record does
+// not pin its buffer.
+const maxPooledRender = 1 << 20
+
 func (m *Measurer) render(messages []chat.Message, ex *payload.Extracted, withTools bool) (string, error) {
+	return m.opts.Template.Render(m.renderInput(messages, ex, withTools))
+}
+
+func (m *Measurer) renderInput(messages []chat.Message, ex *payload.Extracted, withTools bool) chat.RenderInput {
 	in := chat.RenderInput{
 		Messages:            messages,
 		AddGenerationPrompt: true,
@@ -86,7 +106,7 @@ func (m *Measurer) render(messages []chat.Message, ex *payload.Extracted, withTo
 	if withTools && ex.Tools != nil {
 		in.Tools = ex.Tools
 	}
-	return m.opts.Template.Render(in)
+	return in
 }
 
 // probeConstants are compose's assumptions: the chat-template probe and

@@ -96,3 +96,96 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// referenceChat is the chat view as Python's dict lookups see the body,
+// decoded with encoding/json: roles that are strings, content a string or
+// the "text" of object parts whose "type" is "text" (null text is "").
+func referenceChat(body []byte) (roles []string, contents []string, ok bool) {
+	var doc struct {
+		Messages []any `json:"messages"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		return nil, nil, false
+	}
+	for _, m := range doc.Messages {
+		msg, _ := m.(map[string]any)
+		var parts []string
+		switch c := msg["content"].(type) {
+		case string:
+			parts = []string{c}
+		case []any:
+			for _, p := range c {
+				part, isObj := p.(map[string]any)
+				if !isObj || part["type"] != "text" {
+					continue
+				}
+				switch text := part["text"].(type) {
+				case string:
+					parts = append(parts, text)
+				case nil:
+					if _, present := part["text"]; !present {
+						return nil, nil, false
+					}
+					parts = append(parts, "")
+				default:
+					return nil, nil, false
+				}
+			}
+		case nil:
+		default:
+			return nil, nil, false
+		}
+		if role, isString := msg["role"].(string); isString {
+			roles = append(roles, role)
+			contents = append(contents, strings.Join(parts, ""))
+		}
+	}
+	return roles, contents, true
+}
+
+func TestExtractMatchesReferenceDecoding(t *testing.T) {
+	for _, body := range []string{
+		`{"messages":[{"role":"user","content":"a\n\u00e9\ud83d\ude00 \ud800"}]}`,
+		`{"messages":[{"Role":"user","role":"assistant","content":"x","content":"last"}]}`,
+		`{"messages":[null,{"role":"user","content":[{"type":"text","text":null},{"type":"text","text":"b"},{"type":7},"s",{"type":"text","text":"c"}]}]}`,
+		"{\"messages\":[{\"role\":\"r\xff\",\"content\":\"bad \xfe utf8\"}]}",
+	} {
+		roles, contents, ok := referenceChat([]byte(body))
+		ex, err := Extract([]byte(body))
+		if !ok || err != nil {
+			t.Fatalf("%s: reference ok %v, Extract error %v", body, ok, err)
+		}
+		var gotRoles []string
+		for _, m := range ex.Chat {
+			gotRoles = append(gotRoles, m.Role)
+		}
+		if !slices.Equal(gotRoles, roles) || !slices.Equal(ex.Contents(), contents) {
+			t.Errorf("%s:\n got roles %q contents %q\nwant roles %q contents %q", body, gotRoles, ex.Contents(), roles, contents)
+		}
+	}
+}
+
+// FuzzExtractReference checks the payload walker against encoding/json.
+func FuzzExtractReference(f *testing.F) {
+	for _, s := range []string{
+		`{"messages":[{"role":"user","content":"hi\n"}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url"},{"type":"text","text":null}]}]}`,
+		`{"messages":[{"role":"u","content":"\u00e9\ud800"},null,{"role":1}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		roles, contents, ok := referenceChat(body)
+		ex, err := Extract(body)
+		if !ok || err != nil {
+			return // the error cases are TestExtractBadPayloads'
+		}
+		var gotRoles []string
+		for _, m := range ex.Chat {
+			gotRoles = append(gotRoles, m.Role)
+		}
+		if !slices.Equal(gotRoles, roles) || !slices.Equal(ex.Contents(), contents) {
+			t.Fatalf("%q:\n got roles %q contents %q\nwant roles %q contents %q", body, gotRoles, ex.Contents(), roles, contents)
+		}
+	})
+}

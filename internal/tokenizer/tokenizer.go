@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Tokenizer encodes text to ids and back. It is safe for concurrent use.
@@ -115,6 +116,13 @@ func (t *Tokenizer) Count(text string) int {
 	n := len(sc.ids)
 	t.putScratch(sc)
 	return n
+}
+
+// CountBytes is Count over text held in a byte slice, without copying it
+// into a string: the tokenizer keeps no reference to its input after a
+// call (cached words are cloned), so the caller may reuse b at once.
+func (t *Tokenizer) CountBytes(b []byte) int {
+	return t.Count(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 func (t *Tokenizer) getScratch() *scratch {

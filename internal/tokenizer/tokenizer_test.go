@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // tiny builds a tokenizer.json around a model and pipeline given as JSON
@@ -319,5 +320,31 @@ func TestConcurrentCount(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// CountBytes lets the caller reuse its buffer right after the call: no
+// word the BPE cache keeps may point into it.
+func TestCountBytesKeepsNoReference(t *testing.T) {
+	tk := loadShared(t, "qwen3")
+	buf := []byte("hello world, reused buffers: jumbled zzqx wordz")
+	if got, want := tk.CountBytes(buf), len(tk.Encode(string(buf))); got != want {
+		t.Errorf("CountBytes = %d, want %d", got, want)
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	hi := lo + uintptr(cap(buf))
+	cached := 0
+	for range len(tk.caches) {
+		cache := <-tk.caches
+		for word := range cache {
+			cached++
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(word))); p >= lo && p < hi {
+				t.Errorf("cached word %q points into the caller's buffer", word)
+			}
+		}
+		tk.caches <- cache
+	}
+	if cached == 0 {
+		t.Fatal("no cached words to check")
 	}
 }

@@ -61,7 +61,7 @@ func (s *scope) set(name string, val Value) {
 type evaluator struct {
 	scope    *scope
 	builtins *scope
-	output   strings.Builder
+	output   outBuf
 	b        *budget // shared by all evaluators of one render
 }
 

@@ -2,8 +2,8 @@ package jinja
 
 import (
 	"fmt"
-	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Template is a compiled Jinja template ready for rendering.
@@ -56,23 +56,35 @@ func (t *Template) RenderShared(shared, data map[string]Value, lim Limits) (stri
 	return t.render(shared, data, lim)
 }
 
-func (t *Template) render(shared, data map[string]Value, lim Limits) (string, error) {
-	out, err := render(t.nodes, shared, data, lim, int(t.lastSize.Load()))
-	if err == nil {
-		t.lastSize.Store(int64(len(out)))
+// AppendShared is RenderShared appending the output to dst, for callers
+// that reuse one buffer over many renders.
+func (t *Template) AppendShared(dst []byte, shared, data map[string]Value, lim Limits) ([]byte, error) {
+	out, err := render(t.nodes, shared, data, lim, dst)
+	if err != nil {
+		return dst, err
 	}
-	return out, err
+	t.lastSize.Store(int64(len(out) - len(dst)))
+	return out, nil
+}
+
+func (t *Template) render(shared, data map[string]Value, lim Limits) (string, error) {
+	hint := int(t.lastSize.Load())
+	out, err := render(t.nodes, shared, data, lim, make([]byte, 0, min(hint+hint/8, 1<<24)))
+	if err != nil {
+		return "", err
+	}
+	t.lastSize.Store(int64(len(out)))
+	return unsafe.String(unsafe.SliceData(out), len(out)), nil // out is not used again
 }
 
 // =============================================================================
 
-// render executes the AST with the given data and returns the result.
-func render(nodes []node, shared, data map[string]Value, lim Limits, sizeHint int) (string, error) {
+// render executes the AST with the given data, appending the result to dst.
+func render(nodes []node, shared, data map[string]Value, lim Limits, dst []byte) ([]byte, error) {
 	e := evaluator{
-		output: strings.Builder{},
+		output: outBuf{b: dst, start: len(dst)},
 		b:      newBudget(lim),
 	}
-	e.output.Grow(min(sizeHint+sizeHint/8, 1<<24))
 
 	// The builtins scope is initialized once at package init and only read
 	// after that, so sharing it across renders is safe.
@@ -89,8 +101,25 @@ func render(nodes []node, shared, data map[string]Value, lim Limits, sizeHint in
 	e.scope.data = data
 
 	if err := e.execNodes(nodes); err != nil {
-		return "", err
+		return nil, err
 	}
+	return e.output.b, nil
+}
 
-	return e.output.String(), nil
+// outBuf collects an evaluator's output. Unlike strings.Builder it can
+// append to a caller's buffer; String does not copy, so it is called only
+// once the evaluator is done writing.
+type outBuf struct {
+	b     []byte
+	start int // where this output begins in b
+}
+
+func (o *outBuf) WriteString(s string) { o.b = append(o.b, s...) }
+
+// Len is the length of this output (not counting what b held before).
+func (o *outBuf) Len() int { return len(o.b) - o.start }
+
+func (o *outBuf) String() string {
+	out := o.b[o.start:]
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
