@@ -273,16 +273,16 @@ func (t *Template) Append(dst []byte, in RenderInput) ([]byte, error) {
 }
 
 // context picks the template for in and builds its variables.
-func (t *Template) context(in RenderInput) (*jinja.Template, map[string]jinja.Value, error) {
+func (t *Template) context(in RenderInput) (*jinja.Template, *jinja.Dict, error) {
 	jt, err := t.pick(in)
 	if err != nil {
 		return nil, nil, err
 	}
 	// String special tokens come from t.shared; lists are copied, as a
 	// template may change them.
-	ctx := make(map[string]jinja.Value, len(t.lists)+len(in.Kwargs)+6)
+	ctx := jinja.NewDictSize(len(t.lists) + len(in.Kwargs) + 6).AsDict()
 	for k, items := range t.lists {
-		ctx[k] = jinja.NewList(slices.Clone(items))
+		ctx.Set(k, jinja.NewList(slices.Clone(items)))
 	}
 	for k, v := range in.Kwargs {
 		for _, r := range reservedKeys {
@@ -290,18 +290,18 @@ func (t *Template) context(in RenderInput) (*jinja.Template, map[string]jinja.Va
 				return nil, nil, fmt.Errorf("chat: kwarg %q collides with an apply_chat_template argument", k)
 			}
 		}
-		ctx[k] = jinja.FromGoValue(v)
+		ctx.Set(k, jinja.FromGoValue(v))
 	}
 	msgs := value(in.Messages)
 	if in.FlattenContent {
 		msgs = flattenContent(msgs)
 	}
-	ctx["messages"] = msgs
-	ctx["tools"] = jinja.FromGoValue(in.Tools)
-	ctx["documents"] = jinja.FromGoValue(in.Documents)
-	ctx["add_generation_prompt"] = jinja.NewBool(in.AddGenerationPrompt)
+	ctx.Set("messages", msgs)
+	ctx.Set("tools", jinja.FromGoValue(in.Tools))
+	ctx.Set("documents", jinja.FromGoValue(in.Documents))
+	ctx.Set("add_generation_prompt", jinja.NewBool(in.AddGenerationPrompt))
 	if !in.Now.IsZero() {
-		ctx["strftime_now"] = strftimeNow(in.Now)
+		ctx.Set("strftime_now", strftimeNow(in.Now))
 	}
 	return jt, ctx, nil
 }

@@ -688,6 +688,10 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 	if err != nil {
 		return Undefined(), err
 	}
+	return e.attrOf(obj, n)
+}
+
+func (e *evaluator) attrOf(obj Value, n *attrExpr) (Value, error) {
 	if obj.IsUndefined() {
 		// Jinja2's Undefined raises on attribute access.
 		return Undefined(), fmt.Errorf("UndefinedError: undefined value has no attribute %q", n.attr)
@@ -1174,8 +1178,21 @@ func (e *evaluator) evalCond(n *condExpr) (Value, error) {
 }
 
 func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
-	fn, err := e.evalExpr(n.fn)
-	if err != nil {
+	var fn Value
+	var err error
+	if attr, ok := n.fn.(*attrExpr); ok {
+		obj, err := e.evalExpr(attr.obj)
+		if err != nil {
+			return Undefined(), err
+		}
+		if obj.IsString() && stringMethods[attr.attr] {
+			return e.callString(obj.AsString(), attr.attr, n)
+		}
+		fn, err = e.attrOf(obj, attr)
+		if err != nil {
+			return Undefined(), err
+		}
+	} else if fn, err = e.evalExpr(n.fn); err != nil {
 		return Undefined(), err
 	}
 
@@ -1209,6 +1226,19 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		return value, nil
 	}
 	return fn.AsCallable().Fn(args, kwargs)
+}
+
+// callString is s.method(...) without a bound method value in between.
+func (e *evaluator) callString(s, method string, n *callExpr) (Value, error) {
+	args, err := e.evalArgs(n.args)
+	if err != nil {
+		return Undefined(), err
+	}
+	kwargs, _, err := e.evalKeywordArgs(n.kwargs)
+	if err != nil {
+		return Undefined(), err
+	}
+	return callStringMethod(s, method, args, kwargs)
 }
 
 func (e *evaluator) evalKeywordArgs(keywords []kwarg) (map[string]Value, []string, error) {
@@ -1331,196 +1361,183 @@ func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
 // =============================================================================
 
 func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
-	s := obj.AsString()
-
-	switch method {
-	case "strip":
-		return e.makeStringFunc("strip", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) > 0 && !args[0].IsNone() {
-				return NewString(strings.Trim(s, printValue(args[0]))), nil
-			}
-			return NewString(strings.TrimFunc(s, pythonWhitespace)), nil
-		}), nil
-
-	case "lstrip":
-		return e.makeStringFunc("lstrip", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) > 0 && !args[0].IsNone() {
-				return NewString(strings.TrimLeft(s, printValue(args[0]))), nil
-			}
-			return NewString(strings.TrimLeftFunc(s, pythonWhitespace)), nil
-		}), nil
-
-	case "rstrip":
-		return e.makeStringFunc("rstrip", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) > 0 && !args[0].IsNone() {
-				return NewString(strings.TrimRight(s, printValue(args[0]))), nil
-			}
-			return NewString(strings.TrimRightFunc(s, pythonWhitespace)), nil
-		}), nil
-
-	case "split":
-		return e.makeStringFunc("split", func(args []Value, kwargs map[string]Value) (Value, error) {
-			maxsplit := -1
-			if len(args) > 1 {
-				maxsplit = int(toInt64(args[1]))
-			}
-			var parts []string
-			if len(args) == 0 || args[0].IsNone() {
-				rest := strings.TrimLeftFunc(s, pythonWhitespace)
-				for rest != "" {
-					if maxsplit >= 0 && len(parts) == maxsplit {
-						parts = append(parts, rest)
-						break
-					}
-					index := strings.IndexFunc(rest, pythonWhitespace)
-					if index < 0 {
-						parts = append(parts, rest)
-						break
-					}
-					parts = append(parts, rest[:index])
-					rest = strings.TrimLeftFunc(rest[index:], pythonWhitespace)
-				}
-			} else {
-				sep := printValue(args[0])
-				if sep == "" {
-					return Undefined(), fmt.Errorf("split: empty separator")
-				}
-				n := -1
-				if maxsplit >= 0 {
-					n = maxsplit + 1
-				}
-				parts = strings.SplitN(s, sep, n)
-			}
-			items := make([]Value, len(parts))
-			for i, p := range parts {
-				items[i] = NewString(p)
-			}
-			return NewList(items), nil
-		}), nil
-
-	case "startswith", "endswith", "count", "find":
-		return e.makeStringFunc(method, func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return Undefined(), fmt.Errorf("%s requires an argument", method)
-			}
-			// Without start/end the whole string is searched: skip the
-			// rune conversion, which dominates on long message contents.
-			if len(args) == 1 {
-				return stringSearch(method, s, 0, args[0]), nil
-			}
-			runes := []rune(s)
-			start, end := 0, len(runes)
-			if len(args) > 1 && !args[1].IsNone() {
-				start = int(toInt64(args[1]))
-				if start < 0 {
-					start += len(runes)
-				}
-				start = max(start, 0)
-			}
-			if len(args) > 2 && !args[2].IsNone() {
-				end = int(toInt64(args[2]))
-				if end < 0 {
-					end += len(runes)
-				}
-				end = min(max(end, 0), len(runes))
-			}
-			valid := start <= end
-			part := ""
-			if valid {
-				part = string(runes[start:end])
-			}
-			switch method {
-			case "startswith", "endswith":
-				patterns := []Value{args[0]}
-				if args[0].IsList() && args[0].AsList().tuple {
-					patterns = args[0].AsList().Items
-				}
-				for _, pattern := range patterns {
-					if valid && ((method == "startswith" && strings.HasPrefix(part, printValue(pattern))) || (method == "endswith" && strings.HasSuffix(part, printValue(pattern)))) {
-						return NewBool(true), nil
-					}
-				}
-				return NewBool(false), nil
-			case "count":
-				if !valid {
-					return NewInt(0), nil
-				}
-				return NewInt(int64(strings.Count(part, printValue(args[0])))), nil
-			default:
-				index := strings.Index(part, printValue(args[0]))
-				if !valid || index < 0 {
-					return NewInt(-1), nil
-				}
-				return NewInt(int64(start + utf8.RuneCountInString(part[:index]))), nil
-			}
-		}), nil
-
-	case "replace":
-		return e.makeStringFunc("replace", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) < 2 {
-				return NewString(s), nil
-			}
-			old := printValue(args[0])
-			newStr := printValue(args[1])
-			count := -1
-			if len(args) > 2 {
-				count = int(toInt64(args[2]))
-			}
-			return NewString(strings.Replace(s, old, newStr, count)), nil
-		}), nil
-
-	case "upper":
-		return e.makeStringFunc("upper", func(args []Value, kwargs map[string]Value) (Value, error) {
-			return NewString(strings.ToUpper(s)), nil
-		}), nil
-
-	case "lower":
-		return e.makeStringFunc("lower", func(args []Value, kwargs map[string]Value) (Value, error) {
-			return NewString(strings.ToLower(s)), nil
-		}), nil
-
-	case "title":
-		return e.makeStringFunc("title", func(args []Value, kwargs map[string]Value) (Value, error) {
-			runes := []rune(s)
-			inWord := false
-			for i, r := range runes {
-				if !inWord {
-					runes[i] = unicode.ToTitle(r)
-				} else {
-					runes[i] = unicode.ToLower(r)
-				}
-				inWord = unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r)
-			}
-			return NewString(string(runes)), nil
-		}), nil
-
-	case "capitalize":
-		return e.makeStringFunc("capitalize", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(s) == 0 {
-				return NewString(""), nil
-			}
-			runes := []rune(strings.ToLower(s))
-			runes[0] = unicode.ToTitle(runes[0])
-			return NewString(string(runes)), nil
-		}), nil
-
-	case "format":
-		return e.makeStringFunc("format", func(args []Value, kwargs map[string]Value) (Value, error) {
-			result := s
-			for i, arg := range args {
-				placeholder := fmt.Sprintf("{%d}", i)
-				result = strings.ReplaceAll(result, placeholder, printValue(arg))
-				result = strings.Replace(result, "{}", printValue(arg), 1)
-			}
-			return NewString(result), nil
-		}), nil
+	if !stringMethods[method] {
+		return Undefined(), nil
 	}
-
-	return Undefined(), nil
+	s := obj.AsString()
+	return NewCallable("str."+method, func(args []Value, kwargs map[string]Value) (Value, error) {
+		return callStringMethod(s, method, args, kwargs)
+	}), nil
 }
 
-func (e *evaluator) makeStringFunc(name string, fn func([]Value, map[string]Value) (Value, error)) Value {
-	return NewCallable("str."+name, fn)
+var stringMethods = map[string]bool{"strip": true, "lstrip": true, "rstrip": true, "split": true,
+	"startswith": true, "endswith": true, "count": true, "find": true, "replace": true,
+	"upper": true, "lower": true, "title": true, "capitalize": true, "format": true}
+
+// callStringMethod calls s.method(args...); evalCallExpr calls it directly
+// for s.method(...), without making the bound method first.
+func callStringMethod(s, method string, args []Value, kwargs map[string]Value) (Value, error) {
+	switch method {
+	case "strip":
+		if len(args) > 0 && !args[0].IsNone() {
+			return NewString(strings.Trim(s, printValue(args[0]))), nil
+		}
+		return NewString(strings.TrimFunc(s, pythonWhitespace)), nil
+
+	case "lstrip":
+		if len(args) > 0 && !args[0].IsNone() {
+			return NewString(strings.TrimLeft(s, printValue(args[0]))), nil
+		}
+		return NewString(strings.TrimLeftFunc(s, pythonWhitespace)), nil
+
+	case "rstrip":
+		if len(args) > 0 && !args[0].IsNone() {
+			return NewString(strings.TrimRight(s, printValue(args[0]))), nil
+		}
+		return NewString(strings.TrimRightFunc(s, pythonWhitespace)), nil
+
+	case "split":
+		maxsplit := -1
+		if len(args) > 1 {
+			maxsplit = int(toInt64(args[1]))
+		}
+		var parts []string
+		if len(args) == 0 || args[0].IsNone() {
+			rest := strings.TrimLeftFunc(s, pythonWhitespace)
+			for rest != "" {
+				if maxsplit >= 0 && len(parts) == maxsplit {
+					parts = append(parts, rest)
+					break
+				}
+				index := strings.IndexFunc(rest, pythonWhitespace)
+				if index < 0 {
+					parts = append(parts, rest)
+					break
+				}
+				parts = append(parts, rest[:index])
+				rest = strings.TrimLeftFunc(rest[index:], pythonWhitespace)
+			}
+		} else {
+			sep := printValue(args[0])
+			if sep == "" {
+				return Undefined(), fmt.Errorf("split: empty separator")
+			}
+			n := -1
+			if maxsplit >= 0 {
+				n = maxsplit + 1
+			}
+			parts = strings.SplitN(s, sep, n)
+		}
+		items := make([]Value, len(parts))
+		for i, p := range parts {
+			items[i] = NewString(p)
+		}
+		return NewList(items), nil
+
+	case "startswith", "endswith", "count", "find":
+		if len(args) == 0 {
+			return Undefined(), fmt.Errorf("%s requires an argument", method)
+		}
+		// Without start/end the whole string is searched: skip the
+		// rune conversion, which dominates on long message contents.
+		if len(args) == 1 {
+			return stringSearch(method, s, 0, args[0]), nil
+		}
+		runes := []rune(s)
+		start, end := 0, len(runes)
+		if len(args) > 1 && !args[1].IsNone() {
+			start = int(toInt64(args[1]))
+			if start < 0 {
+				start += len(runes)
+			}
+			start = max(start, 0)
+		}
+		if len(args) > 2 && !args[2].IsNone() {
+			end = int(toInt64(args[2]))
+			if end < 0 {
+				end += len(runes)
+			}
+			end = min(max(end, 0), len(runes))
+		}
+		valid := start <= end
+		part := ""
+		if valid {
+			part = string(runes[start:end])
+		}
+		switch method {
+		case "startswith", "endswith":
+			patterns := []Value{args[0]}
+			if args[0].IsList() && args[0].AsList().tuple {
+				patterns = args[0].AsList().Items
+			}
+			for _, pattern := range patterns {
+				if valid && ((method == "startswith" && strings.HasPrefix(part, printValue(pattern))) || (method == "endswith" && strings.HasSuffix(part, printValue(pattern)))) {
+					return NewBool(true), nil
+				}
+			}
+			return NewBool(false), nil
+		case "count":
+			if !valid {
+				return NewInt(0), nil
+			}
+			return NewInt(int64(strings.Count(part, printValue(args[0])))), nil
+		default:
+			index := strings.Index(part, printValue(args[0]))
+			if !valid || index < 0 {
+				return NewInt(-1), nil
+			}
+			return NewInt(int64(start + utf8.RuneCountInString(part[:index]))), nil
+		}
+
+	case "replace":
+		if len(args) < 2 {
+			return NewString(s), nil
+		}
+		old := printValue(args[0])
+		newStr := printValue(args[1])
+		count := -1
+		if len(args) > 2 {
+			count = int(toInt64(args[2]))
+		}
+		return NewString(strings.Replace(s, old, newStr, count)), nil
+
+	case "upper":
+		return NewString(strings.ToUpper(s)), nil
+
+	case "lower":
+		return NewString(strings.ToLower(s)), nil
+
+	case "title":
+		runes := []rune(s)
+		inWord := false
+		for i, r := range runes {
+			if !inWord {
+				runes[i] = unicode.ToTitle(r)
+			} else {
+				runes[i] = unicode.ToLower(r)
+			}
+			inWord = unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r)
+		}
+		return NewString(string(runes)), nil
+
+	case "capitalize":
+		if len(s) == 0 {
+			return NewString(""), nil
+		}
+		runes := []rune(strings.ToLower(s))
+		runes[0] = unicode.ToTitle(runes[0])
+		return NewString(string(runes)), nil
+
+	case "format":
+		result := s
+		for i, arg := range args {
+			placeholder := fmt.Sprintf("{%d}", i)
+			result = strings.ReplaceAll(result, placeholder, printValue(arg))
+			result = strings.Replace(result, "{}", printValue(arg), 1)
+		}
+		return NewString(result), nil
+	}
+	return Undefined(), fmt.Errorf("str has no method %q", method)
 }
 
 func pythonWhitespace(r rune) bool {

@@ -20,7 +20,7 @@ type Limits struct {
 	MaxDepth  int           // nesting of macro, caller and recursive-loop calls
 	MaxOutput int           // bytes of any single string value and of the output
 	MaxAlloc  int64         // bytes of strings built by concatenation, repetition and filters
-	MaxTime   time.Duration // wall time of the render
+	MaxTime   time.Duration // wall time of the render, from its 1024th step (shorter renders never read the clock)
 }
 
 // DefaultLimits are far above what real chat templates need (they run a few
@@ -57,7 +57,9 @@ func (l Limits) withDefaults() Limits {
 // budget is shared by all evaluators of one render (macros and loops create
 // nested evaluators), so the counters are per render, not per evaluator.
 type budget struct {
-	lim      Limits
+	lim Limits
+	// deadline is set at the first clock check (step 1024): short renders,
+	// nearly all of them, never read the clock.
 	deadline time.Time
 	steps    int64
 	depth    int
@@ -66,7 +68,7 @@ type budget struct {
 
 func newBudget(l Limits) *budget {
 	l = l.withDefaults()
-	return &budget{lim: l, deadline: time.Now().Add(l.MaxTime)}
+	return &budget{lim: l}
 }
 
 // step accounts one unit of work; the clock is read every 1024 steps only.
@@ -75,8 +77,13 @@ func (b *budget) step() error {
 	if b.steps > b.lim.MaxSteps {
 		return fmt.Errorf("%w: more than %d loop iterations and calls", ErrLimit, b.lim.MaxSteps)
 	}
-	if b.steps&1023 == 0 && time.Now().After(b.deadline) {
-		return fmt.Errorf("%w: render took longer than %s", ErrLimit, b.lim.MaxTime)
+	if b.steps&1023 == 0 {
+		now := time.Now()
+		if b.deadline.IsZero() {
+			b.deadline = now.Add(b.lim.MaxTime)
+		} else if now.After(b.deadline) {
+			return fmt.Errorf("%w: render took longer than %s", ErrLimit, b.lim.MaxTime)
+		}
 	}
 	return nil
 }

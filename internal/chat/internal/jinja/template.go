@@ -39,27 +39,29 @@ func (t *Template) Render(data map[string]any) (string, error) {
 	for k, v := range data {
 		vals[k] = FromGoValue(v)
 	}
-	return t.render(nil, vals, Limits{})
+	return t.render(nil, vals, nil, Limits{})
 }
 
 // RenderValues is like Render but accepts pre-converted Value data and
 // explicit limits (zero fields take DefaultLimits).
 func (t *Template) RenderValues(data map[string]Value, lim Limits) (string, error) {
-	return t.render(nil, data, lim)
+	return t.render(nil, data, nil, lim)
 }
 
-// RenderShared is RenderValues with a second, shared layer of variables
-// under data: values that many renders use unchanged, such as special
-// tokens. shared is only read, so it must hold immutable values (strings,
-// numbers, callables), never a list or dict a template could change.
-func (t *Template) RenderShared(shared, data map[string]Value, lim Limits) (string, error) {
-	return t.render(shared, data, lim)
+// RenderShared renders with two layers of variables: vars, this render's
+// own (the template's top-level sets join them, so vars is the render's
+// from then on), over shared, values that many renders use unchanged, such
+// as special tokens. shared is only read, so it must hold immutable values
+// (strings, numbers, callables), never a list or dict a template could
+// change.
+func (t *Template) RenderShared(shared map[string]Value, vars *Dict, lim Limits) (string, error) {
+	return t.render(shared, nil, vars, lim)
 }
 
 // AppendShared is RenderShared appending the output to dst, for callers
 // that reuse one buffer over many renders.
-func (t *Template) AppendShared(dst []byte, shared, data map[string]Value, lim Limits) ([]byte, error) {
-	out, err := render(t.nodes, shared, data, lim, dst)
+func (t *Template) AppendShared(dst []byte, shared map[string]Value, vars *Dict, lim Limits) ([]byte, error) {
+	out, err := render(t.nodes, shared, nil, vars, lim, dst)
 	if err != nil {
 		return dst, err
 	}
@@ -67,9 +69,9 @@ func (t *Template) AppendShared(dst []byte, shared, data map[string]Value, lim L
 	return out, nil
 }
 
-func (t *Template) render(shared, data map[string]Value, lim Limits) (string, error) {
+func (t *Template) render(shared, data map[string]Value, vars *Dict, lim Limits) (string, error) {
 	hint := int(t.lastSize.Load())
-	out, err := render(t.nodes, shared, data, lim, make([]byte, 0, min(hint+hint/8, 1<<24)))
+	out, err := render(t.nodes, shared, data, vars, lim, make([]byte, 0, min(hint+hint/8, 1<<24)))
 	if err != nil {
 		return "", err
 	}
@@ -79,8 +81,9 @@ func (t *Template) render(shared, data map[string]Value, lim Limits) (string, er
 
 // =============================================================================
 
-// render executes the AST with the given data, appending the result to dst.
-func render(nodes []node, shared, data map[string]Value, lim Limits, dst []byte) ([]byte, error) {
+// render executes the AST, appending the result to dst. Variables are
+// looked up in vars, then data, then shared, then the builtins.
+func render(nodes []node, shared, data map[string]Value, vars *Dict, lim Limits, dst []byte) ([]byte, error) {
 	e := evaluator{
 		output: outBuf{b: dst, start: len(dst)},
 		b:      newBudget(lim),
@@ -90,8 +93,7 @@ func render(nodes []node, shared, data map[string]Value, lim Limits, dst []byte)
 	// after that, so sharing it across renders is safe.
 	e.builtins = cachedBuiltins
 
-	// User data over the shared layer over builtins; the templates'
-	// top-level sets go into the data scope's own vars.
+	// The templates' top-level sets go into the root scope's own vars.
 	e.scope = e.builtins
 	if shared != nil {
 		e.scope = newScope(e.scope)
@@ -99,6 +101,9 @@ func render(nodes []node, shared, data map[string]Value, lim Limits, dst []byte)
 	}
 	e.scope = newScope(e.scope)
 	e.scope.data = data
+	if vars != nil {
+		e.scope.vars = *vars
+	}
 
 	if err := e.execNodes(nodes); err != nil {
 		return nil, err
