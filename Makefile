@@ -59,7 +59,7 @@ bench-chat:
 # measure's payloads/s at ISL 1k and 8k vs the tokenizer alone on the same
 # texts (vs_tokenizer), and 1 vs 2 workers.
 bench-measure:
-	$(GO) test ./internal/measure/ -run '^$$' -bench 'Payloads|Workers' -benchtime 20x
+	$(GO) test ./internal/measure/ -run '^$$' -bench 'Payloads|Workers' -benchtime 200x -count 3
 
 # compose of 1000 conversations at ISL 1000 vs tokenizing its output once.
 bench-compose:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -1215,13 +1216,16 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		return Undefined(), err
 	}
 
-	if fn.AsCallable().Name == "dict" {
+	// Keyword arguments keep their order in the dict, as in Python.
+	if name := fn.AsCallable().Name; name == "dict" || name == "namespace" {
 		value, err := fn.AsCallable().Fn(args, nil)
 		if err != nil {
 			return Undefined(), err
 		}
+		d := value.AsDict()
+		d.entries = slices.Grow(d.entries, len(keys))
 		for _, key := range keys {
-			value.AsDict().Set(key, kwargs[key])
+			d.Set(key, kwargs[key])
 		}
 		return value, nil
 	}
@@ -1246,7 +1250,7 @@ func (e *evaluator) evalKeywordArgs(keywords []kwarg) (map[string]Value, []strin
 		return nil, nil, nil
 	}
 	kwargs := make(map[string]Value, len(keywords))
-	var keys []string
+	keys := make([]string, 0, len(keywords))
 	for _, kw := range keywords {
 		v, err := e.evalExpr(kw.value)
 		if err != nil {

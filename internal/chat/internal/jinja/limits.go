@@ -66,11 +66,6 @@ type budget struct {
 	alloc    int64
 }
 
-func newBudget(l Limits) *budget {
-	l = l.withDefaults()
-	return &budget{lim: l}
-}
-
 // step accounts one unit of work; the clock is read every 1024 steps only.
 func (b *budget) step() error {
 	b.steps++

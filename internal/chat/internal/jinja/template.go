@@ -84,10 +84,11 @@ func (t *Template) render(shared, data map[string]Value, vars *Dict, lim Limits)
 // render executes the AST, appending the result to dst. Variables are
 // looked up in vars, then data, then shared, then the builtins.
 func render(nodes []node, shared, data map[string]Value, vars *Dict, lim Limits, dst []byte) ([]byte, error) {
-	e := evaluator{
-		output: outBuf{b: dst, start: len(dst)},
-		b:      newBudget(lim),
-	}
+	// One allocation holds the evaluator, its budget and its two scopes.
+	st := &renderState{budget: budget{lim: lim.withDefaults()}}
+	e := &st.eval
+	e.output = outBuf{b: dst, start: len(dst)}
+	e.b = &st.budget
 
 	// The builtins scope is initialized once at package init and only read
 	// after that, so sharing it across renders is safe.
@@ -96,19 +97,26 @@ func render(nodes []node, shared, data map[string]Value, vars *Dict, lim Limits,
 	// The templates' top-level sets go into the root scope's own vars.
 	e.scope = e.builtins
 	if shared != nil {
-		e.scope = newScope(e.scope)
-		e.scope.data = shared
+		st.shared = scope{parent: e.scope, data: shared}
+		e.scope = &st.shared
 	}
-	e.scope = newScope(e.scope)
-	e.scope.data = data
+	st.root = scope{parent: e.scope, data: data}
+	st.root.vars.entries = st.root.inline[:0]
 	if vars != nil {
-		e.scope.vars = *vars
+		st.root.vars = *vars
 	}
+	e.scope = &st.root
 
 	if err := e.execNodes(nodes); err != nil {
 		return nil, err
 	}
 	return e.output.b, nil
+}
+
+type renderState struct {
+	eval         evaluator
+	budget       budget
+	root, shared scope
 }
 
 // outBuf collects an evaluator's output. Unlike strings.Builder it can
