@@ -31,7 +31,7 @@ func TestReadProbe(t *testing.T) {
 		{edit(`"schema_version":1`, `"schema_version":2`), "unknown schema version 2"},
 		{edit(`"tool_version"`, `"surprise":1,"tool_version"`), "surprise"},
 		{edit(goodSHA, "abc"), "tokenizer.sha256"},
-		{edit(`"first_turn_prefix"`, `"sideways"`), "invalid cache-bust target \"sideways\""},
+		{edit(`"first_turn_prefix"`, `"sideways"`), `field "cache_bust": invalid cache-bust target "sideways"`},
 		{edit(`"marker_tokens":10`, `"marker_tokens":-1`), "negative"},
 		{edit(`"per_msg_wrap":5`, `"per_msg_wrap":-5`), "negative overhead"},
 		{edit(`"applied":true`, `"applied":false`), "not applied"},

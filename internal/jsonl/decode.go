@@ -2,12 +2,16 @@ package jsonl
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/jsonobj"
 )
 
 // LineError is an error about one input line. Its message reads
@@ -51,9 +55,9 @@ func (l Line) FieldErrorf(field, format string, args ...any) error {
 // Decode unmarshals l.Data into v (a pointer) with go-json. Unknown object
 // keys are ignored, as encoding/json does; use DecodeStrict to reject them.
 // Errors are *LineError values naming the field path when go-json reports
-// one (type mismatches). Errors returned by a type's UnmarshalText or
-// UnmarshalJSON method come back without a path, so such methods should
-// name the value they reject.
+// one (type mismatches), or found by decoding the members one by one (an
+// UnmarshalText or UnmarshalJSON method's error, which go-json returns
+// without a path).
 func Decode(l Line, v any) error { return l.Decode(v) }
 
 // DecodeStrict is Decode that rejects object keys matching no struct field,
@@ -63,7 +67,7 @@ func DecodeStrict(l Line, v any) error { return l.DecodeStrict(v) }
 // Decode is the method form of Decode.
 func (l Line) Decode(v any) error {
 	if err := json.Unmarshal(l.Data, v); err != nil {
-		return l.decodeError(err)
+		return l.decodeError(err, v)
 	}
 	return nil
 }
@@ -82,7 +86,7 @@ func (l Line) DecodeStrict(v any) error {
 				err = uerr
 			}
 		}
-		return l.decodeError(err)
+		return l.decodeError(err, v)
 	}
 	// A line holds exactly one value; "{} {}" is two records glued together.
 	if dec.More() {
@@ -99,7 +103,7 @@ func isUnknownField(err error) bool {
 }
 
 // decodeError maps go-json's errors onto a field path or a byte offset.
-func (l Line) decodeError(err error) error {
+func (l Line) decodeError(err error, v any) error {
 	le := &LineError{File: l.File, Line: l.Num, Err: err}
 	var typeErr *json.UnmarshalTypeError
 	var synErr *json.SyntaxError
@@ -116,8 +120,109 @@ func (l Line) decodeError(err error) error {
 			le.Field = k
 			le.Err = errors.New("unknown field")
 		}
+	default:
+		// An error from a type's UnmarshalText or UnmarshalJSON comes
+		// without a path: find the member that fails on its own.
+		if t := reflect.TypeOf(v); t != nil {
+			le.Field = failingPath(l.Data, t)
+		}
 	}
 	return le
+}
+
+var (
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// failingPath returns the dotted path of the part of raw (valid JSON) that
+// does not decode into a value of type t, or "" when raw as a whole is
+// the culprit or no single part is.
+func failingPath(raw []byte, t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if p := reflect.PointerTo(t); p.Implements(textUnmarshaler) || p.Implements(jsonUnmarshaler) {
+		return "" // the value parses itself
+	}
+	fails := func(raw []byte, t reflect.Type) bool {
+		return json.Unmarshal(raw, reflect.New(t).Interface()) != nil
+	}
+	var parts []jsonobj.Member
+	elem := t
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, err := jsonobj.Parse(raw)
+		if err != nil {
+			return ""
+		}
+		fields := structFields(t)
+		for _, m := range obj {
+			ft, ok := fields[m.Key]
+			if !ok {
+				for name, typ := range fields { // go-json matches keys case-insensitively
+					if strings.EqualFold(name, m.Key) {
+						ft, ok = typ, true
+					}
+				}
+			}
+			if ok && fails(m.Value, ft) {
+				return joinPath(m.Key, failingPath(m.Value, ft))
+			}
+		}
+		return ""
+	case reflect.Map:
+		obj, err := jsonobj.Parse(raw)
+		if err != nil {
+			return ""
+		}
+		parts, elem = obj, t.Elem()
+	case reflect.Slice, reflect.Array:
+		elems, err := jsonobj.Elements(raw)
+		if err != nil {
+			return ""
+		}
+		for i, e := range elems {
+			parts = append(parts, jsonobj.Member{Key: strconv.Itoa(i), Value: e})
+		}
+		elem = t.Elem()
+	}
+	for _, m := range parts {
+		if fails(m.Value, elem) {
+			return joinPath(m.Key, failingPath(m.Value, elem))
+		}
+	}
+	return ""
+}
+
+func joinPath(key, rest string) string {
+	if rest == "" {
+		return key
+	}
+	return key + "." + rest
+}
+
+// structFields maps the JSON names of t's fields (embedded structs
+// flattened) to their types.
+func structFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported() && !f.Anonymous:
+			continue
+		case name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct:
+			for k, v := range structFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		case name == "":
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 // typeError restates a go-json type error without the Go struct path, which

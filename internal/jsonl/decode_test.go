@@ -25,10 +25,16 @@ type turn struct {
 }
 
 type record struct {
-	ID    string          `json:"id"`
-	Turns []turn          `json:"turns"`
-	Meta  map[string]turn `json:"meta"`
-	Color color           `json:"color"`
+	ID     string          `json:"id"`
+	Turns  []turn          `json:"turns"`
+	Meta   map[string]turn `json:"meta"`
+	Color  color           `json:"color"`
+	Colors []color         `json:"colors"`
+	Shade  *shade          `json:"shade"`
+}
+
+type shade struct {
+	Color color `json:"color"`
 }
 
 func TestDecodeErrors(t *testing.T) {
@@ -39,9 +45,11 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"turns":[{"isl":1},{"isl":"ten"}]}`, `in.jsonl:4: field "turns.1.isl": cannot unmarshal string into int`},
 		{`{"turns":[{"isl":1.5}]}`, `in.jsonl:4: field "turns.0.isl": cannot unmarshal number 1.5 into int`},
 		{`{"meta":{"k":{"text":true}}}`, `in.jsonl:4: field "meta.k.text": cannot unmarshal bool into string`},
-		// go-json passes an UnmarshalText error through without its path,
-		// so such methods must name what they parse themselves.
-		{`{"color":"green"}`, `in.jsonl:4: invalid color "green" (valid: red, blue)`},
+		// go-json passes an UnmarshalText error through without its path;
+		// Decode finds the member that fails.
+		{`{"color":"green"}`, `in.jsonl:4: field "color": invalid color "green" (valid: red, blue)`},
+		{`{"id":"x","colors":["red","pink"]}`, `in.jsonl:4: field "colors.1": invalid color "pink" (valid: red, blue)`},
+		{`{"turns":[{"text":"a"}],"Shade":{"color":"teal"}}`, `in.jsonl:4: field "Shade.color": invalid color "teal" (valid: red, blue)`},
 		{`{"id":"a",`, `in.jsonl:4: invalid JSON at byte offset 10: unexpected end of JSON input`},
 		{`[1,2]`, `in.jsonl:4: cannot unmarshal array into jsonl.record`},
 	}
