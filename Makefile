@@ -74,4 +74,4 @@ demo: build
 	bash scripts/demo.sh
 
 clean:
-	rm -rf $(BIN) .bench
+	rm -rf $(BIN) .bench demo-requests.jsonl
