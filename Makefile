@@ -1,5 +1,7 @@
-# islkit — see README.md. Every target works on a fresh machine with Go
-# (and, for the reference comparisons in `make bench`, Node.js and npm).
+# islkit — see README.md. Every target works on a fresh machine with Go and
+# gcc (the race detector needs cgo); `make test` also needs the reference
+# files in $(SHARED). `make bench` compares with references when Node.js and
+# npm (Rust tokenizers) and python3-jinja2 are there; bench-send needs jq.
 
 GO        ?= go
 BIN       ?= bin

@@ -5,6 +5,7 @@
 # Loopback only. vegeta comes from `go run` (not a dependency of the main
 # module). Set SEND_MODFILE to build with an alternate go.mod.
 set -euo pipefail
+command -v jq >/dev/null || { echo "bench-send.sh needs jq (Debian: apt-get install jq)" >&2; exit 1; }
 C=${1:-16}
 D=${2:-10s}
 cd "$(dirname "$0")/.."

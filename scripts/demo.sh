@@ -6,7 +6,6 @@
 set -euo pipefail
 BIN=${BIN:-bin}
 OUT=${OUT:-demo-requests.jsonl}
-set -x
 "$BIN/probe" --apply-chat-template --cache-bust first_turn_prefix --now 2025-07-10T12:00:00 \
   | "$BIN/compose" --isl 1000 --osl 100 --conversations 50 --turns 3 --seed 1 --model Qwen/Qwen3-8B \
   | "$BIN/send" --dry-run \

@@ -122,9 +122,6 @@ func (c *cli) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 		if err := opts.Validate(); err != nil {
 			return 2, usageError{err}
 		}
-		if _, err := send.EndpointURL(c.URL); err != nil {
-			return 2, usageError{err}
-		}
 	}
 	in, name := stdin, "<stdin>"
 	if c.Input != "-" {

@@ -23,7 +23,7 @@ func BenchmarkRender(b *testing.B) {
 				b.Fatal(err)
 			}
 			var in RenderInput
-			for _, c := range readJSONL[wireCase](b, filepath.Join(shared, "golden", "wire", model+".jsonl")) {
+			for _, c := range testutil.ReadJSONL[wireCase](b, filepath.Join(shared, "golden", "wire", model+".jsonl")) {
 				if c.Case == benchCase {
 					in = RenderInput{Messages: c.Messages, Tools: c.Tools, AddGenerationPrompt: true, FlattenContent: true, Now: wireNow}
 				}

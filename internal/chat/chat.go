@@ -23,9 +23,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -143,12 +143,7 @@ func normalizeSource(src string) string {
 
 // Names lists the named templates, sorted ("default" for a single one).
 func (t *Template) Names() []string {
-	names := make([]string, 0, len(t.named))
-	for n := range t.named {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(t.named))
 }
 
 // SpecialTokens returns the special-token variables given to the template

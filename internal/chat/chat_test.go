@@ -1,7 +1,8 @@
 package chat
 
 import (
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -10,22 +11,15 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/islkit/islkit/internal/testutil"
 )
 
-// extraCase is a line of testdata/extra.jsonl: edge cases (newline
-// normalisation, bounds, strftime, *args, generation, tojson) rendered by
-// oracle/render_ref.py.
-type extraCase struct {
-	ID       string                     `json:"id"`
-	Source   string                     `json:"source"`
-	Now      string                     `json:"now"`
-	Context  map[string]json.RawMessage `json:"context"`
-	Rendered *string                    `json:"rendered"`
-	Error    *string                    `json:"error"`
-}
-
+// TestExtraCases renders testdata/extra.jsonl: edge cases (newline
+// normalisation, bounds, strftime, *args, generation, tojson, loop and dict
+// methods, string methods) rendered by oracle/render_ref.py.
 func TestExtraCases(t *testing.T) {
-	for _, c := range readJSONL[extraCase](t, filepath.Join("testdata", "extra.jsonl")) {
+	for _, c := range testutil.ReadJSONL[renderCase](t, filepath.Join("testdata", "extra.jsonl")) {
 		t.Run(c.ID, func(t *testing.T) {
 			tmpl, err := Compile(c.Source)
 			if err != nil {
@@ -116,6 +110,7 @@ func TestLoadFS(t *testing.T) {
 		"plain/tokenizer_config.json":  cfg(`, "chat_template": "{{ bos_token }}{{ messages[0].content }}{{ eos_token }}"`),
 		"none/tokenizer_config.json":   cfg(`, "chat_template": null`),
 		"absent/tokenizer_config.json": cfg(``),
+		"empty/tokenizer_config.json":  cfg(`, "chat_template": []`),
 		"named/tokenizer_config.json": cfg(`, "chat_template": [{"name": "default", "template": "D{{ additional_special_tokens|join }}"},
 			{"name": "tool_use", "template": "T{{ tools|length }}"}, {"name": "rag", "template": "R"}]`),
 		"file/tokenizer_config.json": cfg(`, "chat_template": "config"`),
@@ -124,19 +119,26 @@ func TestLoadFS(t *testing.T) {
 	sub := func(dir string) fstestSub { return fstestSub{fsys, dir} }
 	msgs := []map[string]any{{"role": "user", "content": "hi"}}
 
-	for _, dir := range []string{"none", "absent"} {
+	for _, dir := range []string{"none", "absent", "empty"} {
 		if _, err := LoadFS(sub(dir), ""); !errors.Is(err, ErrNoTemplate) {
 			t.Errorf("%s: err = %v, want ErrNoTemplate", dir, err)
 		}
-		if HasTemplate(sub(dir)) {
-			t.Errorf("%s: HasTemplate = true", dir)
+		if src, err := FindTemplate(sub(dir), ""); !errors.Is(err, ErrNoTemplate) {
+			t.Errorf("%s: FindTemplate = %+v, %v; want ErrNoTemplate", dir, src, err)
+		}
+	}
+	// The digest is of the bytes the template came from.
+	sha := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	for dir, want := range map[string]TemplateSource{
+		"plain": {Origin: "tokenizer_config.json", SHA256: sha("{{ bos_token }}{{ messages[0].content }}{{ eos_token }}")},
+		"file":  {Origin: "chat_template.jinja", SHA256: sha("file {{ bos_token }}\n")},
+	} {
+		if src, err := FindTemplate(sub(dir), ""); err != nil || src.Origin != want.Origin || src.SHA256 != want.SHA256 {
+			t.Errorf("%s: FindTemplate = %+v, %v; want %s %s", dir, src, err, want.Origin, want.SHA256)
 		}
 	}
 	render := func(dir, override string, in RenderInput) string {
 		t.Helper()
-		if !HasTemplate(sub(dir)) && override == "" {
-			t.Fatalf("%s: HasTemplate = false", dir)
-		}
 		tmpl, err := LoadFS(sub(dir), override)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,41 +12,18 @@ import (
 	"github.com/islkit/islkit/internal/testutil"
 )
 
-// goldenCase is one line of golden/templates.jsonl; context values stay raw
-// so that object keys keep their order.
-type goldenCase struct {
+// renderCase is one line of golden/templates.jsonl (which names its
+// template) or of testdata/extra.jsonl (which carries its source), as
+// oracle/render_ref.py rendered it; context values stay raw so that object
+// keys keep their order.
+type renderCase struct {
 	ID       string                     `json:"id"`
 	Template string                     `json:"template"`
+	Source   string                     `json:"source"`
 	Now      string                     `json:"now"`
 	Context  map[string]json.RawMessage `json:"context"`
 	Rendered *string                    `json:"rendered"`
 	Error    *string                    `json:"error"`
-}
-
-func readJSONL[T any](t testing.TB, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // inputFromContext splits a golden render context into apply_chat_template
@@ -92,7 +68,7 @@ var knownTemplateFailures = map[string]string{}
 
 func TestGoldenTemplates(t *testing.T) {
 	shared := testutil.SharedDir(t)
-	cases := readJSONL[goldenCase](t, filepath.Join(shared, "golden", "templates.jsonl"))
+	cases := testutil.ReadJSONL[renderCase](t, filepath.Join(shared, "golden", "templates.jsonl"))
 	compiled := map[string]*Template{}
 	compileErr := map[string]error{}
 	pass, templatesOK := 0, map[string]bool{}
@@ -169,7 +145,7 @@ func TestGoldenWire(t *testing.T) {
 			t.Errorf("%s: %v", model, err)
 			continue
 		}
-		for _, c := range readJSONL[wireCase](t, path) {
+		for _, c := range testutil.ReadJSONL[wireCase](t, path) {
 			total++
 			in := RenderInput{Messages: c.Messages, AddGenerationPrompt: true, FlattenContent: true, Now: wireNow}
 			if c.AddGenerationPrompt != nil {

@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,36 +17,61 @@ import (
 var specialKeys = []string{"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}
 
 // LoadFS loads the chat template of a model folder laid out as on the Hub,
-// as transformers does: chat_template.jinja wins (with any
-// additional_chat_templates/NAME.jinja as named templates), else
-// tokenizer_config.json's chat_template, a string or a list of
-// {"name","template"}. A non-empty override is a template file path
-// (--chat-template FILE) that beats both. Special tokens always come from
+// as transformers does (see FindTemplate). Special tokens always come from
 // tokenizer_config.json. It returns ErrNoTemplate when there is none.
 func LoadFS(fsys fs.FS, override string, opts ...Option) (*Template, error) {
 	cfg, err := readConfig(fsys)
 	if err != nil {
 		return nil, err
 	}
-	sources, err := templateSources(fsys, cfg, override)
+	src, err := findTemplate(fsys, cfg, override)
 	if err != nil {
 		return nil, err
 	}
 	opts = append([]Option{WithSpecialTokens(cfg.special())}, opts...)
-	return compileNamed(sources, opts)
+	return compileNamed(src.Named, opts)
 }
 
-// HasTemplate reports cheaply whether LoadFS would find a template.
-func HasTemplate(fsys fs.FS) bool {
-	if _, err := fs.Stat(fsys, "chat_template.jinja"); err == nil {
-		return true
-	}
+// TemplateSource is where a model's chat templates come from.
+type TemplateSource struct {
+	// Origin is "--chat-template", "chat_template.jinja" or
+	// "tokenizer_config.json".
+	Origin string
+	// SHA256 is the hex digest of the bytes the templates were read
+	// from: the file, the config's chat_template string or list (plus
+	// each additional_chat_templates file, by name, after
+	// chat_template.jinja's bytes).
+	SHA256 string
+	// Named maps template names ("default", "tool_use", ...) to sources.
+	Named map[string]string
+}
+
+// FindTemplate finds a model's chat templates without compiling them:
+// a non-empty override is a template file path (--chat-template FILE);
+// else chat_template.jinja (with any additional_chat_templates/NAME.jinja
+// as named templates); else tokenizer_config.json's chat_template, a
+// string or a list of {"name","template"}. It returns ErrNoTemplate when
+// there is none.
+func FindTemplate(fsys fs.FS, override string) (*TemplateSource, error) {
 	cfg, err := readConfig(fsys)
 	if err != nil {
-		return false
+		return nil, err
 	}
-	ct := cfg["chat_template"]
-	return len(ct) > 0 && string(ct) != "null"
+	return findTemplate(fsys, cfg, override)
+}
+
+// SpecialTokensFS returns the special-token variables LoadFS gives the
+// template (bos_token, ..., additional_special_tokens), nil when
+// tokenizer_config.json has none.
+func SpecialTokensFS(fsys fs.FS) (map[string]any, error) {
+	cfg, err := readConfig(fsys)
+	if err != nil {
+		return nil, err
+	}
+	if sp := cfg.special(); len(sp) > 0 {
+		return sp, nil
+	}
+	return nil, nil
 }
 
 type tokenizerConfig map[string]json.RawMessage
@@ -88,23 +115,28 @@ func (c tokenizerConfig) special() map[string]any {
 	return out
 }
 
-func templateSources(fsys fs.FS, cfg tokenizerConfig, override string) (map[string]string, error) {
+func findTemplate(fsys fs.FS, cfg tokenizerConfig, override string) (*TemplateSource, error) {
 	if override != "" {
 		data, err := os.ReadFile(override)
 		if err != nil {
 			return nil, fmt.Errorf("chat: --chat-template: %w", err)
 		}
-		return map[string]string{"default": string(data)}, nil
+		return &TemplateSource{Origin: "--chat-template", SHA256: digest(data), Named: map[string]string{"default": string(data)}}, nil
 	}
 	if data, err := fs.ReadFile(fsys, "chat_template.jinja"); err == nil {
-		sources := map[string]string{"default": string(data)}
-		extra, _ := fs.Glob(fsys, "additional_chat_templates/*.jinja")
+		src := &TemplateSource{Origin: "chat_template.jinja", Named: map[string]string{"default": string(data)}}
+		h := sha256.New()
+		h.Write(data)
+		extra, _ := fs.Glob(fsys, "additional_chat_templates/*.jinja") // sorted
 		for _, p := range extra {
 			if b, err := fs.ReadFile(fsys, p); err == nil {
-				sources[strings.TrimSuffix(path.Base(p), ".jinja")] = string(b)
+				name := strings.TrimSuffix(path.Base(p), ".jinja")
+				src.Named[name] = string(b)
+				fmt.Fprintf(h, "\x00%s\x00%s", name, b)
 			}
 		}
-		return sources, nil
+		src.SHA256 = hex.EncodeToString(h.Sum(nil))
+		return src, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("chat: %w", err)
 	}
@@ -114,7 +146,7 @@ func templateSources(fsys fs.FS, cfg tokenizerConfig, override string) (map[stri
 	}
 	var single string
 	if err := json.Unmarshal(raw, &single); err == nil {
-		return map[string]string{"default": single}, nil
+		return &TemplateSource{Origin: "tokenizer_config.json", SHA256: digest([]byte(single)), Named: map[string]string{"default": single}}, nil
 	}
 	var list []struct {
 		Name     string `json:"name"`
@@ -126,9 +158,14 @@ func templateSources(fsys fs.FS, cfg tokenizerConfig, override string) (map[stri
 	if len(list) == 0 {
 		return nil, ErrNoTemplate
 	}
-	sources := make(map[string]string, len(list))
+	src := &TemplateSource{Origin: "tokenizer_config.json", SHA256: digest(raw), Named: make(map[string]string, len(list))}
 	for _, nt := range list {
-		sources[nt.Name] = nt.Template
+		src.Named[nt.Name] = nt.Template
 	}
-	return sources, nil
+	return src, nil
+}
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

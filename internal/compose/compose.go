@@ -267,18 +267,7 @@ func (c *Composer) wireCount(conv *records.Conversation, k int, marker string) (
 	if err != nil {
 		return 0, err
 	}
-	if c.model.Template == nil {
-		parts := make([]string, len(msgs))
-		for i, m := range msgs {
-			parts[i], _ = m["content"].(string)
-		}
-		return c.model.Tokenizer.Count(strings.Join(parts, " ")), nil
-	}
-	text, err := c.model.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: c.model.Now})
-	if err != nil {
-		return 0, err
-	}
-	return c.model.Tokenizer.Count(text), nil
+	return wire.Count(msgs, c.model.Template, c.model.Tokenizer, c.model.Now)
 }
 
 // Conversation builds conversation i; the result depends only on the

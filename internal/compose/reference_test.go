@@ -1,11 +1,9 @@
 package compose
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -45,20 +43,9 @@ func TestReferenceCounts(t *testing.T) {
 		t.Skip("composes 140 cases on 7 real models")
 	}
 	shared := testutil.SharedDir(t)
-	f, err := os.Open(filepath.Join("testdata", "reference.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	cases := map[refCase][]refRow{}
 	var order []refCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r refRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range testutil.ReadJSONL[refRow](t, filepath.Join("testdata", "reference.jsonl")) {
 		k := refCase{r.Model, r.Target, r.ISL, r.System}
 		if _, ok := cases[k]; !ok {
 			order = append(order, k)

@@ -15,7 +15,8 @@ const maxDocument = 1 << 30
 // ReadInput returns a reader of JSONL lines for r. JSONL passes through
 // untouched; a file that is one multi-line JSON value (AIPerf writes
 // inputs.json pretty-printed) is compacted into a single line so it can be
-// measured like any record. ok is false when r is neither.
+// measured like any record. Input that is neither (JSONL whose first line
+// is broken) is read as JSONL, so each bad line is reported on its own.
 func ReadInput(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	head, _ := br.Peek(1 << 16)
@@ -40,7 +41,7 @@ func ReadInput(r io.Reader) (io.Reader, error) {
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, data); err != nil {
-		return nil, fmt.Errorf("not JSONL, and not one JSON document either: %w", err)
+		return bytes.NewReader(data), nil
 	}
 	if bytes.HasPrefix(buf.Bytes(), []byte("[")) {
 		return nil, fmt.Errorf("a JSON array is not a record: AIPerf's inputs.json is an object {\"data\": [...]}")

@@ -1,8 +1,6 @@
 package measure
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,24 +42,20 @@ func TestWireGolden(t *testing.T) {
 	total := 0
 	for _, model := range wireModels {
 		m := sharedMeasurer(t, model, Options{ApplyChatTemplate: true, Rendered: true})
-		f, err := os.Open(filepath.Join(shared, "golden", "wire", model+".jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<24)
-		for n := 1; sc.Scan(); n++ {
+		lines := testutil.ReadJSONL[json.RawMessage](t, filepath.Join(shared, "golden", "wire", model+".jsonl"))
+		for i, line := range lines {
+			n := i + 1
 			var want struct {
 				Case   string `json:"case"`
 				Text   string `json:"text"`
 				Tokens int    `json:"tokens"`
 			}
-			if err := json.Unmarshal(sc.Bytes(), &want); err != nil {
+			if err := json.Unmarshal(line, &want); err != nil {
 				t.Fatal(err)
 			}
 			// Feed the golden line itself: it is a messages record whose
 			// extra fields (text, ids, tokens) measure must pass through.
-			in := strings.Replace(sc.Text(), `"tokens":`, `"golden_tokens":`, 1)
+			in := strings.Replace(string(line), `"tokens":`, `"golden_tokens":`, 1)
 			res, err := m.Record([]byte(in))
 			if err != nil || len(res.Lines) != 1 {
 				t.Errorf("%s:%d (%s): %v", model, n, want.Case, err)
@@ -83,7 +77,6 @@ func TestWireGolden(t *testing.T) {
 			}
 			total++
 		}
-		f.Close()
 	}
 	if total != 295 {
 		t.Errorf("checked %d wire lines, want 295", total)

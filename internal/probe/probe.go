@@ -6,13 +6,8 @@
 package probe
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/islkit/islkit/internal/budget"
@@ -73,93 +68,18 @@ func MarkerCost(t cachebust.Target, c Counter) (int, []int) {
 	return cachebust.EstimateCost(t, c, cachebust.DefaultEstimatorSamples)
 }
 
-// TemplateSource finds the chat template source the way chat.LoadFS does
-// (override, else chat_template.jinja, else tokenizer_config.json's
-// chat_template) and returns where it came from and the SHA-256 of its
-// bytes. origin is "" when the model has none.
+// TemplateSource is where the model's chat template comes from and the
+// SHA-256 of its bytes (chat.FindTemplate); origin is "" when the model
+// has none.
 func TemplateSource(src *modelsrc.Source, override string) (origin, sum string, err error) {
-	if override != "" {
-		b, err := os.ReadFile(override)
-		if err != nil {
-			return "", "", fmt.Errorf("--chat-template: %w", err)
-		}
-		return "--chat-template", hash(b), nil
-	}
-	if b, err := src.ReadFile("chat_template.jinja"); err == nil {
-		return "chat_template.jinja", hash(b), nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", "", err
-	}
-	b, err := src.ReadFile("tokenizer_config.json")
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", "", nil
-	} else if err != nil {
-		return "", "", err
-	}
-	var cfg map[string]json.RawMessage
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return "", "", fmt.Errorf("tokenizer_config.json: %w", err)
-	}
-	raw, ok := cfg["chat_template"]
-	if !ok || string(raw) == "null" {
+	t, err := chat.FindTemplate(src.FS, override)
+	if errors.Is(err, chat.ErrNoTemplate) {
 		return "", "", nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return "tokenizer_config.json", hash([]byte(s)), nil
-	}
-	return "tokenizer_config.json", hash(raw), nil
-}
-
-func hash(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
-// specialTokens reads the special-token variables from
-// tokenizer_config.json without compiling any template.
-func specialTokens(src *modelsrc.Source) map[string]any {
-	b, err := src.ReadFile("tokenizer_config.json")
 	if err != nil {
-		return nil
+		return "", "", err
 	}
-	var cfg map[string]json.RawMessage
-	if json.Unmarshal(b, &cfg) != nil {
-		return nil
-	}
-	out := map[string]any{}
-	for _, k := range []string{"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token", "additional_special_tokens"} {
-		raw, ok := cfg[k]
-		if !ok || string(raw) == "null" {
-			continue
-		}
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			continue
-		}
-		out[k] = tokenText(v)
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// tokenText reduces AddedToken-shaped maps to their content.
-func tokenText(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		if c, ok := t["content"]; ok {
-			return c
-		}
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = tokenText(x)
-		}
-		return out
-	}
-	return v
+	return t.Origin, t.SHA256, nil
 }
 
 // Run resolves the model and produces the probe record. Errors are about
@@ -183,6 +103,10 @@ func Run(opts Options) (*records.Probe, error) {
 	if err != nil {
 		return nil, err
 	}
+	special, err := chat.SpecialTokensFS(src.FS)
+	if err != nil {
+		return nil, err
+	}
 	rec := &records.Probe{
 		Kind:          records.KindProbe,
 		SchemaVersion: records.SchemaVersion,
@@ -191,7 +115,7 @@ func Run(opts Options) (*records.Probe, error) {
 			Source:                src.Name,
 			SHA256:                sum,
 			NumSpecialTokensToAdd: tok.NumSpecialTokensToAdd(false),
-			SpecialTokens:         specialTokens(src),
+			SpecialTokens:         special,
 		},
 		ChatTemplate: records.ProbeChatTemplate{
 			Applied:  opts.ApplyChatTemplate,

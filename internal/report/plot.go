@@ -165,14 +165,14 @@ func niceStep(x float64) int64 {
 // layout picks the columns and row labels of the plot.
 func (r *Report) layout() ([]column, []string) {
 	labels := []string{"all requests"}
-	var turns []TurnStats
+	var own, rest []TurnStats
 	if len(r.ByTurn) > 1 {
-		turns = r.ByTurn
-		for _, t := range turns[:min(len(turns), maxTurnRows)] {
+		own, rest = foldTurns(r.ByTurn)
+		for _, t := range own {
 			labels = append(labels, fmt.Sprintf("turn %d", t.Turn))
 		}
-		if len(turns) > maxTurnRows {
-			labels = append(labels, fmt.Sprintf("turns %d–%d", turns[maxTurnRows].Turn, turns[len(turns)-1].Turn))
+		if rest != nil {
+			labels = append(labels, foldLabel(rest))
 		}
 	}
 	var cols []column
@@ -188,16 +188,11 @@ func (r *Report) layout() ([]column, []string) {
 			continue
 		}
 		col := column{title: c.title, xlabel: c.xlabel, colour: c.colour, rows: []ErrorStats{c.total}, bins: newBinning(c.total)}
-		for i, t := range turns {
-			if i == maxTurnRows {
-				rest := hist{}
-				for _, t := range turns[i:] {
-					rest.merge(c.pick(t).h)
-				}
-				col.rows = append(col.rows, errorStats(rest))
-				break
-			}
+		for _, t := range own {
 			col.rows = append(col.rows, c.pick(t))
+		}
+		if rest != nil {
+			col.rows = append(col.rows, mergedStats(rest, c.pick))
 		}
 		cols = append(cols, col)
 	}

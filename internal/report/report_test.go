@@ -444,4 +444,18 @@ func TestManyTurns(t *testing.T) {
 	if err := s.WritePlot(&bytes.Buffer{}, "svg"); err != nil {
 		t.Error(err)
 	}
+	// maxTurnRows+1 turns: folding would save no row, so neither folds.
+	s = NewSummary()
+	for turn := range maxTurnRows + 1 {
+		s.Add(rec(100, ip(100), nil, ip(turn)))
+	}
+	buf.Reset()
+	s.WriteText(&buf)
+	if strings.Contains(buf.String(), "turns ") || !strings.Contains(buf.String(), "  turn 8 ") {
+		t.Errorf("text with %d turns:\n%s", maxTurnRows+1, buf.String())
+	}
+	r := s.Report()
+	if _, labels := r.layout(); len(labels) != maxTurnRows+2 || labels[len(labels)-1] != "turn 8" {
+		t.Errorf("plot labels with %d turns: %q", maxTurnRows+1, labels)
+	}
 }

@@ -9,8 +9,9 @@ package report
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/islkit/islkit/internal/records"
 )
@@ -216,10 +217,5 @@ func absSat(v int64) int64 {
 
 // sortedTurns returns the turn indices seen, ascending.
 func (s *Summary) sortedTurns() []int {
-	ts := make([]int, 0, len(s.turns))
-	for t := range s.turns {
-		ts = append(ts, t)
-	}
-	sort.Ints(ts)
-	return ts
+	return slices.Sorted(maps.Keys(s.turns))
 }

@@ -4,15 +4,30 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// maxTurnRows is how many turns the text table lists one by one; later
-// turns share one row, so a 100-turn run still fits a terminal.
+// maxTurnRows is how many turns the text table and the plot list one by
+// one; later turns share one row, so a 100-turn run still fits a terminal.
 const maxTurnRows = 8
+
+// foldTurns splits turns into those shown one by one and those folded into
+// one row (none when folding would save no row).
+func foldTurns(turns []TurnStats) (own, rest []TurnStats) {
+	if len(turns) > maxTurnRows+1 {
+		return turns[:maxTurnRows], turns[maxTurnRows:]
+	}
+	return turns, nil
+}
+
+// foldLabel names the row of folded turns.
+func foldLabel(rest []TurnStats) string {
+	return fmt.Sprintf("turns %d–%d", rest[0].Turn, rest[len(rest)-1].Turn)
+}
 
 // table is a block of the human summary, rendered as aligned text or HTML.
 // The first column is a label (left-aligned), the others numbers.
@@ -44,11 +59,7 @@ func (r *Report) headline() []string {
 	}
 	l += fmt.Sprintf("   failures %d", r.Failures.Total)
 	if r.Failures.Total > 0 {
-		kinds := make([]string, 0, len(r.Failures.ByKind))
-		for k := range r.Failures.ByKind {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
+		kinds := slices.Sorted(maps.Keys(r.Failures.ByKind))
 		for i, k := range kinds {
 			kinds[i] = fmt.Sprintf("%s %d", k, r.Failures.ByKind[k])
 		}
@@ -85,17 +96,12 @@ func (r *Report) tables() []table {
 		if len(turns) < 2 {
 			continue // one turn: the total says it all
 		}
-		for i, t := range turns {
-			if i == maxTurnRows && len(turns) > maxTurnRows+1 {
-				rest := hist{}
-				for _, t := range turns[i:] {
-					rest.merge(c.turn(t).h)
-				}
-				label := fmt.Sprintf("  turns %d–%d", t.Turn, turns[len(turns)-1].Turn)
-				errs.rows = append(errs.rows, statsRow(label, errorStats(rest)))
-				break
-			}
+		own, rest := foldTurns(turns)
+		for _, t := range own {
 			errs.rows = append(errs.rows, statsRow(fmt.Sprintf("  turn %d", t.Turn), c.turn(t)))
+		}
+		if rest != nil {
+			errs.rows = append(errs.rows, statsRow("  "+foldLabel(rest), mergedStats(rest, c.turn)))
 		}
 	}
 	errs.note = "error = counted − target, counted − expected, server − counted; bias = mean error; p50/p99/max: nearest-rank |error|"
@@ -104,19 +110,25 @@ func (r *Report) tables() []table {
 		label string
 		g     CauseGroup
 	}{{"causes vs target", r.Causes.VsTarget}, {"causes vs server", r.Causes.VsServer}} {
-		if g.g.Requests == 0 {
-			continue
+		if len(g.g.Causes) == 0 {
+			continue // no gap to explain
 		}
 		t := table{head: []string{fmt.Sprintf("%s (%d req)", g.label, g.g.Requests), "req", "tokens", "|tokens|"}}
 		for _, c := range g.g.Causes {
 			t.rows = append(t.rows, []string{"  " + c.Cause, fmt.Sprint(c.Requests), signed(c.Tokens), fmt.Sprint(c.AbsTokens)})
 		}
-		if len(t.rows) == 0 {
-			t.rows = append(t.rows, []string{"  (no gap)", "0", "0", "0"})
-		}
 		tabs = append(tabs, t)
 	}
 	return tabs
+}
+
+// mergedStats is the error statistics of several turns together.
+func mergedStats(turns []TurnStats, pick func(TurnStats) ErrorStats) ErrorStats {
+	all := hist{}
+	for _, t := range turns {
+		all.merge(pick(t).h)
+	}
+	return errorStats(all)
 }
 
 func (h hist) merge(o hist) {

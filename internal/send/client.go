@@ -29,29 +29,6 @@ type client struct {
 	hc     *http.Client
 }
 
-// EndpointURL turns --url into the chat-completions URL: a bare
-// http://HOST:PORT (or one ending in /v1) gets the standard path; any other
-// path is used as given.
-func EndpointURL(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("--url: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("--url %q: want http:// or https://", raw)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("--url %q: no host", raw)
-	}
-	switch strings.TrimSuffix(u.Path, "/") {
-	case "":
-		u.Path = "/v1/chat/completions"
-	case "/v1":
-		u.Path = "/v1/chat/completions"
-	}
-	return u.String(), nil
-}
-
 func newClient(endpoint, apiKey string, extra http.Header, conns int) *client {
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"}}
 	if apiKey != "" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/wire"
 )
 
 // Rate distributions.
@@ -24,7 +25,7 @@ const (
 
 // LiveOptions configure a live run.
 type LiveOptions struct {
-	URL    string // chat-completions endpoint (see EndpointURL)
+	URL    string // server or chat-completions endpoint (see wire.EndpointURL)
 	APIKey string
 	Header http.Header // extra request headers
 	// Concurrency is the number of sessions in flight (AIPerf's
@@ -79,6 +80,9 @@ func (o *LiveOptions) Validate() error {
 	default:
 		return fmt.Errorf("--rate-distribution %q: want %s or %s", o.RateDistribution, RateConstant, RatePoisson)
 	}
+	if _, err := wire.EndpointURL(o.URL); err != nil {
+		return fmt.Errorf("--url %w", err)
+	}
 	if o.Concurrency == 0 && o.Rate == 0 {
 		o.Concurrency = 1
 	}
@@ -108,10 +112,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if err := o.Validate(); err != nil {
 		return sum, err
 	}
-	endpoint, err := EndpointURL(o.URL)
-	if err != nil {
-		return sum, err
-	}
+	endpoint, _ := wire.EndpointURL(o.URL) // Validate checked it
 	var mine []*records.Conversation
 	planned := 0
 	for i := range convs {

@@ -137,22 +137,24 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	bad := []LiveOptions{
-		{Concurrency: -1, Timeout: time.Second},
-		{Rate: -2, Timeout: time.Second},
-		{Rate: math.NaN(), Timeout: time.Second},
-		{Rate: math.Inf(1), Timeout: time.Second},
-		{Concurrency: 1, Timeout: 0},
-		{Concurrency: 1, Timeout: time.Second, Recycle: true},
-		{Concurrency: 1, Timeout: time.Second, Requests: -5},
-		{Rate: 5, RateDistribution: "uniform", Timeout: time.Second},
+	const u = "http://h:8000"
+	bad := map[string]LiveOptions{
+		"--concurrency":       {URL: u, Concurrency: -1, Timeout: time.Second},
+		"--rate":              {URL: u, Rate: -2, Timeout: time.Second},
+		"--rate NaN":          {URL: u, Rate: math.NaN(), Timeout: time.Second},
+		"--rate +Inf":         {URL: u, Rate: math.Inf(1), Timeout: time.Second},
+		"--timeout":           {URL: u, Concurrency: 1, Timeout: 0},
+		"--recycle":           {URL: u, Concurrency: 1, Timeout: time.Second, Recycle: true},
+		"--requests":          {URL: u, Concurrency: 1, Timeout: time.Second, Requests: -5},
+		"--rate-distribution": {URL: u, Rate: 5, RateDistribution: "uniform", Timeout: time.Second},
+		"--url":               {URL: "h:8000", Concurrency: 1, Timeout: time.Second},
 	}
-	for _, o := range bad {
-		if err := o.Validate(); err == nil {
-			t.Errorf("%+v accepted", o)
+	for flag, o := range bad {
+		if err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), strings.Fields(flag)[0]) {
+			t.Errorf("%+v: error %v, want one about %s", o, err, flag)
 		}
 	}
-	o := LiveOptions{Timeout: time.Second}
+	o := LiveOptions{URL: u, Timeout: time.Second}
 	if err := o.Validate(); err != nil || o.Concurrency != 1 {
 		t.Errorf("defaults: %v, concurrency %d", err, o.Concurrency)
 	}

@@ -186,7 +186,7 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 		key("stream")
 		buf = strconv.AppendBool(buf, b.opts.Stream)
 	}
-	if b.opts.Stream && !b.set["stream_options"] {
+	if b.Streams() && !b.set["stream_options"] {
 		// Usage arrives in a final chunk only when asked for.
 		key("stream_options")
 		buf = append(buf, `{"include_usage":true}`...)

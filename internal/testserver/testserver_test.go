@@ -1,10 +1,8 @@
 package testserver
 
 import (
-	"bufio"
 	"bytes"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,17 +42,7 @@ func TestGoldenWire(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := StartTest(t, Config{Model: src, Now: wireNow})
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			var c wireCase
-			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-				t.Fatal(err)
-			}
+		for _, c := range testutil.ReadJSONL[wireCase](t, path) {
 			total++
 			got, err := s.CountPrompt(c.Messages, c.Tools, nil, c.AddGenerationPrompt)
 			if err != nil {
@@ -83,7 +71,6 @@ func TestGoldenWire(t *testing.T) {
 			}
 			overHTTP++
 		}
-		f.Close()
 	}
 	t.Logf("%d golden cases, %d over HTTP", total, overHTTP)
 	if total < 290 {

@@ -16,7 +16,7 @@ var benchModels = []string{"llama3", "qwen3", "deepseek_v3", "gptoss", "mistral7
 // and random strings): the same texts the Rust reference is timed on.
 func benchCorpus(b *testing.B) ([]string, int) {
 	shared := testutil.SharedDir(b)
-	lines := readGolden(b, filepath.Join(shared, "golden", "tokens", "qwen3.jsonl"))
+	lines := testutil.ReadJSONL[goldenLine](b, filepath.Join(shared, "golden", "tokens", "qwen3.jsonl"))
 	texts := make([]string, len(lines))
 	n := 0
 	for i, l := range lines {

@@ -1,14 +1,9 @@
 package tokenizer
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -20,31 +15,6 @@ var goldenModels = []string{"llama3", "qwen3", "deepseek_v3", "gptoss", "mistral
 type goldenLine struct {
 	Text string `json:"text"`
 	IDs  []int  `json:"ids"`
-}
-
-func readGolden(t testing.TB, path string) []goldenLine {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var lines []goldenLine
-	r := bufio.NewReaderSize(f, 1<<20)
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if len(strings.TrimSpace(string(line))) > 0 {
-			var g goldenLine
-			if jerr := json.Unmarshal(line, &g); jerr != nil {
-				t.Fatalf("%s:%d: %v", path, n, jerr)
-			}
-			lines = append(lines, g)
-		}
-		if err != nil {
-			break
-		}
-	}
-	return lines
 }
 
 var loaded = map[string]*Tokenizer{}
@@ -70,7 +40,7 @@ func TestGoldenTokens(t *testing.T) {
 	for _, model := range goldenModels {
 		t.Run(model, func(t *testing.T) {
 			tk := loadShared(t, model)
-			lines := readGolden(t, filepath.Join(shared, "golden", "tokens", model+".jsonl"))
+			lines := testutil.ReadJSONL[goldenLine](t, filepath.Join(shared, "golden", "tokens", model+".jsonl"))
 			if len(lines) != 2519 {
 				t.Errorf("golden file has %d lines, want 2519", len(lines))
 			}

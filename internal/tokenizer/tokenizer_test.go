@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"compress/gzip"
 	"fmt"
-	json "github.com/goccy/go-json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,10 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/testutil"
 )
 
 // tiny builds a tokenizer.json around a model and pipeline given as JSON
@@ -272,7 +275,7 @@ func TestDecodeMatchesRust(t *testing.T) {
 	}
 	for _, model := range goldenModels {
 		tk := loadShared(t, model)
-		lines := readGolden(t, filepath.Join(shared, "golden", "tokens", model+".jsonl"))
+		lines := testutil.ReadJSONL[goldenLine](t, filepath.Join(shared, "golden", "tokens", model+".jsonl"))
 		bad := 0
 		for i, g := range lines {
 			want, ok := differs[model][i+1]

@@ -18,10 +18,8 @@ import (
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/wire"
 )
-
-// Counter counts tokens without special tokens.
-type Counter interface{ Count(string) int }
 
 // Options say where to send and how to count on our side.
 type Options struct {
@@ -29,7 +27,7 @@ type Options struct {
 	// Template renders the messages; nil counts them bare (the texts
 	// joined by one space), as for a model without a chat template.
 	Template *chat.Template
-	Counter  Counter
+	Counter  wire.Counter
 	Now      time.Time
 	Timeout  time.Duration
 	Client   *http.Client
@@ -41,14 +39,17 @@ func Run(ctx context.Context, o Options) (*records.ProbeVerify, error) {
 	if client == nil {
 		client = &http.Client{Timeout: o.Timeout}
 	}
-	endpoint := strings.TrimRight(o.URL, "/") + "/v1/chat/completions"
+	endpoint, err := wire.EndpointURL(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("--verify-url %w", err)
+	}
 	res := &records.ProbeVerify{URL: o.URL, Model: o.Model, Agree: true}
 	for i, s := range budget.ProbeSamples() {
 		for _, msgs := range [][]map[string]any{
 			{{"role": "user", "content": s}},
 			{{"role": "user", "content": s}, {"role": "assistant", "content": s}, {"role": "user", "content": s}},
 		} {
-			ours, err := count(o, msgs)
+			ours, err := wire.Count(msgs, o.Template, o.Counter, o.Now)
 			if err != nil {
 				return nil, fmt.Errorf("our count of probe sample %d: %w", i, err)
 			}
@@ -62,21 +63,6 @@ func Run(ctx context.Context, o Options) (*records.ProbeVerify, error) {
 		}
 	}
 	return res, nil
-}
-
-func count(o Options, msgs []map[string]any) (int, error) {
-	if o.Template == nil {
-		texts := make([]string, len(msgs))
-		for i, m := range msgs {
-			texts[i], _ = m["content"].(string)
-		}
-		return o.Counter.Count(strings.Join(texts, " ")), nil
-	}
-	text, err := o.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: o.Now})
-	if err != nil {
-		return 0, err
-	}
-	return o.Counter.Count(text), nil
 }
 
 // ask posts one conversation and returns usage.prompt_tokens.

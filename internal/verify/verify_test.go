@@ -2,33 +2,46 @@ package verify
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
 
 func startServer(t *testing.T, model string) *testserver.Server {
 	t.Helper()
-	m, err := cli.LoadModel(model, "", "", true)
+	src, err := modelsrc.Resolve(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testserver.StartTest(t, testserver.Config{Model: m.Source})
+	return testserver.StartTest(t, testserver.Config{Model: src})
 }
 
-func TestAgreesWithAServerOfTheSameModel(t *testing.T) {
-	srv := startServer(t, "")
+// qwen3 is the embedded default model's options for our side.
+func qwen3(t *testing.T, url string) Options {
+	t.Helper()
 	m, err := cli.LoadModel("", "", "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, _ := m.Source.Tokenizer()
-	res, err := Run(context.Background(), Options{URL: srv.URL(), Model: "qwen3", Template: m.Template, Counter: tok, Timeout: 5 * time.Second})
+	tok, err := m.Source.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{URL: url, Model: "qwen3", Template: m.Template, Counter: tok, Timeout: 5 * time.Second}
+}
+
+func TestAgreesWithAServerOfTheSameModel(t *testing.T) {
+	srv := startServer(t, "")
+	// A URL ending in /v1, as OpenAI clients take it, reaches the same endpoint.
+	res, err := Run(context.Background(), qwen3(t, srv.URL()+"/v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,25 +53,59 @@ func TestAgreesWithAServerOfTheSameModel(t *testing.T) {
 	if r := res.Requests[0]; r.Ours != 15 || r.Server != 15 || r.Messages != 1 {
 		t.Errorf("first request %+v, want 15 on both sides", r)
 	}
-	if r := res.Requests[1]; r.Ours != 39 || r.Messages != 3 {
-		t.Errorf("second request %+v, want 39 tokens for 3 messages", r)
+	if r := res.Requests[1]; r.Ours != 39 || r.Server != 39 || r.Messages != 3 {
+		t.Errorf("second request %+v, want 39 tokens on both sides for 3 messages", r)
 	}
 }
 
 func TestFindsAServerWithAnotherModel(t *testing.T) {
 	// The server runs Llama 3; we count with the embedded Qwen3.
 	srv := startServer(t, filepath.Join(testutil.SharedDir(t), "models", "llama3"))
-	m, err := cli.LoadModel("", "", "", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, _ := m.Source.Tokenizer()
-	res, err := Run(context.Background(), Options{URL: srv.URL(), Model: "x", Template: m.Template, Counter: tok, Timeout: 5 * time.Second})
+	res, err := Run(context.Background(), qwen3(t, srv.URL()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Agree {
 		t.Errorf("Qwen3 counts agreed with a Llama 3 server: %+v", res.Requests)
+	}
+}
+
+func TestBareCountWithoutTemplate(t *testing.T) {
+	srv := startServer(t, "")
+	o := qwen3(t, srv.URL())
+	o.Template, o.Counter = nil, wordCounter{}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sample 1 is five words; three messages of it are joined by spaces.
+	if r := res.Requests[0]; r.Ours != 5 || r.Diff != r.Server-5 {
+		t.Errorf("first request %+v, want ours 5", r)
+	}
+	if r := res.Requests[1]; r.Ours != 15 {
+		t.Errorf("second request %+v, want ours 15", r)
+	}
+}
+
+func TestServerErrorsAreClear(t *testing.T) {
+	src, err := modelsrc.Resolve("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := testserver.StartTest(t, testserver.Config{Model: src, FaultRate: 1, Faults: []string{testserver.Fault500}})
+	noUsage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`{"choices":[]}`))
+	}))
+	defer noUsage.Close()
+	for url, want := range map[string]string{
+		failing.URL(): "HTTP 500",
+		noUsage.URL:   "no usage.prompt_tokens",
+		"localhost:1": "want http:// or https://",
+	} {
+		_, err := Run(context.Background(), Options{URL: url, Model: "x", Counter: wordCounter{}, Timeout: 5 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), "--verify-url") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want --verify-url and %q", url, err, want)
+		}
 	}
 }
 

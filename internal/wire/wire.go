@@ -6,8 +6,12 @@ package wire
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -51,4 +55,47 @@ func Messages(c *records.Conversation, turn int, marker string, replies []string
 		return nil, fmt.Errorf("conversation %s: %w", c.ID, res.Dropped)
 	}
 	return res.Messages, nil
+}
+
+// Counter counts tokens without special tokens.
+type Counter interface{ Count(string) int }
+
+// Count is the ISL a server sees for msgs: rendered through the template
+// with the generation prompt and encoded without special tokens; without a
+// template, the message contents joined by one space (measure's bare
+// count).
+func Count(msgs []map[string]any, tmpl *chat.Template, tok Counter, now time.Time) (int, error) {
+	if tmpl == nil {
+		parts := make([]string, len(msgs))
+		for i, m := range msgs {
+			parts[i], _ = m["content"].(string)
+		}
+		return tok.Count(strings.Join(parts, " ")), nil
+	}
+	text, err := tmpl.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: now})
+	if err != nil {
+		return 0, err
+	}
+	return tok.Count(text), nil
+}
+
+// EndpointURL turns a server URL into its chat-completions URL: a bare
+// http://HOST:PORT (or one ending in /v1) gets the standard path; any other
+// path is used as given.
+func EndpointURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("%q: want http:// or https://", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("%q: no host", raw)
+	}
+	switch strings.TrimSuffix(u.Path, "/") {
+	case "", "/v1":
+		u.Path = "/v1/chat/completions"
+	}
+	return u.String(), nil
 }

@@ -69,3 +69,23 @@ func TestMessagesHistoryAndMarker(t *testing.T) {
 		t.Error("turn 3 of a 3-turn conversation accepted")
 	}
 }
+
+func TestEndpointURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h:8000":                    "http://h:8000/v1/chat/completions",
+		"http://h:8000/":                   "http://h:8000/v1/chat/completions",
+		"http://h:8000/v1":                 "http://h:8000/v1/chat/completions",
+		"https://h/v1/":                    "https://h/v1/chat/completions",
+		"http://h/custom/generate":         "http://h/custom/generate",
+		"http://h/v1/chat/completions?x=1": "http://h/v1/chat/completions?x=1",
+	} {
+		if got, err := EndpointURL(in); err != nil || got != want {
+			t.Errorf("EndpointURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"h:8000", "ftp://h", "http://", "http://h:port"} {
+		if got, err := EndpointURL(bad); err == nil {
+			t.Errorf("EndpointURL(%q) = %q, want an error", bad, got)
+		}
+	}
+}

@@ -1179,31 +1179,33 @@ func (e *evaluator) evalCond(n *condExpr) (Value, error) {
 }
 
 func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
-	var fn Value
+	var fn, obj Value
 	var err error
+	// s.method(...) on a string calls the method without making a bound
+	// method value first.
+	strMethod := ""
 	if attr, ok := n.fn.(*attrExpr); ok {
-		obj, err := e.evalExpr(attr.obj)
-		if err != nil {
+		if obj, err = e.evalExpr(attr.obj); err != nil {
 			return Undefined(), err
 		}
 		if obj.IsString() && stringMethods[attr.attr] {
-			return e.callString(obj.AsString(), attr.attr, n)
-		}
-		fn, err = e.attrOf(obj, attr)
-		if err != nil {
+			strMethod = attr.attr
+		} else if fn, err = e.attrOf(obj, attr); err != nil {
 			return Undefined(), err
 		}
 	} else if fn, err = e.evalExpr(n.fn); err != nil {
 		return Undefined(), err
 	}
 
-	if fn.IsDict() {
-		if call, ok := fn.AsDict().Get("__call__"); ok {
-			fn = call
+	if strMethod == "" {
+		if fn.IsDict() {
+			if call, ok := fn.AsDict().Get("__call__"); ok {
+				fn = call
+			}
 		}
-	}
-	if !fn.IsCallable() {
-		return Undefined(), fmt.Errorf("%s is not callable: %s", callableName(n.fn), fn.String())
+		if !fn.IsCallable() {
+			return Undefined(), fmt.Errorf("%s is not callable: %s", callableName(n.fn), fn.String())
+		}
 	}
 
 	args, err := e.evalArgs(n.args)
@@ -1214,6 +1216,9 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 	kwargs, keys, err := e.evalKeywordArgs(n.kwargs)
 	if err != nil {
 		return Undefined(), err
+	}
+	if strMethod != "" {
+		return callStringMethod(obj.AsString(), strMethod, args, kwargs)
 	}
 
 	// Keyword arguments keep their order in the dict, as in Python.
@@ -1230,19 +1235,6 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		return value, nil
 	}
 	return fn.AsCallable().Fn(args, kwargs)
-}
-
-// callString is s.method(...) without a bound method value in between.
-func (e *evaluator) callString(s, method string, n *callExpr) (Value, error) {
-	args, err := e.evalArgs(n.args)
-	if err != nil {
-		return Undefined(), err
-	}
-	kwargs, _, err := e.evalKeywordArgs(n.kwargs)
-	if err != nil {
-		return Undefined(), err
-	}
-	return callStringMethod(s, method, args, kwargs)
 }
 
 func (e *evaluator) evalKeywordArgs(keywords []kwarg) (map[string]Value, []string, error) {

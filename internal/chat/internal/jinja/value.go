@@ -5,6 +5,7 @@ package jinja
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -571,13 +572,7 @@ func FromGoValue(v any) Value {
 		d := NewDict()
 		dict := d.AsDict()
 
-		keys := make([]string, 0, len(val))
-		for k := range val {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(val)) {
 			dict.Set(k, FromGoValue(val[k]))
 		}
 		return d

@@ -1,0 +1,38 @@
+package testutil
+
+import (
+	"errors"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/islkit/islkit/internal/jsonl"
+)
+
+// ReadJSONL decodes every line of a JSONL file (golden files, test cases)
+// into a T, through the same reader and decoder the tools use; a bad line
+// fails the test with its file, line and field.
+func ReadJSONL[T any](t testing.TB, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := jsonl.NewReader(f, path)
+	var out []T
+	for {
+		line, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v T
+		if err := line.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+}
