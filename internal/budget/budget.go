@@ -15,33 +15,6 @@ type Compensation struct {
 	Template TemplateOverhead `json:"template"`
 }
 
-// Config says which compensations apply.
-type Config struct {
-	Target cachebust.Target
-	// HasSystemPrompt: the conversation carries a system prompt on the wire
-	// (synthetic or verbatim); decides where a system_* marker lands.
-	HasSystemPrompt bool
-	// ApplyChatTemplate: the server applies a chat template and the budgets
-	// should cover it (AIPerf's --apply-chat-template; off by default).
-	ApplyChatTemplate bool
-}
-
-// Plan computes the compensation: the marker estimator runs once when the
-// target is not none (and not at all otherwise), the chat-template probe
-// only when cfg.ApplyChatTemplate is set. render may be nil when the model
-// has no chat template.
-func Plan(cfg Config, c Counter, render Renderer) Compensation {
-	var comp Compensation
-	comp.Landing = cachebust.Route(cfg.Target, cfg.HasSystemPrompt)
-	if cfg.Target != cachebust.None {
-		comp.MarkerTokens, comp.MarkerSamples = cachebust.EstimateCost(cfg.Target, c, cachebust.DefaultEstimatorSamples)
-	}
-	if cfg.ApplyChatTemplate {
-		comp.Template = ProbeChatTemplate(render, c)
-	}
-	return comp
-}
-
 // firstTurnMarker is the marker cost charged to the first user turn.
 func (c Compensation) firstTurnMarker() int {
 	if c.Landing.Slot == cachebust.FirstUserTurn {

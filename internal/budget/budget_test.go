@@ -182,85 +182,58 @@ func TestSystemPromptLength(t *testing.T) {
 	}
 }
 
-// TestPlanRoutingCells is AIPerf's TestCacheBustMarkerRouting and
-// test_marker_estimator_is_invoked_when_compensation_is_needed: a counter
-// costing every marker 10 tokens, over the 9 cells.
-func TestPlanRoutingCells(t *testing.T) {
+// TestRoutingCells is AIPerf's TestCacheBustMarkerRouting: a marker costing
+// 10 tokens, over the 9 cells, charged where cachebust.Route lands it.
+func TestRoutingCells(t *testing.T) {
 	tests := []struct {
 		target          cachebust.Target
 		hasSystem       bool
 		firstTurnMarker int
 		systemPrompt200 int
-		estimatorCalls  int
 	}{
-		{cachebust.None, false, 0, 200, 0},
-		{cachebust.FirstTurnPrefix, false, 10, 200, 8},
-		{cachebust.FirstTurnPrefix, true, 10, 200, 8},
-		{cachebust.FirstTurnSuffix, false, 10, 200, 8},
-		{cachebust.FirstTurnSuffix, true, 10, 200, 8},
-		{cachebust.SystemPrefix, true, 0, 190, 8},
-		{cachebust.SystemSuffix, true, 0, 190, 8},
-		{cachebust.SystemPrefix, false, 10, 200, 8},
-		{cachebust.SystemSuffix, false, 10, 200, 8},
+		{cachebust.None, false, 0, 200},
+		{cachebust.FirstTurnPrefix, false, 10, 200},
+		{cachebust.FirstTurnPrefix, true, 10, 200},
+		{cachebust.FirstTurnSuffix, false, 10, 200},
+		{cachebust.FirstTurnSuffix, true, 10, 200},
+		{cachebust.SystemPrefix, true, 0, 190},
+		{cachebust.SystemSuffix, true, 0, 190},
+		{cachebust.SystemPrefix, false, 10, 200},
+		{cachebust.SystemSuffix, false, 10, 200},
 	}
 	for _, tt := range tests {
-		calls := 0
-		ten := countFunc(func(string) int { calls++; return 10 })
-		c := Plan(Config{Target: tt.target, HasSystemPrompt: tt.hasSystem}, ten, nil)
+		marker := 10
+		if tt.target == cachebust.None {
+			marker = 0
+		}
+		c := Compensation{MarkerTokens: marker, Landing: cachebust.Route(tt.target, tt.hasSystem)}
 		if got := c.FirstTurnAdjustment(); got != tt.firstTurnMarker {
 			t.Errorf("%s system=%v: first-turn marker tokens %d, want %d", tt.target, tt.hasSystem, got, tt.firstTurnMarker)
 		}
 		if got := c.SystemPromptLength(200); got != tt.systemPrompt200 {
 			t.Errorf("%s system=%v: system prompt %d, want %d", tt.target, tt.hasSystem, got, tt.systemPrompt200)
 		}
-		if calls != tt.estimatorCalls {
-			t.Errorf("%s system=%v: estimator counted %d markers, want %d", tt.target, tt.hasSystem, calls, tt.estimatorCalls)
-		}
-		if tt.target == cachebust.None && c.MarkerTokens != 0 {
-			t.Errorf("none: marker tokens %d", c.MarkerTokens)
-		}
 	}
 }
 
-func TestPlanMarkerCost(t *testing.T) {
-	// ceil(len/4): the 20-char markers cost 5.
-	ceil4 := countFunc(func(s string) int { return (len(s) + 3) / 4 })
-	c := Plan(Config{Target: cachebust.FirstTurnSuffix}, ceil4, nil)
-	if c.MarkerTokens != 5 || len(c.MarkerSamples) != 8 {
-		t.Errorf("marker cost %d samples %v, want 5", c.MarkerTokens, c.MarkerSamples)
-	}
-	// Jitter 5,6,5,6,… averages 5.5 and rounds to 6.
-	n := 0
-	c = Plan(Config{Target: cachebust.FirstTurnPrefix}, countFunc(func(string) int { n++; return 5 + (n+1)%2 }), nil)
-	if c.MarkerTokens != 6 {
-		t.Errorf("jittered marker cost %d, want 6", c.MarkerTokens)
-	}
-}
-
-func TestPlanChatTemplate(t *testing.T) {
+func TestChatTemplateBudgets(t *testing.T) {
 	calls := 0
-	c := Plan(Config{Target: cachebust.None, ApplyChatTemplate: true}, words, fakeLlama(&calls))
+	tmpl := ProbeChatTemplate(fakeLlama(&calls), words)
+	c := Compensation{Template: tmpl}
 	if c.TurnBudget(100, true) != 91 || c.TurnBudget(100, false) != 95 || calls != 6 {
 		t.Errorf("chat template only: %d / %d after %d renders, want 91 / 95", c.TurnBudget(100, true), c.TurnBudget(100, false), calls)
 	}
-	// Opt-out (TestApplyChatTemplateOptOut): the probe never runs and the
-	// ISL passes through on every turn.
-	calls = 0
-	c = Plan(Config{Target: cachebust.None}, words, fakeLlama(&calls))
-	if calls != 0 || c.FirstTurnAdjustment() != 0 || c.LaterTurnAdjustment() != 0 ||
+	// Opt-out (TestApplyChatTemplateOptOut): no overhead, the ISL passes
+	// through on every turn.
+	c = Compensation{}
+	if c.FirstTurnAdjustment() != 0 || c.LaterTurnAdjustment() != 0 ||
 		c.TurnBudget(100, true) != 100 || c.TurnBudget(100, false) != 100 {
-		t.Errorf("opt-out: %+v after %d renders", c, calls)
+		t.Errorf("opt-out: %+v", c)
 	}
-	// Everything together: marker 10 on the first turn, template (4, 5).
-	calls = 0
-	ten := func(s string) int {
-		if strings.Contains(s, "[rid:") {
-			return 10
-		}
-		return len(strings.Fields(s))
-	}
-	c = Plan(Config{Target: cachebust.FirstTurnPrefix, ApplyChatTemplate: true}, countFunc(ten), fakeLlama(&calls))
+	// Everything together: marker 10 on the first turn, template (4, 5),
+	// and the floor at 1.
+	c = Compensation{MarkerTokens: 10, Landing: cachebust.Route(cachebust.FirstTurnPrefix, false), Template: tmpl}
 	if c.TurnBudget(100, true) != 81 || c.TurnBudget(100, false) != 95 || c.TurnBudget(5, true) != 1 {
-		t.Errorf("full: %d / %d", c.TurnBudget(100, true), c.TurnBudget(100, false))
+		t.Errorf("full: %d / %d / %d", c.TurnBudget(100, true), c.TurnBudget(100, false), c.TurnBudget(5, true))
 	}
 }

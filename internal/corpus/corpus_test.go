@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,21 +19,6 @@ func TestDefaultIsMobyDick(t *testing.T) {
 	}
 }
 
-func TestChunks(t *testing.T) {
-	got := Chunks("  a b \n\n\r\nc\n")
-	if len(got) != 1 || got[0] != "a b c" {
-		t.Errorf("Chunks = %q, want [\"a b c\"]", got)
-	}
-	long := strings.Repeat(strings.Repeat("x", 99)+"\n", 250) // 100 bytes a line with the joining space
-	chunks := Chunks(long)
-	if len(chunks) != 3 || len(chunks[0]) != 100*100-1 || len(chunks[2]) != 50*100-1 {
-		t.Errorf("Chunks of 250 lines: %d chunks, first %d bytes", len(chunks), len(chunks[0]))
-	}
-	if Chunks("\n \n") != nil {
-		t.Error("blank text should have no chunks")
-	}
-}
-
 type byteEnc struct{}
 
 func (byteEnc) Encode(s string) []int {
@@ -43,49 +29,29 @@ func (byteEnc) Encode(s string) []int {
 	return ids
 }
 
-func TestTokenizeOrderIndependentOfWorkers(t *testing.T) {
-	text := strings.Repeat("line one\nline two\n", 3000)
-	a, err := Tokenize(text, byteEnc{}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := Tokenize(text, byteEnc{}, 7)
-	if len(a) != len(b) {
-		t.Fatalf("lengths %d vs %d", len(a), len(b))
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			t.Fatalf("id %d differs", i)
-		}
-	}
-	// chunks are joined lines: the byte count is the text minus newlines plus joining spaces
-	if want := len(strings.Join(Chunks(text), "")); len(a) != want {
-		t.Errorf("got %d ids, want %d", len(a), want)
-	}
-	if _, err := Tokenize("\n\n", byteEnc{}, 2); err == nil {
-		t.Error("empty corpus should fail")
+func TestTokenizePiecesIndependentOfWorkers(t *testing.T) {
+	pieces := Pieces(strings.Repeat("line one\nline two\n", 3000))
+	a := TokenizePieces(pieces, byteEnc{}, 1)
+	b := TokenizePieces(pieces, byteEnc{}, 7)
+	if len(a) != len(pieces) || !slices.EqualFunc(a, b, slices.Equal) {
+		t.Fatal("ids depend on the number of workers")
 	}
 }
 
-// Chunks never panics, never returns empty or space-edged chunks, and
-// keeps every non-space byte of the text.
-func FuzzChunks(f *testing.F) {
+// Pieces never panics, keeps every non-space byte of the text, and
+// rebuilds its trimmed non-empty lines joined with one space.
+func FuzzPieces(f *testing.F) {
 	f.Add("a\nb\n\n c \r\n")
 	f.Add(strings.Repeat("word ", 3000))
 	f.Fuzz(func(t *testing.T, s string) {
-		var n int
-		for _, c := range Chunks(s) {
-			if c == "" || strings.TrimSpace(c) != c {
-				t.Fatalf("bad chunk %q", c)
+		var lines []string
+		for line := range strings.Lines(s) {
+			if line = strings.TrimSpace(line); line != "" {
+				lines = append(lines, line)
 			}
-			n += len(strings.Join(strings.Fields(c), ""))
 		}
-		if want := len(strings.Join(strings.Fields(s), "")); n != want {
-			t.Fatalf("kept %d non-space bytes of %d", n, want)
-		}
-		joined := strings.Join(Pieces(s), "")
-		if want := strings.Join(Chunks(s), " "); joined != want {
-			t.Fatalf("pieces rebuild %q, want %q", joined, want)
+		if got, want := strings.Join(Pieces(s), ""), strings.Join(lines, " "); got != want {
+			t.Fatalf("pieces rebuild %q, want %q", got, want)
 		}
 	})
 }

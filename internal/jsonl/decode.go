@@ -58,13 +58,6 @@ func (l Line) FieldErrorf(field, format string, args ...any) error {
 // one (type mismatches), or found by decoding the members one by one (an
 // UnmarshalText or UnmarshalJSON method's error, which go-json returns
 // without a path).
-func Decode(l Line, v any) error { return l.Decode(v) }
-
-// DecodeStrict is Decode that rejects object keys matching no struct field,
-// so a misspelt key ("isl_tokens" for "isl") fails loudly.
-func DecodeStrict(l Line, v any) error { return l.DecodeStrict(v) }
-
-// Decode is the method form of Decode.
 func (l Line) Decode(v any) error {
 	if err := json.Unmarshal(l.Data, v); err != nil {
 		return l.decodeError(err, v)
@@ -72,7 +65,8 @@ func (l Line) Decode(v any) error {
 	return nil
 }
 
-// DecodeStrict is the method form of DecodeStrict.
+// DecodeStrict is Decode that rejects object keys matching no struct field,
+// so a misspelt key ("isl_tokens" for "isl") fails loudly.
 func (l Line) DecodeStrict(v any) error {
 	dec := json.NewDecoder(bytes.NewReader(l.Data))
 	dec.DisallowUnknownFields()

@@ -55,7 +55,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var r record
-		err := Decode(Line{File: "in.jsonl", Num: 4, Data: []byte(tt.in)}, &r)
+		err := Line{File: "in.jsonl", Num: 4, Data: []byte(tt.in)}.Decode(&r)
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("Decode(%s)\n got  %v\n want %s", tt.in, err, tt.want)
 		}
@@ -68,7 +68,7 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeKeepsCauseChain(t *testing.T) {
 	var r record
-	err := Decode(Line{File: "f", Num: 1, Data: []byte(`{"turns":[{"isl":"x"}]}`)}, &r)
+	err := Line{File: "f", Num: 1, Data: []byte(`{"turns":[{"isl":"x"}]}`)}.Decode(&r)
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) || te.Field != "turns.0.isl" {
 		t.Fatalf("errors.As UnmarshalTypeError: %v", err)
@@ -96,13 +96,13 @@ func TestDecodeStrict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var r record
-		err := DecodeStrict(Line{File: "s.jsonl", Num: 9, Data: []byte(tt.in)}, &r)
+		err := Line{File: "s.jsonl", Num: 9, Data: []byte(tt.in)}.DecodeStrict(&r)
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("DecodeStrict(%s)\n got  %v\n want %s", tt.in, err, tt.want)
 		}
 	}
 	var r record
-	if err := DecodeStrict(Line{File: "s", Num: 1, Data: []byte(`{"id":"a"}  `)}, &r); err != nil || r.ID != "a" {
+	if err := (Line{File: "s", Num: 1, Data: []byte(`{"id":"a"}  `)}).DecodeStrict(&r); err != nil || r.ID != "a" {
 		t.Fatalf("strict ok: %v %+v", err, r)
 	}
 }

@@ -10,8 +10,8 @@
 // line, never a silent truncation as with bufio.Scanner's 64 KiB default.
 //
 // Every error about input reads "FILE:LINE: ..." (see LineError), and
-// decoding errors name the JSON field path where the decoder reports one:
-// `in.jsonl:3: field "turns.0.isl": json: cannot unmarshal string ...`.
+// decoding errors name the JSON field path:
+// `in.jsonl:3: field "turns.0.isl": cannot unmarshal string into int`.
 //
 // Writing marshals a record completely before any byte of it reaches the
 // output, and hands the output only whole lines, so a consumer never sees a

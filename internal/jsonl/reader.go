@@ -76,9 +76,6 @@ func (r *Reader) SetMaxLineSize(n int) {
 // Without it the error ends the input, as any read error does.
 func (r *Reader) SetSkipLongLines(skip bool) { r.skipLong = skip }
 
-// Name returns the input name given to NewReader.
-func (r *Reader) Name() string { return r.name }
-
 // Next returns the next non-blank line. At the end of the input it returns
 // io.EOF; any other error is a *LineError naming the file and line.
 func (r *Reader) Next() (Line, error) {

@@ -48,8 +48,6 @@ type LiveOptions struct {
 	NoPayload bool
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
-	// SkipReachabilityCheck is for tests that want request-level errors.
-	SkipReachabilityCheck bool
 	// observe, when set (benchmarks), gets send's own per-request time.
 	observe func(time.Duration)
 }
@@ -124,10 +122,8 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if len(mine) == 0 {
 		return sum, fmt.Errorf("shard %d/%d holds none of the %d conversations", o.Shard.I, o.Shard.N, len(convs))
 	}
-	if !o.SkipReachabilityCheck {
-		if err := CheckReachable(ctx, endpoint); err != nil {
-			return sum, err
-		}
+	if err := CheckReachable(ctx, endpoint); err != nil {
+		return sum, err
 	}
 	workers := o.Concurrency
 	if workers == 0 {

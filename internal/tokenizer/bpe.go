@@ -14,9 +14,7 @@ import (
 // model turns one pre-tokenized word into ids.
 type model interface {
 	tokenize(word string, sc *scratch, dst []int) []int
-	tokenToID(tok string) (int, bool)
 	idToToken(id int) (string, bool)
-	vocabSize() int
 }
 
 func buildModel(raw json.RawMessage) (model, error) {
@@ -232,9 +230,7 @@ func (m *bpe) enableByteLevel() bool {
 	return true
 }
 
-func (m *bpe) tokenToID(tok string) (int, bool) { id, ok := m.vocab[tok]; return id, ok }
-func (m *bpe) idToToken(id int) (string, bool)  { t, ok := m.vocabR[id]; return t, ok }
-func (m *bpe) vocabSize() int                   { return len(m.vocab) }
+func (m *bpe) idToToken(id int) (string, bool) { t, ok := m.vocabR[id]; return t, ok }
 
 func (m *bpe) tokenize(word string, sc *scratch, dst []int) []int {
 	if word == "" {

@@ -43,9 +43,7 @@ func invert(vocab map[string]int) map[int]string {
 	return r
 }
 
-func (w *wordPiece) tokenToID(tok string) (int, bool) { id, ok := w.vocab[tok]; return id, ok }
-func (w *wordPiece) idToToken(id int) (string, bool)  { t, ok := w.vocabR[id]; return t, ok }
-func (w *wordPiece) vocabSize() int                   { return len(w.vocab) }
+func (w *wordPiece) idToToken(id int) (string, bool) { t, ok := w.vocabR[id]; return t, ok }
 
 func (w *wordPiece) tokenize(word string, _ *scratch, dst []int) []int {
 	if word == "" {
@@ -101,9 +99,7 @@ func newWordLevel(raw json.RawMessage) (*wordLevel, error) {
 	return &wordLevel{vocab: v.Vocab, vocabR: invert(v.Vocab), unkID: unk}, nil
 }
 
-func (w *wordLevel) tokenToID(tok string) (int, bool) { id, ok := w.vocab[tok]; return id, ok }
-func (w *wordLevel) idToToken(id int) (string, bool)  { t, ok := w.vocabR[id]; return t, ok }
-func (w *wordLevel) vocabSize() int                   { return len(w.vocab) }
+func (w *wordLevel) idToToken(id int) (string, bool) { t, ok := w.vocabR[id]; return t, ok }
 
 func (w *wordLevel) tokenize(word string, _ *scratch, dst []int) []int {
 	if word == "" {
@@ -167,14 +163,12 @@ func newUnigram(raw json.RawMessage) (*unigram, error) {
 	return u, nil
 }
 
-func (u *unigram) tokenToID(tok string) (int, bool) { id, ok := u.ids[tok]; return id, ok }
 func (u *unigram) idToToken(id int) (string, bool) {
 	if id < 0 || id >= len(u.tokens) {
 		return "", false
 	}
 	return u.tokens[id], true
 }
-func (u *unigram) vocabSize() int { return len(u.tokens) }
 
 func (u *unigram) tokenize(s string, _ *scratch, dst []int) []int {
 	if s == "" {

@@ -230,37 +230,3 @@ func (t *Tokenizer) Decode(ids []int, skipSpecial bool) string {
 	}
 	return strings.Join(t.decoder.decodeChain(tokens), "")
 }
-
-// TokenToID returns the id of a token string (added tokens first).
-func (t *Tokenizer) TokenToID(tok string) (int, bool) {
-	for i := range t.added {
-		if t.added[i].Content == tok {
-			return t.added[i].ID, true
-		}
-	}
-	return t.model.tokenToID(tok)
-}
-
-// IDToToken returns the token string of an id.
-func (t *Tokenizer) IDToToken(id int) (string, bool) {
-	if tok, ok := t.addedByID[id]; ok {
-		return tok.Content, true
-	}
-	return t.model.idToToken(id)
-}
-
-// AddedTokens returns the added tokens as listed in tokenizer.json.
-func (t *Tokenizer) AddedTokens() []AddedToken {
-	return append([]AddedToken(nil), t.added...)
-}
-
-// VocabSize counts the model's vocabulary plus added tokens not in it.
-func (t *Tokenizer) VocabSize() int {
-	n := t.model.vocabSize()
-	for _, tok := range t.added {
-		if _, ok := t.model.idToToken(tok.ID); !ok {
-			n++
-		}
-	}
-	return n
-}

@@ -88,21 +88,3 @@ func Ranges(c Class) [][2]rune {
 	}
 	return nil
 }
-
-// IsL reports whether r is in \p{L}.
-func IsL(r rune) bool { return Props(r)&L != 0 }
-
-// IsN reports whether r is in \p{N}.
-func IsN(r rune) bool { return Props(r)&N != 0 }
-
-// IsSpace reports whether r is in \s (White_Space).
-func IsSpace(r rune) bool { return Props(r)&Space != 0 }
-
-// IsM reports whether r is in \p{M}.
-func IsM(r rune) bool { return Props(r)&M != 0 }
-
-// IsP reports whether r is in \p{P}.
-func IsP(r rune) bool { return Props(r)&P != 0 }
-
-// IsS reports whether r is in \p{S}.
-func IsS(r rune) bool { return Props(r)&S != 0 }

@@ -30,15 +30,11 @@ type Options struct {
 	Counter  wire.Counter
 	Now      time.Time
 	Timeout  time.Duration
-	Client   *http.Client
 }
 
 // Run sends the six probe conversations and compares the counts.
 func Run(ctx context.Context, o Options) (*records.ProbeVerify, error) {
-	client := o.Client
-	if client == nil {
-		client = &http.Client{Timeout: o.Timeout}
-	}
+	client := &http.Client{Timeout: o.Timeout}
 	endpoint, err := wire.EndpointURL(o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("--verify-url %w", err)
