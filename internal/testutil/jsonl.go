@@ -1,17 +1,20 @@
 package testutil
 
 import (
+	"compress/gzip"
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/islkit/islkit/internal/jsonl"
 )
 
-// ReadJSONL decodes every line of a JSONL file (golden files, test cases)
-// into a T, through the same reader and decoder the tools use; a bad line
-// fails the test with its file, line and field.
+// ReadJSONL decodes every line of a JSONL file (golden files, test cases;
+// gzipped when the name ends in .gz) into a T, through the same reader and
+// decoder the tools use; a bad or unreadable line fails the test with its
+// file, line and field.
 func ReadJSONL[T any](t testing.TB, path string) []T {
 	t.Helper()
 	f, err := os.Open(path)
@@ -19,7 +22,15 @@ func ReadJSONL[T any](t testing.TB, path string) []T {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := jsonl.NewReader(f, path)
+	var in io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		in = zr
+	}
+	r := jsonl.NewReader(in, path)
 	var out []T
 	for {
 		line, err := r.Next()

@@ -1,6 +1,9 @@
 package tokenizer
 
-import "unicode/utf8"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // addedMatcher finds added tokens leftmost-longest, as the aho-corasick
 // automaton of Rust's AddedVocabulary does, then applies each token's
@@ -129,7 +132,7 @@ func spaceLeftmostAtEnd(s string) int {
 	i := len(s)
 	for i > 0 {
 		r, n := utf8.DecodeLastRuneInString(s[:i])
-		if !isWhiteSpace(r) {
+		if !unicode.IsSpace(r) {
 			break
 		}
 		i -= n
@@ -142,22 +145,10 @@ func spaceRightmostAtStart(s string) int {
 	i := 0
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if !isWhiteSpace(r) {
+		if !unicode.IsSpace(r) {
 			break
 		}
 		i += n
 	}
 	return i
-}
-
-// isWhiteSpace is the Unicode White_Space property (Rust's \s and
-// char::is_whitespace).
-func isWhiteSpace(r rune) bool {
-	switch {
-	case r >= 0x09 && r <= 0x0D, r == ' ', r == 0x85, r == 0xA0, r == 0x1680,
-		r >= 0x2000 && r <= 0x200A, r == 0x2028, r == 0x2029, r == 0x202F,
-		r == 0x205F, r == 0x3000:
-		return true
-	}
-	return false
 }

@@ -124,7 +124,6 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 	}
 	m := &bpe{
 		vocab:        v.Vocab,
-		vocabR:       make(map[int]string, len(v.Vocab)),
 		merges:       newMergeTable(len(v.Merges)),
 		fuseUnk:      v.FuseUnk,
 		byteFallbck:  v.ByteFallback,
@@ -133,9 +132,7 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 	if m.vocab == nil {
 		m.vocab = map[string]int{}
 	}
-	for tok, id := range m.vocab {
-		m.vocabR[id] = tok
-	}
+	m.vocabR = invert(m.vocab)
 	if v.UnkToken != nil {
 		m.unk = *v.UnkToken
 		id, ok := m.vocab[m.unk]
@@ -151,12 +148,7 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 		m.endOfWordSuffix = *v.EndOfWordSuffix
 	}
 	m.splitBeforeSpace = m.continuingPrefix == "" && m.endOfWordSuffix == "" && noMergeAcrossSpaceMark(m.vocab)
-	for b := 0; b < 256; b++ {
-		m.byteFallbackIDs[b] = -1
-		if id, ok := m.vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
-			m.byteFallbackIDs[b] = id
-		}
-	}
+	m.byteFallbackIDs = byteFallbackIDs(m.vocab)
 	for i, rm := range v.Merges {
 		a, b, err := parseMerge(rm)
 		if err != nil {
@@ -267,7 +259,7 @@ func (m *bpe) tokenizeBySpaceMark(word string, sc *scratch, dst []int) []int {
 }
 
 // cachedMerge merges word through the calling goroutine's cache (sc may
-// be nil: no cache). Like Rust's thread-local caches, it needs no lock.
+// be nil: no cache); the cache has one user at a time, so no lock.
 func (m *bpe) cachedMerge(word string, sc *scratch, dst []int) []int {
 	if sc == nil || len(word) >= maxCachedWordLen {
 		return m.mergeWord(word, dst)
@@ -529,8 +521,9 @@ func (t *mergeTable) get(pair uint64) (mergeValue, bool) {
 	}
 }
 
-// maxCachedWordLen and maxCachedWords match Rust's cache policy (long
-// words are not cached; a full cache stops growing): performance only.
+// maxCachedWordLen and maxCachedWords bound each cache as Rust bounds its
+// one (long words are not cached; a full cache stops growing), with room
+// for 4× Rust's 10 000 words since each caller has its own: speed only.
 const (
 	maxCachedWordLen = 256
 	maxCachedWords   = 10000 * 4

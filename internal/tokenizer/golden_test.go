@@ -70,5 +70,3 @@ func truncate(s string) string {
 	}
 	return s
 }
-
-func sharedOrSkip(t testing.TB) string { return testutil.SharedDir(t) }

@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"fmt"
 	"math"
-	"strings"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
@@ -33,6 +32,19 @@ func newWordPiece(raw json.RawMessage) (*wordPiece, error) {
 		return nil, fmt.Errorf("WordPiece: unk_token %q is not in the vocabulary", v.UnkToken)
 	}
 	return &wordPiece{vocab: v.Vocab, vocabR: invert(v.Vocab), unkID: unk, prefix: v.ContinuingSubwordPrefix, maxChars: v.MaxInputCharsPerWord}, nil
+}
+
+// byteFallbackIDs maps each byte to the id of its "<0xXX>" token, -1 where
+// the vocabulary has none.
+func byteFallbackIDs(vocab map[string]int) [256]int {
+	var ids [256]int
+	for b := range ids {
+		ids[b] = -1
+		if id, ok := vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
+			ids[b] = id
+		}
+	}
+	return ids
 }
 
 func invert(vocab map[string]int) map[int]string {
@@ -120,6 +132,7 @@ type unigram struct {
 	ids          map[string]int
 	unkID        int // -1 when absent
 	byteFallback bool
+	byteIDs      [256]int // byteFallbackIDs
 	minScore     float64
 	maxLen       int
 }
@@ -151,6 +164,7 @@ func newUnigram(raw json.RawMessage) (*unigram, error) {
 		u.minScore = math.Min(u.minScore, score)
 		u.maxLen = max(u.maxLen, len(tok))
 	}
+	u.byteIDs = byteFallbackIDs(u.ids)
 	if v.UnkID != nil {
 		if len(u.tokens) == 0 {
 			return nil, fmt.Errorf("Unigram: the vocabulary is empty but unk_id is set")
@@ -212,24 +226,27 @@ func (u *unigram) tokenize(s string, _ *scratch, dst []int) []int {
 		}
 		start += mblen
 	}
-	// Walk back, fusing consecutive unknowns into one string.
+	// Walk back, fusing consecutive unknowns (contiguous in s) into one
+	// piece.
 	var pieces []string
-	var unk []string
+	unkEnd := -1 // where the run of unknowns being walked ends; -1: none
 	for end := len(s); end > 0; {
 		n := best[end]
 		if n.id == u.unkID && u.unkID >= 0 {
-			unk = append(unk, s[n.starts:end])
+			if unkEnd < 0 {
+				unkEnd = end
+			}
 		} else {
-			if len(unk) > 0 {
-				pieces = append(pieces, joinReversed(unk))
-				unk = unk[:0]
+			if unkEnd >= 0 {
+				pieces = append(pieces, s[end:unkEnd])
+				unkEnd = -1
 			}
 			pieces = append(pieces, s[n.starts:end])
 		}
 		end = n.starts
 	}
-	if len(unk) > 0 {
-		pieces = append(pieces, joinReversed(unk))
+	if unkEnd >= 0 {
+		pieces = append(pieces, s[:unkEnd])
 	}
 	for i := len(pieces) - 1; i >= 0; i-- {
 		p := pieces[i]
@@ -237,11 +254,11 @@ func (u *unigram) tokenize(s string, _ *scratch, dst []int) []int {
 			dst = append(dst, id)
 			continue
 		}
-		if u.byteFallback {
-			if ids, ok := u.byteIDs(p); ok {
-				dst = append(dst, ids...)
-				continue
+		if u.byteFallback && u.hasByteIDs(p) {
+			for i := 0; i < len(p); i++ {
+				dst = append(dst, u.byteIDs[p[i]])
 			}
+			continue
 		}
 		if u.unkID >= 0 {
 			dst = append(dst, u.unkID)
@@ -250,22 +267,12 @@ func (u *unigram) tokenize(s string, _ *scratch, dst []int) []int {
 	return dst
 }
 
-func joinReversed(parts []string) string {
-	var b strings.Builder
-	for i := len(parts) - 1; i >= 0; i-- {
-		b.WriteString(parts[i])
-	}
-	return b.String()
-}
-
-func (u *unigram) byteIDs(p string) ([]int, bool) {
-	ids := make([]int, 0, len(p))
+// hasByteIDs reports whether every byte of p has a "<0xXX>" token.
+func (u *unigram) hasByteIDs(p string) bool {
 	for i := 0; i < len(p); i++ {
-		id, ok := u.ids[fmt.Sprintf("<0x%02X>", p[i])]
-		if !ok {
-			return nil, false
+		if u.byteIDs[p[i]] < 0 {
+			return false
 		}
-		ids = append(ids, id)
 	}
-	return ids, true
+	return true
 }

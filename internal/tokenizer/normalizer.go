@@ -207,11 +207,23 @@ type replaceNormalizer struct {
 }
 
 func (r replaceNormalizer) normalize(s string, atOrigin bool) (string, bool) {
+	if lit, ok := r.pattern.(literalPattern); ok {
+		// Leftmost non-overlapping matches, as literalPattern finds them,
+		// in one allocation (SentencePiece models replace every " ").
+		if lit == "" || !strings.Contains(s, string(lit)) {
+			return s, atOrigin
+		}
+		if r.content == "" && strings.HasPrefix(s, string(lit)) {
+			atOrigin = false
+		}
+		return strings.ReplaceAll(s, string(lit), r.content), atOrigin
+	}
 	spans := r.pattern.matches(s, nil)
 	if len(spans) == 0 {
 		return s, atOrigin
 	}
 	var b strings.Builder
+	b.Grow(len(s))
 	last := 0
 	for _, m := range spans {
 		b.WriteString(s[last:m[0]])
@@ -270,7 +282,7 @@ func (bn bertNormalizer) normalize(s string, atOrigin bool) (string, bool) {
 			return !(r == 0 || r == 0xfffd || isBertControl(r))
 		})
 		s = strings.Map(func(r rune) rune {
-			if r == '\t' || r == '\n' || r == '\r' || unicode.IsSpace(r) {
+			if unicode.IsSpace(r) {
 				return ' '
 			}
 			return r
@@ -299,11 +311,15 @@ func (bn bertNormalizer) normalize(s string, atOrigin bool) (string, bool) {
 	return s, atOrigin
 }
 
+// isBertControl is Rust's is_control for clean_text: other than tab, LF
+// and CR, the control, format and private-use characters. Unassigned code
+// points are kept (checked against the Rust library: U+0378, U+FFFF and
+// U+E0080 stay; U+00AD, U+0600 and U+E000 go).
 func isBertControl(r rune) bool {
 	if r == '\t' || r == '\n' || r == '\r' {
 		return false
 	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) || !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C)
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co)
 }
 
 func isChineseChar(r rune) bool {

@@ -1,4 +1,7 @@
-// Code generated from a probe of Rust tokenizers 0.22 against golang.org/x/text v0.33.0 (Unicode 15.0); DO NOT EDIT.
+// These tables come from a probe of every code point through Rust
+// tokenizers 0.22 and golang.org/x/text v0.33.0 (Unicode 15.0), recorded in
+// ../shared/reference/normalization-vs-go.txt: change them only with a new
+// probe.
 
 package tokenizer
 

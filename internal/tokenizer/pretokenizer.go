@@ -112,7 +112,7 @@ func buildPreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 		}
 		bl := &byteLevelPreTokenizer{addPrefixSpace: v.AddPrefixSpace, mapBytes: true}
 		if v.UseRegex {
-			m, err := regex.Compile(gpt2Pattern)
+			m, err := regex.Compile(regex.PatternGPT2)
 			if err != nil {
 				return nil, fmt.Errorf("ByteLevel: %w", err)
 			}
@@ -180,9 +180,6 @@ func buildPreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 	}
 }
 
-// gpt2Pattern is the regex ByteLevel uses when use_regex is true.
-const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
-
 type sequencePreTokenizer []preTokenizer
 
 func (seq sequencePreTokenizer) split(p piece, sc *scratch, dst []piece) []piece {
@@ -202,15 +199,15 @@ func (seq sequencePreTokenizer) split(p piece, sc *scratch, dst []piece) []piece
 	return dst
 }
 
-// splitByMatches turns match spans into pieces according to behavior. The
-// spans are the pattern's matches; in between lie non-matches. It follows
-// NormalizedString::split, including its quirks.
 // seg is one span of splitByMatches's alternating match/non-match list.
 type seg struct {
 	start, end int
 	match      bool
 }
 
+// splitByMatches turns match spans into pieces according to behavior. The
+// spans are the pattern's matches; in between lie non-matches. It follows
+// NormalizedString::split, including its quirks.
 func splitByMatches(p piece, matches [][2]int, invert bool, b behavior, sc *scratch, dst []piece) []piece {
 	s := p.text
 	if s == "" {
@@ -247,48 +244,33 @@ func splitByMatches(p piece, matches [][2]int, invert bool, b behavior, sc *scra
 				emit(g.start, g.end)
 			}
 		}
-	case contiguous:
-		var out []seg
-		prevMatch := false
-		for _, g := range segs {
-			if g.match == prevMatch && len(out) > 0 {
-				out[len(out)-1].end = g.end
-			} else {
-				out = append(out, g)
-			}
-			prevMatch = g.match
-		}
-		for _, g := range out {
-			emit(g.start, g.end)
-		}
-	case mergedWithPrevious:
-		var out []seg
-		prevMatch := false
-		for _, g := range segs {
-			if g.match && !prevMatch && len(out) > 0 {
-				out[len(out)-1].end = g.end
-			} else {
-				out = append(out, g)
-			}
-			prevMatch = g.match
-		}
-		for _, g := range out {
-			emit(g.start, g.end)
-		}
-	case mergedWithNext:
-		var out []seg
-		prevMatch := false
-		for i := len(segs) - 1; i >= 0; i-- {
+	case contiguous, mergedWithPrevious:
+		// contiguous joins runs of the same kind; mergedWithPrevious joins
+		// each match to the non-match before it.
+		cur := segs[0]
+		for i := 1; i < len(segs); i++ {
 			g := segs[i]
-			if g.match && !prevMatch && len(out) > 0 {
-				out[len(out)-1].start = g.start
-			} else {
-				out = append(out, g)
+			join := g.match == segs[i-1].match
+			if b == mergedWithPrevious {
+				join = g.match && !segs[i-1].match
 			}
-			prevMatch = g.match
+			if join {
+				cur.end = g.end
+				continue
+			}
+			emit(cur.start, cur.end)
+			cur = g
 		}
-		for i := len(out) - 1; i >= 0; i-- {
-			emit(out[i].start, out[i].end)
+		emit(cur.start, cur.end)
+	case mergedWithNext:
+		// Each match joins the non-match after it.
+		for i := 0; i < len(segs); i++ {
+			g := segs[i]
+			if g.match && i+1 < len(segs) && !segs[i+1].match {
+				i++
+				g.end = segs[i].end
+			}
+			emit(g.start, g.end)
 		}
 	}
 	return dst

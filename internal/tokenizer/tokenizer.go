@@ -5,9 +5,10 @@
 // it cannot reproduce exactly is refused at load time, by name.
 //
 // Invalid UTF-8 cannot reach the Rust library (its strings are always
-// valid). Here each maximal invalid byte sequence is replaced with U+FFFD
-// first, as Python's bytes.decode(errors="replace") does, so a caller that
-// reads bytes from a file gets the count Python-side code would get.
+// valid). Here each maximal subpart of an ill-formed sequence (Unicode
+// §3.9) is replaced with U+FFFD first, as Python's
+// bytes.decode(errors="replace") does, so a caller that reads bytes from a
+// file gets the count Python-side code would get.
 package tokenizer
 
 import (
@@ -34,8 +35,9 @@ type Tokenizer struct {
 	scratch sync.Pool
 	// caches hold the BPE word caches between calls. Each call takes one
 	// and gives it back, so a cache has one user at a time and needs no
-	// lock (like Rust's thread-local caches); a channel, unlike sync.Pool,
-	// keeps them across garbage collections.
+	// lock (Rust shares one cache behind a lock instead; caching changes
+	// speed only); a channel, unlike sync.Pool, keeps them across garbage
+	// collections.
 	caches chan map[string][]int32
 }
 

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -126,6 +123,11 @@ func TestNormalizers(t *testing.T) {
 		{`{"type":"Replace","pattern":{"String":" "},"content":"▁"}`, "a b c", "a▁b▁c"},
 		{`{"type":"Strip","strip_left":true,"strip_right":true}`, " \tab\n ", "ab"},
 		{`{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]}`, "a b", "▁a▁b"},
+		// clean_text as the Rust library does it: control, format and
+		// private-use characters go, unassigned code points stay, white
+		// space becomes " ".
+		{`{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":false,"strip_accents":false,"lowercase":false}`,
+			"a\u00ad\u0600\ue000\x01b\u0378\uffff\U000E0080\U0001F8FF\u2065\tc\u3000d", "ab\u0378\uffff\U000E0080\U0001F8FF\u2065 c d"},
 	}
 	for _, c := range cases {
 		n, err := buildNormalizer([]byte(c.normalizer))
@@ -169,6 +171,14 @@ func TestWordPieceAndUnigram(t *testing.T) {
 	if got := tk.Encode("axxb"); !slices.Equal(got, []int{1, 0, 2}) {
 		t.Errorf("Unigram fused unk: got %v, want [1 0 2]", got)
 	}
+	// Byte fallback on fused unknown runs; ids from the Rust library.
+	uni = `{"type":"Unigram","unk_id":0,"byte_fallback":true,"vocab":[["<unk>",0],["a",-1],["b",-1],["<0x78>",-5],["<0x79>",-5]]}`
+	tk = tiny(t, "null", "null", uni, "")
+	for in, want := range map[string][]int{"xxab": {3, 3, 1, 2}, "axy": {1, 3, 4}, "azb": {1, 0, 2}, "zza": {0, 1}, "xzx": {0}} {
+		if got := tk.Encode(in); !slices.Equal(got, want) {
+			t.Errorf("Unigram byte fallback %q: got %v, want %v", in, got, want)
+		}
+	}
 }
 
 func TestLoadErrorsNameTheComponent(t *testing.T) {
@@ -200,11 +210,25 @@ func TestLoadErrorsNameTheComponent(t *testing.T) {
 
 func TestInvalidUTF8BecomesReplacementChar(t *testing.T) {
 	tk := loadShared(t, "qwen3")
-	// Each maximal invalid sequence is one U+FFFD, as Python decodes it.
+	// Each maximal subpart of an ill-formed sequence is one U+FFFD, as
+	// Python decodes it.
 	got := tk.Encode("a\xff\xfeb\xe2\x82")
 	want := tk.Encode("a\uFFFD\uFFFDb\uFFFD")
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+	// The byte bounds of each lead byte, as Python's decode (errors="replace") gives them.
+	for in, want := range map[string]string{
+		"\xed\xa0\x80":         "\uFFFD\uFFFD\uFFFD", // a surrogate's encoding
+		"\xf0\x9f\x98":         "\uFFFD",             // truncated 4-byte sequence
+		"\xe0\x80\x80":         "\uFFFD\uFFFD\uFFFD", // overlong
+		"\xf4\x90\x80\x80":     "\uFFFD\uFFFD\uFFFD\uFFFD",
+		"\xc0\xaf":             "\uFFFD\uFFFD",
+		"\xe1\x80\xe2\x82\xac": "\uFFFD€",
+	} {
+		if got := validUTF8Lossy([]byte(in)); got != want {
+			t.Errorf("validUTF8Lossy(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -244,27 +268,14 @@ func TestPostProcessorsAndSpecialCounts(t *testing.T) {
 // lines listed in testdata/decode_golden.jsonl.gz (NFC-normalised input,
 // SentencePiece prefix spaces, unknown bytes).
 func TestDecodeMatchesRust(t *testing.T) {
-	shared := sharedOrSkip(t)
-	f, err := os.Open("testdata/decode_golden.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
+	shared := testutil.SharedDir(t)
+	type record struct {
+		Model   string `json:"model"`
+		Line    int    `json:"line"`
+		Decoded string `json:"decoded"`
 	}
 	differs := map[string]map[int]string{}
-	dec := json.NewDecoder(zr)
-	for {
-		var rec struct {
-			Model   string `json:"model"`
-			Line    int    `json:"line"`
-			Decoded string `json:"decoded"`
-		}
-		if err := dec.Decode(&rec); err != nil {
-			break
-		}
+	for _, rec := range testutil.ReadJSONL[record](t, filepath.Join("testdata", "decode_golden.jsonl.gz")) {
 		if differs[rec.Model] == nil {
 			differs[rec.Model] = map[int]string{}
 		}

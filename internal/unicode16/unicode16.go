@@ -17,7 +17,7 @@ const blockBits = 7
 var (
 	// latin1 is the fast path for code points below 0x100.
 	latin1 [256]Class
-	// index maps r>>blockBits to the start of r's block in blocks; identical blocks are shared.
+	// index maps r>>blockBits to r's block number in blocks; identical blocks are shared.
 	index  [(0x10FFFF >> blockBits) + 1]uint16
 	blocks []Class
 )

@@ -11,34 +11,36 @@ import (
 
 // TestAgainstReference checks every code point of every class against the probed sets: the shared
 // unicode16-classes.json (skipped when absent) and gen/word.json (always present).
+// TestAgainstReference compares each class with the code points the
+// reference lists: the \w sets (gen/word.json) always, the Unicode 16.0
+// classes of ../shared when the run is not -short.
 func TestAgainstReference(t *testing.T) {
-	sets := map[string][][2]rune{}
-	load := func(path string) {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string][][2]rune
-		if err := json.Unmarshal(data, &m); err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range m {
-			sets[k] = v
-		}
-	}
-	load(filepath.Join("gen", "word.json"))
-	keys := map[string]Class{`onig\w`: Word, `regex\w`: RegexWord}
+	checkSets(t, filepath.Join("gen", "word.json"), map[string]Class{`onig\w`: Word, `regex\w`: RegexWord})
 	if testing.Short() {
-		t.Log("short: checking the \\w sets only")
-	} else {
-		load(filepath.Join(testutil.SharedDir(t), "reference", "unicode16-classes.json"))
-		for k, c := range map[string]Class{`\p{L}`: L, `\p{N}`: N, `\s`: Space, `\p{Lu}`: Lu, `\p{Ll}`: Ll,
-			`\p{Lt}`: Lt, `\p{Lm}`: Lm, `\p{Lo}`: Lo, `\p{M}`: M, `\p{P}`: P, `\p{S}`: S} {
-			keys[k] = c
-		}
+		return
 	}
-	t.Logf("checking %d sets over U+0000..U+10FFFF", len(keys))
+	t.Run("unicode16-classes", func(t *testing.T) {
+		checkSets(t, filepath.Join(testutil.SharedDir(t), "reference", "unicode16-classes.json"), map[string]Class{
+			`\p{L}`: L, `\p{N}`: N, `\s`: Space, `\p{Lu}`: Lu, `\p{Ll}`: Ll,
+			`\p{Lt}`: Lt, `\p{Lm}`: Lm, `\p{Lo}`: Lo, `\p{M}`: M, `\p{P}`: P, `\p{S}`: S})
+	})
+}
+
+// checkSets checks every class of keys against the ranges path lists for
+// its key, over U+0000..U+10FFFF.
+func checkSets(t *testing.T, path string, keys map[string]Class) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets map[string][][2]rune
+	if err := json.Unmarshal(data, &sets); err != nil {
+		t.Fatal(err)
+	}
 	for key, c := range keys {
+		if len(sets[key]) == 0 {
+			t.Fatalf("%s lists no ranges for %s", path, key)
+		}
 		want := make([]bool, 0x110000)
 		for _, r := range sets[key] {
 			for x := r[0]; x <= r[1]; x++ {

@@ -80,8 +80,8 @@ type rewriter struct {
 	pat string
 	i   int
 	b   *strings.Builder
-	// foldDepth > 0 while inside a (?i:...) group; ignoreAll when a bare (?i) turned folding on
-	// for the rest of the enclosing group (refused below for simplicity).
+	// foldDepth > 0 while inside a (?i:...) group (a bare (?i) is refused
+	// below for simplicity).
 	foldDepth int
 	// groups records, per open parenthesis, whether it opened a case-folding group.
 	groups []bool

@@ -1,8 +1,6 @@
 package regex
 
 import (
-	"bufio"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -58,55 +56,33 @@ func matchers(t testing.TB, ps []string) []map[string]Matcher {
 	return out
 }
 
-func readGzipLines(t testing.TB, path string, each func(line []byte)) {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReaderSize(zr, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 1 {
-			each(line)
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
 func TestAdversarial(t *testing.T) {
 	ps := loadPatterns(t)
 	ms := matchers(t, ps)
+	type record struct {
+		Text  string
+		Spans [][][2]int
+	}
+	recs := testutil.ReadJSONL[record](t, filepath.Join("testdata", "adversarial.jsonl.gz"))
+	if len(recs) != 20071 {
+		t.Fatalf("%d adversarial strings read, want 20071", len(recs))
+	}
 	n, bad := 0, 0
-	readGzipLines(t, filepath.Join("testdata", "adversarial.jsonl.gz"), func(line []byte) {
-		var rec struct {
-			Text  string
-			Spans [][][2]int
-		}
-		if err := json.Unmarshal(line, &rec); err != nil {
-			t.Fatal(err)
+	for _, rec := range recs {
+		if len(rec.Spans) != len(ps) {
+			t.Fatalf("%q has spans for %d patterns, want %d", rec.Text, len(rec.Spans), len(ps))
 		}
 		n++
 		for pi, want := range rec.Spans {
 			for name, m := range ms[pi] {
-				got := m.FindAll(rec.Text, nil)
-				if len(want) == 0 && len(got) == 0 {
-					continue
-				}
-				if !slices.Equal(got, want) {
+				if got := m.FindAll(rec.Text, nil); !slices.Equal(got, want) {
 					if bad++; bad <= 20 {
 						t.Errorf("%s of %.40q on %q:\n got %v\nwant %v", name, ps[pi], rec.Text, got, want)
 					}
 				}
 			}
 		}
-	})
+	}
 	t.Logf("%d strings × %d patterns compared with the Rust library", n, len(ps))
 	if bad > 0 {
 		t.Errorf("%d mismatches", bad)
@@ -129,26 +105,9 @@ func spanHash(spans [][2]int) string {
 
 // goldenTexts reads the texts of the shared golden token file (skips when shared is absent).
 func goldenTexts(t testing.TB) []string {
-	path := filepath.Join(testutil.SharedDir(t), "golden", "tokens", "llama3.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var texts []string
-	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 1 {
-			var rec struct{ Text string }
-			if err := json.Unmarshal(line, &rec); err != nil {
-				t.Fatal(err)
-			}
-			texts = append(texts, rec.Text)
-		}
-		if err != nil {
-			break
-		}
+	for _, rec := range testutil.ReadJSONL[struct{ Text string }](t, filepath.Join(testutil.SharedDir(t), "golden", "tokens", "llama3.jsonl")) {
+		texts = append(texts, rec.Text)
 	}
 	return texts
 }
@@ -163,13 +122,12 @@ func TestGoldenCorpus(t *testing.T) {
 		}
 	}
 	i, bad := 0, 0
-	readGzipLines(t, filepath.Join("testdata", "golden_hashes.jsonl.gz"), func(line []byte) {
-		var rec struct{ Hash []string }
-		if err := json.Unmarshal(line, &rec); err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range testutil.ReadJSONL[struct{ Hash []string }](t, filepath.Join("testdata", "golden_hashes.jsonl.gz")) {
 		if i >= len(texts) {
 			t.Fatalf("more hashes than golden texts")
+		}
+		if len(rec.Hash) != len(ps) {
+			t.Fatalf("golden line %d has hashes for %d patterns, want %d", i+1, len(rec.Hash), len(ps))
 		}
 		for pi, want := range rec.Hash {
 			for name, m := range ms[pi] {
@@ -181,7 +139,7 @@ func TestGoldenCorpus(t *testing.T) {
 			}
 		}
 		i++
-	})
+	}
 	if i != len(texts) {
 		t.Errorf("%d hashes for %d golden texts", i, len(texts))
 	}
@@ -222,7 +180,7 @@ func TestCompile(t *testing.T) {
 			t.Errorf("Compile(%q): %v", tc.pattern, err)
 			continue
 		}
-		if got := m.FindAll(tc.in, nil); !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+		if got := m.FindAll(tc.in, nil); !slices.Equal(got, tc.want) {
 			t.Errorf("%q on %q: got %v, want %v", tc.pattern, tc.in, got, tc.want)
 		}
 	}

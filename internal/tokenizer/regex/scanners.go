@@ -173,9 +173,9 @@ func crlf(s string, i int, slash bool) int {
 	return i
 }
 
-// punct matches ` ?X+` at i, where X is the class "avoids mask" and tail is appended; r, n: the
-// character at i.
-func punct(s string, i int, r rune, p u.Class, n int, mask u.Class) int {
+// punct matches ` ?X+` at i, where X is the class "avoids mask"; r, p: the character at i and its
+// classes.
+func punct(s string, i int, r rune, p u.Class, mask u.Class) int {
 	j := i
 	if r == ' ' {
 		if i+1 < len(s) && propsAt(s, i+1)&mask == 0 {
@@ -186,7 +186,6 @@ func punct(s string, i int, r rune, p u.Class, n int, mask u.Class) int {
 	} else if p&mask != 0 {
 		return -1
 	}
-	_ = n
 	return runOut(s, j, mask)
 }
 
@@ -209,7 +208,7 @@ func scanCL100K(s string, i int, digits int) int {
 		return upTo(s, i, u.N, digits)
 	}
 	// ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-	if e := punct(s, i, r, p, n, u.Space|u.L|u.N); e > 0 {
+	if e := punct(s, i, r, p, u.Space|u.L|u.N); e > 0 {
 		return crlf(s, e, false)
 	}
 	return spaces(s, i, p)
@@ -274,7 +273,7 @@ func scanO200K(s string, i int) int {
 	if p&u.N != 0 {
 		return upTo(s, i, u.N, 3)
 	}
-	if e := punct(s, i, r, p, n, u.Space|u.L|u.N); e > 0 {
+	if e := punct(s, i, r, p, u.Space|u.L|u.N); e > 0 {
 		return crlf(s, e, true)
 	}
 	return spaces(s, i, p)
@@ -338,7 +337,7 @@ func scanDeepSeek(s string, i int) int {
 }
 
 func scanGPT2(s string, i int) int {
-	r, p, n := at(s, i)
+	r, p, _ := at(s, i)
 	if r == '\'' {
 		if e := contraction(s, i, false); e > 0 {
 			return e
@@ -359,7 +358,6 @@ func scanGPT2(s string, i int) int {
 	case p&u.Space == 0:
 		return runOut(s, j, u.Space|u.L|u.N)
 	}
-	_ = n
 	return spacesNoNewline(s, i)
 }
 
