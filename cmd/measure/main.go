@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,22 +132,11 @@ func run(f *flags) int {
 		r.SetMaxLineSize(f.MaxLineBytes)
 		r.SetSkipLongLines(true)
 		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
-			if err := line.CheckUTF8(); err != nil {
-				return pipeline.Output{}, &measure.BadRecordError{Kind: measure.FailBadUTF8, Err: err}
-			}
-			res, err := m.Record(line.Data)
+			res, err := m.Line(line)
 			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
 		}, func(err error, _ pipeline.Output) {
 			fmt.Fprintf(os.Stderr, "measure: %v\n", err)
-			var bad *measure.BadRecordError
-			switch {
-			case errors.As(err, &bad):
-				summary.AddFailure(bad.Kind)
-			case errors.Is(err, jsonl.ErrLineTooLong):
-				summary.AddFailure(measure.FailTooLong)
-			default:
-				summary.AddFailure(measure.FailBadRecord)
-			}
+			summary.AddFailure(measure.FailureKind(err))
 		}, func(v any) {
 			for _, isl := range v.([]records.ISL) {
 				summary.Add(isl)

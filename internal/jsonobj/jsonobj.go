@@ -335,7 +335,8 @@ func AppendMember(data []byte, key string, value any) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// Marshal writes the object back as compact JSON, members in order.
+// Marshal writes the object back as JSON, members in order, each value as
+// it was read.
 func (o Object) Marshal() []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 		media := ex.Media
 		isl.Media = &media
 	}
-	var rendered string
+	startsBOS := false // the rendered text begins with the BOS token
 	counted := 0
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil && ex.Chat != nil {
 		buf := renderBufs.Get().(*[]byte)
@@ -38,8 +39,8 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 		if err != nil {
 			isl.TemplateError = err.Error()
 		} else {
-			if meta.server != nil {
-				rendered = string(text) // explainServer reads it
+			if meta.server != nil { // explainServer asks
+				startsBOS = m.startsWithBOS(text)
 			}
 			t := tok.CountBytes(text)
 			if m.opts.NoTools && len(ex.ToolTexts) > 0 {
@@ -64,7 +65,7 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 		isl.VsTarget = m.explainTarget(ex, meta, counted, isl.Counted == "templated")
 	}
 	if meta.server != nil {
-		isl.VsServer = m.explainServer(ex, *meta.server, counted, isl.Counted == "templated", rendered)
+		isl.VsServer = m.explainServer(ex, *meta.server, counted, isl.Counted == "templated", startsBOS)
 	}
 	return isl
 }
@@ -129,7 +130,9 @@ func (m *Measurer) constants() *probeConstants {
 	return &m.probe
 }
 
-var markerRE = regexp.MustCompile(`\n\n\[rid:[0-9a-f]{12}\]|\[rid:[0-9a-f]{12}\](\n\n)?`)
+// markerRE finds a marker with the separator that goes with it: before
+// it (suffix placement) or after it (prefix placement).
+var markerRE = regexp.MustCompile(`\n\n` + cachebust.MarkerPattern + `|` + cachebust.MarkerPattern + `(\n\n)?`)
 
 // splitMarker removes the cache-bust marker from content and returns what
 // remains and the marker as it appeared; known is the marker send
@@ -155,7 +158,8 @@ func splitMarker(content, known string) (string, string) {
 	return content[:loc[0]] + content[loc[1]:], content[loc[0]:loc[1]]
 }
 
-// markerTarget infers the cache-bust target from where a marker sits.
+// markerTarget infers the cache-bust target from where a marker sits, for
+// records that do not name it.
 func markerTarget(marker string, role string) cachebust.Target {
 	prefix := strings.HasSuffix(marker, "\n\n") || !strings.HasPrefix(marker, "\n\n")
 	switch {
@@ -199,7 +203,10 @@ func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counte
 		}
 		if marker != "" {
 			markerTokens = tok.Count(marker)
-			target = markerTarget(marker, msgRoles[i])
+			target = meta.cacheBust // send records say; AIPerf's do not
+			if target == "" {
+				target = markerTarget(marker, msgRoles[i])
+			}
 		}
 	}
 	var causes []records.Cause
@@ -243,7 +250,7 @@ func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counte
 }
 
 // explainServer splits server − counted into what servers do differently.
-func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, templated bool, rendered string) *records.Gap {
+func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, templated, startsBOS bool) *records.Gap {
 	gap := &records.Gap{Total: server - counted}
 	if gap.Total == 0 {
 		return gap
@@ -260,7 +267,7 @@ func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, tem
 	if !templated && m.opts.Template != nil && ex.Chat != nil {
 		// Counted bare: the server's template is the first suspect.
 		if text, err := m.render(chatView(ex, "", nil), ex, true); err == nil {
-			rendered = text
+			startsBOS = m.startsWithBOS([]byte(text))
 			add(records.CauseTemplate, tok.Count(text)-counted)
 			templated = true
 		}
@@ -278,7 +285,7 @@ func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, tem
 				}
 			}
 		}
-		if n := tok.NumSpecialTokensToAdd(false); n > 0 && left >= n && startsWithSpecial(m.opts.Template, rendered) {
+		if n := tok.NumSpecialTokensToAdd(false); n > 0 && left >= n && startsBOS {
 			add(records.CauseDoubledBOS, n)
 		}
 	}
@@ -290,12 +297,14 @@ func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, tem
 	return gap
 }
 
-func startsWithSpecial(t *chat.Template, rendered string) bool {
-	if t == nil {
+// startsWithBOS reports whether rendered text begins with the template's
+// bos_token, which a server adding special tokens would then double.
+func (m *Measurer) startsWithBOS(rendered []byte) bool {
+	if m.opts.Template == nil {
 		return false
 	}
-	bos, _ := t.SpecialTokens()["bos_token"].(string)
-	return bos != "" && strings.HasPrefix(rendered, bos)
+	bos, _ := m.opts.Template.SpecialTokens()["bos_token"].(string)
+	return bos != "" && bytes.HasPrefix(rendered, []byte(bos))
 }
 
 func roles(ex *payload.Extracted) []string {

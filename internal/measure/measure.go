@@ -1,7 +1,8 @@
 // Package measure counts the tokens of JSONL records: bare text, chat
-// messages rendered through the model's chat template, and (later) request
-// payloads. Each output record is the input record, members in their
-// original order, with the counts added.
+// messages rendered through the model's chat template, and request
+// payloads (send records, OpenAI bodies, AIPerf exports). Each output
+// record is the input record, members in their original order, with the
+// counts added.
 package measure
 
 import (
@@ -14,6 +15,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
@@ -71,9 +73,9 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	var isl records.ISL
 	switch {
 	case isKind(obj, records.KindRequest):
-		out, isl, err = m.sendRecord(obj)
+		out, isl, err = m.sendRecord(obj, data)
 	case obj.Has("payload"):
-		out, isl, err = m.aiperfRaw(obj)
+		out, isl, err = m.aiperfRaw(obj, data)
 	case obj.Has("data") && !obj.Has("messages"):
 		return m.inputsJSON(obj)
 	case obj.Has("messages") && obj.Has("model"):
@@ -93,6 +95,28 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		return Result{}, classify(err)
 	}
 	return Result{Lines: [][]byte{out}, ISLs: []records.ISL{isl}}, nil
+}
+
+// Line measures one input line: Record, after checking that the line is
+// UTF-8 (a bad line fails as FailBadUTF8).
+func (m *Measurer) Line(line jsonl.Line) (Result, error) {
+	if err := line.CheckUTF8(); err != nil {
+		return Result{}, &BadRecordError{Kind: FailBadUTF8, Err: err}
+	}
+	return m.Record(line.Data)
+}
+
+// FailureKind is the summary's name for why a line failed.
+func FailureKind(err error) string {
+	var bad *BadRecordError
+	switch {
+	case errors.As(err, &bad):
+		return bad.Kind
+	case errors.Is(err, jsonl.ErrLineTooLong):
+		return FailTooLong
+	default:
+		return FailBadRecord
+	}
 }
 
 // Result is what Record made of one input record.

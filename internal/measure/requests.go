@@ -7,6 +7,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
@@ -17,17 +18,29 @@ type requestMeta struct {
 	target, expected, server *int
 	conversationID           string
 	turn                     *int
-	marker                   string // the injected marker text, when known
-	maxTokens                int    // the turn's max_tokens, 0 when unknown
+	marker                   string           // the injected marker text, when known
+	cacheBust                cachebust.Target // the marker's target, when known
+	maxTokens                int              // the turn's max_tokens, 0 when unknown
 }
 
-// withISL measures body and adds the "isl" member to obj.
-func (m *Measurer) withISL(obj jsonobj.Object, body []byte, meta requestMeta) ([]byte, records.ISL, error) {
-	ex, err := payload.Extract(body)
+// withISL measures body (a member of obj, already validated) and adds the
+// "isl" member to the record; data is obj's own text, or nil when obj was
+// built here.
+func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMeta) ([]byte, records.ISL, error) {
+	members, err := jsonobj.Members(body)
+	if err != nil {
+		return nil, records.ISL{}, fmt.Errorf("payload: %w", err)
+	}
+	ex, err := payload.ExtractObject(members)
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
 	isl := m.measureRequest(ex, meta)
+	if _, ok := obj.Get("isl"); !ok && data != nil {
+		// Copy the line once instead of serialising every member again.
+		out, err := jsonobj.AppendMember(data, "isl", isl)
+		return out, isl, err
+	}
 	if obj, err = obj.Set("isl", isl); err != nil {
 		return nil, records.ISL{}, err
 	}
@@ -35,32 +48,34 @@ func (m *Measurer) withISL(obj jsonobj.Object, body []byte, meta requestMeta) ([
 }
 
 // sendRecord measures a records.Request written by send.
-func (m *Measurer) sendRecord(obj jsonobj.Object) ([]byte, records.ISL, error) {
+func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
+	// The request's fields, not its payload: that is measured in place.
 	var rec records.Request
-	if err := json.Unmarshal(obj.Marshal(), &rec); err != nil {
+	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, records.ISL{}, fmt.Errorf("send record: %v", err)
 	}
 	if rec.SchemaVersion != records.SchemaVersion {
-		return nil, records.ISL{}, fmt.Errorf("send record: schema_version %d, this measure reads %d", rec.SchemaVersion, records.SchemaVersion)
+		return nil, records.ISL{}, fmt.Errorf(`send record: field "schema_version": unknown schema version %d (this measure reads version %d)`, rec.SchemaVersion, records.SchemaVersion)
 	}
-	if len(rec.Payload) == 0 {
+	body, _ := obj.Get("payload")
+	if isNull(body) {
 		return nil, records.ISL{}, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
 	}
-	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, maxTokens: rec.MaxTokens}
+	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens}
 	target, turn := rec.TargetISL, rec.Turn
 	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
 	if rec.Result != nil && rec.Result.Usage != nil {
 		p := rec.Result.Usage.PromptTokens
 		meta.server = &p
 	}
-	return m.withISL(obj, rec.Payload, meta)
+	return m.withISL(obj, data, body, meta)
 }
 
 // chatBody measures a bare OpenAI chat-completions body (data is obj's
 // own text, so it is not serialised again).
 func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
 	if _, ok := obj.Get("isl"); ok {
-		return m.withISL(obj, data, requestMeta{})
+		return m.withISL(obj, data, data, requestMeta{})
 	}
 	ex, err := payload.ExtractObject(obj)
 	if err != nil {
@@ -71,10 +86,15 @@ func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.IS
 	return out, isl, err
 }
 
+func isNull(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
 // aiperfRaw measures one record of AIPerf's profile_export_raw.jsonl: the
 // request body is "payload"; the server's count is the last non-empty
 // usage among the raw "responses".
-func (m *Measurer) aiperfRaw(obj jsonobj.Object) ([]byte, records.ISL, error) {
+func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
 	body, _ := obj.Get("payload")
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
 		return nil, records.ISL{}, fmt.Errorf(`field "payload": not a JSON object`)
@@ -95,11 +115,12 @@ func (m *Measurer) aiperfRaw(obj jsonobj.Object) ([]byte, records.ISL, error) {
 	if raw, ok := obj.Get("responses"); ok {
 		meta.server = usageFromResponses(raw)
 	}
-	return m.withISL(obj, body, meta)
+	return m.withISL(obj, data, body, meta)
 }
 
 // usageFromResponses finds usage.prompt_tokens in AIPerf's raw responses:
-// a list of SSE chunks or bodies, as strings or as {"text": ...} objects.
+// a list of SSE chunks or bodies, as strings or as {"text": ...} objects;
+// the last usage that counts anything wins (records.Usage.Counts).
 func usageFromResponses(raw json.RawMessage) *int {
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
@@ -125,12 +146,10 @@ func usageFromResponses(raw json.RawMessage) *int {
 				continue
 			}
 			var chunk struct {
-				Usage *struct {
-					PromptTokens *int `json:"prompt_tokens"`
-				} `json:"usage"`
+				Usage *records.Usage `json:"usage"`
 			}
-			if json.Unmarshal(line, &chunk) == nil && chunk.Usage != nil && chunk.Usage.PromptTokens != nil {
-				found = chunk.Usage.PromptTokens
+			if json.Unmarshal(line, &chunk) == nil && chunk.Usage.Counts() {
+				found = &chunk.Usage.PromptTokens
 			}
 		}
 	}
@@ -161,7 +180,7 @@ func (m *Measurer) inputsJSON(obj jsonobj.Object) (Result, error) {
 			var sid string
 			_ = json.Unmarshal(s.SessionID, &sid)
 			turn := j
-			line, isl, err := m.withISL(rec, body, requestMeta{conversationID: sid, turn: &turn})
+			line, isl, err := m.withISL(rec, nil, body, requestMeta{conversationID: sid, turn: &turn})
 			if err != nil {
 				// The other payloads are still measured; the run fails.
 				errs = append(errs, fmt.Sprintf("data[%d].payloads[%d]: %v", i, j, err))

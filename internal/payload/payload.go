@@ -3,8 +3,9 @@
 // of every message (string content, or the "text" parts of list content),
 // media parts counted and dropped, a chat view of the messages (text parts
 // joined with "", as AIPerf templates them), tool definitions, and the
-// template kwargs a server would pass. send and measure both read payloads
-// through it, so there is one notion of "the text of a request".
+// template kwargs a server would pass. measure reads every payload and
+// message record through it, so there is one notion of "the text of a
+// request".
 package payload
 
 import (

@@ -80,6 +80,13 @@ type Usage struct {
 	CachedTokens     *int `json:"cached_tokens,omitempty"`
 }
 
+// Counts reports whether u counts anything. A stream may carry usage in
+// several chunks: AIPerf, send and measure take the last one that counts,
+// whole.
+func (u *Usage) Counts() bool {
+	return u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0)
+}
+
 // Error kinds of a failed request.
 const (
 	ErrHTTP4xx     = "http_4xx"     // a 4xx status other than 429

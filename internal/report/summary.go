@@ -165,7 +165,7 @@ func (s *Summary) Add(isl records.ISL) {
 }
 
 // AddFailure counts one input line that could not be measured, by kind
-// (e.g. "bad_json", "unknown_shape", "template_error").
+// (e.g. "bad_json", "unknown_shape"; a template error is not a failure).
 func (s *Summary) AddFailure(kind string) {
 	if kind == "" {
 		kind = "unknown"
@@ -175,10 +175,6 @@ func (s *Summary) AddFailure(kind string) {
 
 // MarshalJSON encodes Report().
 func (s *Summary) MarshalJSON() ([]byte, error) { return json.Marshal(s.Report()) }
-
-// JSON returns the value MarshalJSON encodes (a Report), for callers that
-// embed the summary in a larger document.
-func (s *Summary) JSON() any { return s.Report() }
 
 // sub returns a − b, saturated to the int64 range: counts near the limits
 // are nonsense input, but must not wrap into a small wrong error.

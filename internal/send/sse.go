@@ -181,9 +181,10 @@ func (a *accumulator) add(c *chunk, now time.Time) error {
 			a.res.FinishReason = *ch.FinishReason
 		}
 	}
-	// The last non-empty usage wins (AIPerf takes it whole, not merged).
-	if c.Usage != nil && (c.Usage.PromptTokens != 0 || c.Usage.CompletionTokens != 0 || c.Usage.TotalTokens != 0) {
-		a.res.Usage = c.Usage.record()
+	if c.Usage != nil {
+		if u := c.Usage.record(); u.Counts() {
+			a.res.Usage = u
+		}
 	}
 	if output {
 		if a.res.TTFTNs == nil {
