@@ -321,7 +321,7 @@ func AppendMember(data []byte, key string, value any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %w", key, err)
 	}
-	k, _ := json.MarshalWithOption(key, json.DisableHTMLEscape())
+	k := appendKey(nil, key)
 	data = bytes.TrimSpace(data)
 	body := bytes.TrimRight(data[:len(data)-1], " \t\r\n") // without '}'
 	out := make([]byte, 0, len(body)+len(k)+len(raw)+3)
@@ -338,17 +338,33 @@ func AppendMember(data []byte, key string, value any) ([]byte, error) {
 // Marshal writes the object back as JSON, members in order, each value as
 // it was read.
 func (o Object) Marshal() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	n := 2
+	for _, m := range o {
+		n += len(m.Key) + len(m.Value) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
 	for i, m := range o {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		k, _ := json.MarshalWithOption(m.Key, json.DisableHTMLEscape())
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.Value)
+		b = appendKey(b, m.Key)
+		b = append(b, ':')
+		b = append(b, m.Value...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
+}
+
+// appendKey appends key as a JSON string; keys that need no escaping (all
+// of islkit's) are copied as they are.
+func appendKey(b []byte, key string) []byte {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			k, _ := json.MarshalWithOption(key, json.DisableHTMLEscape())
+			return append(b, k...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, '"')
 }

@@ -49,9 +49,16 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 
 // sendRecord measures a records.Request written by send.
 func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
-	// The request's fields, not its payload: that is measured in place.
+	// The request's fields without its payload (measured in place) and its
+	// result (of which only usage matters): those are most of the line.
+	head := make(jsonobj.Object, 0, len(obj))
+	for _, mem := range obj {
+		if mem.Key != "payload" && mem.Key != "result" {
+			head = append(head, mem)
+		}
+	}
 	var rec records.Request
-	if err := json.Unmarshal(data, &rec); err != nil {
+	if err := json.Unmarshal(head.Marshal(), &rec); err != nil {
 		return nil, records.ISL{}, fmt.Errorf("send record: %v", err)
 	}
 	if rec.SchemaVersion != records.SchemaVersion {
@@ -64,9 +71,16 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.
 	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens}
 	target, turn := rec.TargetISL, rec.Turn
 	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
-	if rec.Result != nil && rec.Result.Usage != nil {
-		p := rec.Result.Usage.PromptTokens
-		meta.server = &p
+	if result, ok := obj.Get("result"); ok && !isNull(result) {
+		var r struct {
+			Usage *records.Usage `json:"usage"`
+		}
+		if err := json.Unmarshal(result, &r); err != nil {
+			return nil, records.ISL{}, fmt.Errorf(`send record: field "result": %v`, err)
+		}
+		if r.Usage != nil {
+			meta.server = &r.Usage.PromptTokens
+		}
 	}
 	return m.withISL(obj, data, body, meta)
 }
