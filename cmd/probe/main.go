@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/verify"
@@ -73,18 +75,18 @@ func run(f *flags) int {
 		fmt.Fprintf(os.Stderr, "probe: --cache-bust: %v\n", err)
 		return cli.ExitUsage
 	}
-	var now time.Time
-	if f.Now != "" {
-		if now, err = chat.ParseNow(f.Now); err != nil {
-			fmt.Fprintf(os.Stderr, "probe: --now %s: %v\n", f.Now, err)
-			return cli.ExitUsage
-		}
-	} else if now, err = chat.NowFromEnv(); err != nil {
+	now, err := chat.ResolveNow(f.Now)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "probe: %v\n", err)
 		return cli.ExitUsage
 	}
+	// Resolved once: probe and --verify-url share the parsed tokenizer.
+	src, err := modelsrc.Resolve(f.Tokenizer)
+	if err != nil {
+		return cli.Fail("probe", err)
+	}
 	rec, err := probe.Run(probe.Options{
-		Tokenizer:         f.Tokenizer,
+		Source:            src,
 		ChatTemplate:      f.ChatTemplate,
 		ApplyChatTemplate: f.ApplyChatTemplate,
 		CacheBust:         target,
@@ -95,7 +97,7 @@ func run(f *flags) int {
 	}
 	code := cli.ExitOK
 	if f.VerifyURL != "" {
-		if rec.Verify, err = verifyServer(f, now); err != nil {
+		if rec.Verify, err = verifyServer(f, src, now); err != nil {
 			return cli.Fail("probe", err)
 		}
 		if !rec.Verify.Agree {
@@ -126,14 +128,19 @@ func run(f *flags) int {
 }
 
 // verifyServer asks --verify-url to count the probe conversations.
-func verifyServer(f *flags, now time.Time) (*records.ProbeVerify, error) {
-	model, err := cli.LoadModel(f.Tokenizer, f.ChatTemplate, "", true)
+func verifyServer(f *flags, src *modelsrc.Source, now time.Time) (*records.ProbeVerify, error) {
+	tok, err := src.Tokenizer()
 	if err != nil {
 		return nil, err
 	}
-	tok, _ := model.Source.Tokenizer()
+	tmpl, err := chat.LoadFS(src.FS, f.ChatTemplate)
+	if errors.Is(err, chat.ErrNoTemplate) {
+		tmpl = nil // counted bare, as a server without a template would
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: chat template: %w", src.Name, err)
+	}
 	ctx, stop := cli.Signals()
 	defer stop()
 	return verify.Run(ctx, verify.Options{URL: f.VerifyURL, APIKey: f.APIKey, Model: f.Model,
-		Template: model.Template, Counter: tok, Now: now, Timeout: f.Timeout})
+		Template: tmpl, Counter: tok, Now: now, Timeout: f.Timeout})
 }

@@ -383,6 +383,19 @@ func NowFromEnv() (time.Time, error) {
 	return t, nil
 }
 
+// ResolveNow is the clock templates see: the --now flag when given, else
+// $ISLKIT_NOW, else zero (the real clock).
+func ResolveNow(flag string) (time.Time, error) {
+	if flag == "" {
+		return NowFromEnv()
+	}
+	now, err := ParseNow(flag)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--now %s: %w", flag, err)
+	}
+	return now, nil
+}
+
 // tokenText returns a special token's text: a plain string or the content of
 // an AddedToken object.
 func tokenText(v any) (string, bool) {

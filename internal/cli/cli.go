@@ -89,6 +89,7 @@ type Model struct {
 	Now      time.Time
 }
 
+
 // LoadModel resolves the model flags shared by the tools. With
 // needTemplate false no template work happens at all.
 func LoadModel(tokenizerSpec, chatTemplate, now string, needTemplate bool) (*Model, error) {
@@ -100,11 +101,7 @@ func LoadModel(tokenizerSpec, chatTemplate, now string, needTemplate bool) (*Mod
 		return nil, err
 	}
 	m := &Model{Source: src}
-	if now != "" {
-		if m.Now, err = chat.ParseNow(now); err != nil {
-			return nil, fmt.Errorf("--now %s: %w", now, err)
-		}
-	} else if m.Now, err = chat.NowFromEnv(); err != nil {
+	if m.Now, err = chat.ResolveNow(now); err != nil {
 		return nil, err
 	}
 	if !needTemplate {

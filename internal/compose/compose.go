@@ -44,11 +44,12 @@ type Composer struct {
 	model *Model
 	gen   *textGen
 	comp  budget.Compensation
-	// system is the shared system prompt text (bare count sysBare),
-	// identical for every conversation unless a marker merging with it
-	// forces a per-conversation fix.
-	system  string
-	sysBare int
+	// system is the shared system prompt text (bare count sysBare), cut
+	// from the corpus at sysStart, identical for every conversation unless
+	// a marker merging with it forces a per-conversation fix (searched
+	// from the same place).
+	system            string
+	sysBare, sysStart int
 	// corr0/corrN: how far the first render typically misses for the
 	// first and later turns (found once on a calibration conversation), so
 	// most turns hit their target on the first render.
@@ -113,9 +114,9 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	}
 	ids := c.gen.ids
 	if hasSystem {
-		rng := rand.New(rand.NewPCG(opts.Seed, 0))
+		c.sysStart = rand.New(rand.NewPCG(opts.Seed, 0)).IntN(len(ids))
 		c.sysBare = c.comp.SystemPromptLength(opts.SharedSystemPromptLength)
-		if c.system, err = c.gen.exact(rng.IntN(len(ids)), c.sysBare); err != nil {
+		if c.system, err = c.gen.exact(c.sysStart, c.sysBare); err != nil {
 			return nil, fmt.Errorf("shared system prompt: %w", err)
 		}
 	}
@@ -164,7 +165,7 @@ func (c *Composer) calibrate() error {
 	for k := range cal.Turns {
 		t := &cal.Turns[k]
 		target = c.turnTarget(cal, k, target, c.opts.ISL)
-		t.TargetISL, t.MaxTokens = c.opts.ISL, c.opts.OSL
+		t.MaxTokens = c.opts.OSL
 		text, err := c.gen.exact(rng.IntN(len(c.gen.ids)), c.comp.TurnBudget(c.opts.ISL, k == 0))
 		if err != nil {
 			return err
@@ -243,11 +244,10 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 	if got == want || c.sysBare == 1 && got > want {
 		return nil // exact, or the marker alone is already too long
 	}
-	rng := rand.New(rand.NewPCG(c.opts.Seed, 0))
 	eval := func(text string) (attempt, error) {
 		return attempt{text: text, wire: count(text)}, nil
 	}
-	a, out, err := c.search(rng.IntN(len(c.gen.ids)), c.sysBare-(got-want), want, eval)
+	a, out, err := c.search(c.sysStart, c.sysBare-(got-want), want, eval)
 	if err != nil {
 		return fmt.Errorf("system prompt: %w", err)
 	}
@@ -348,7 +348,7 @@ const (
 // steps where the count jumps, then single-token pads on the closest text
 // below the target, then other corpus windows. Every path is bounded.
 func (c *Composer) search(start, guess, target int, eval func(text string) (attempt, error)) (attempt, outcome, error) {
-	var below *attempt
+	var below, padded *attempt // padded: the below last padded (padding it again changes nothing)
 	for try := 0; try < 4; try++ {
 		s := start + try*(len(c.gen.ids)/5+1)
 		tried := map[int]bool{}
@@ -383,7 +383,7 @@ func (c *Composer) search(start, guess, target int, eval func(text string) (atte
 			}
 			b = nb
 		}
-		if below != nil {
+		if below != nil && below != padded {
 			a, err := c.pad(eval, *below, target)
 			if err != nil {
 				return attempt{}, stuck, err
@@ -391,7 +391,7 @@ func (c *Composer) search(start, guess, target int, eval func(text string) (atte
 			if a.wire == target {
 				return a, exact, nil
 			}
-			below = &a
+			below, padded = &a, &a
 		}
 	}
 	if below == nil {

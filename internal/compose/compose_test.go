@@ -62,14 +62,7 @@ func TestRoutingCellsAverageMode(t *testing.T) {
 			}
 			o := opts(100)
 			o.SharedSystemPromptLength = system
-			c, err := New(p, m, "", o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			conv, err := c.Conversation(0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			conv := firstConversation(t, p, m, o)
 			onFirst := target == cachebust.FirstTurnPrefix || target == cachebust.FirstTurnSuffix || target.IsSystem() && system == 0
 			onSystem := target.IsSystem() && system > 0
 			wantFirst := 91
@@ -104,7 +97,14 @@ func TestRoutingCellsAverageMode(t *testing.T) {
 					t.Errorf("%s: system prompt requested %d bare %d (counts %d), want 200 and %d", name, sp.RequestedTokens, sp.BareTokens, m.Tokenizer.Count(sp.Text), want)
 				}
 			}
-			wantLanding := cachebust.Route(target, system > 0)
+			// AIPerf's routing cells, written out rather than asked of Route.
+			var wantLanding cachebust.Landing
+			switch {
+			case onSystem:
+				wantLanding = cachebust.Landing{Slot: cachebust.SharedSystemPrompt, Prefix: target.IsPrefix()}
+			case onFirst:
+				wantLanding = cachebust.Landing{Slot: cachebust.FirstUserTurn, Prefix: target.IsPrefix()}
+			}
 			if conv.Landing != wantLanding || conv.CacheBust != target {
 				t.Errorf("%s: landing %v, want %v", name, conv.Landing, wantLanding)
 			}
@@ -114,12 +114,7 @@ func TestRoutingCellsAverageMode(t *testing.T) {
 
 func TestFloorsAtOne(t *testing.T) {
 	p, m := fakeProbe(t, cachebust.FirstTurnPrefix, 4, 5, 10)
-	c, err := New(p, m, "", opts(5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv, _ := c.Conversation(0)
-	t0 := conv.Turns[0]
+	t0 := firstConversation(t, p, m, opts(5)).Turns[0]
 	if t0.BareTokens != 1 || t0.Unreachable == nil || t0.Unreachable.Short != 15 || t0.Unreachable.MinISL != 20 {
 		t.Errorf("ISL 5 − 19: bare %d, unreachable %+v; want 1 and short 15 (min 20)", t0.BareTokens, t0.Unreachable)
 	}
@@ -127,21 +122,29 @@ func TestFloorsAtOne(t *testing.T) {
 	p, m = fakeProbe(t, cachebust.SystemPrefix, 4, 5, 20)
 	o := opts(100)
 	o.SharedSystemPromptLength = 5
-	c, err = New(p, m, "", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv, _ = c.Conversation(0)
-	if sp := conv.SystemPrompt; sp.BareTokens != 1 || sp.RequestedTokens != 5 {
+	if sp := firstConversation(t, p, m, o).SystemPrompt; sp.BareTokens != 1 || sp.RequestedTokens != 5 {
 		t.Errorf("system 5 − 20: %+v, want bare 1, requested 5", sp)
 	}
 	// No compensation at all passes the ISL through.
 	p, m = fakeProbe(t, cachebust.None, 0, 0, 0)
-	c, _ = New(p, m, "", opts(100))
-	conv, _ = c.Conversation(0)
+	conv := firstConversation(t, p, m, opts(100))
 	if conv.Turns[0].BareTokens != 100 || conv.Turns[1].BareTokens != 100 {
 		t.Errorf("no compensation: %d / %d, want 100 / 100", conv.Turns[0].BareTokens, conv.Turns[1].BareTokens)
 	}
+}
+
+// firstConversation composes conversation 0, failing the test on errors.
+func firstConversation(t *testing.T, p *records.Probe, m *Model, o Options) *records.Conversation {
+	t.Helper()
+	c, err := New(p, m, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := c.Conversation(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conv
 }
 
 func TestValidate(t *testing.T) {
@@ -287,14 +290,7 @@ func TestMistralRefusesSystemPrompt(t *testing.T) {
 	}
 	// Without a system prompt, system_prefix falls back to the first turn.
 	o.SharedSystemPromptLength = 0
-	c, err := New(p, m, "", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv, err := c.Conversation(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conv := firstConversation(t, p, m, o)
 	if conv.Landing.String() != "first_user_turn/prefix" || *conv.Turns[0].WireISL != 100 {
 		t.Errorf("landing %v wire %d", conv.Landing, *conv.Turns[0].WireISL)
 	}

@@ -34,8 +34,8 @@ func ReadProbe(r io.Reader, name string) (*records.Probe, error) {
 	if err := records.Decode(line, records.KindProbe, &p); err != nil {
 		return nil, err
 	}
-	if err := CheckProbe(&p); err != nil {
-		return nil, line.Errorf("%v", err)
+	if err := checkProbe(line, &p); err != nil {
+		return nil, err
 	}
 	if _, err := jr.Next(); !errors.Is(err, io.EOF) {
 		if err != nil {
@@ -46,31 +46,28 @@ func ReadProbe(r io.Reader, name string) (*records.Probe, error) {
 	return &p, nil
 }
 
-// CheckProbe checks a decoded probe record's values.
-func CheckProbe(p *records.Probe) error {
+// checkProbe checks the values of the probe record decoded from line
+// (records.Decode has checked its kind and schema version).
+func checkProbe(line jsonl.Line, p *records.Probe) error {
 	switch {
-	case p.Kind != records.KindProbe:
-		return fmt.Errorf("field \"kind\": got %q, want %q", p.Kind, records.KindProbe)
-	case p.SchemaVersion != records.SchemaVersion:
-		return fmt.Errorf("field \"schema_version\": unknown schema version %d", p.SchemaVersion)
 	case !hexSHA256.MatchString(p.Tokenizer.SHA256):
-		return fmt.Errorf("field \"tokenizer.sha256\": %q is not a hex SHA-256", p.Tokenizer.SHA256)
+		return line.FieldErrorf("tokenizer.sha256", "%q is not a hex SHA-256", p.Tokenizer.SHA256)
 	case p.ChatTemplate.SHA256 != "" && !hexSHA256.MatchString(p.ChatTemplate.SHA256):
-		return fmt.Errorf("field \"chat_template.sha256\": %q is not a hex SHA-256", p.ChatTemplate.SHA256)
+		return line.FieldErrorf("chat_template.sha256", "%q is not a hex SHA-256", p.ChatTemplate.SHA256)
 	case !p.CacheBust.Valid():
-		return fmt.Errorf("field \"cache_bust\": invalid target %q", p.CacheBust)
+		return line.FieldErrorf("cache_bust", "invalid target %q", p.CacheBust)
 	case p.MarkerTokens < 0:
-		return fmt.Errorf("field \"marker_tokens\": negative (%d)", p.MarkerTokens)
+		return line.FieldErrorf("marker_tokens", "negative (%d)", p.MarkerTokens)
 	case p.CacheBust == cachebust.None && p.MarkerTokens != 0:
-		return fmt.Errorf("field \"marker_tokens\": %d for target none", p.MarkerTokens)
+		return line.FieldErrorf("marker_tokens", "%d for target none", p.MarkerTokens)
 	case p.Overhead.Fixed < 0 || p.Overhead.Wrap < 0:
-		return fmt.Errorf("field \"template_overhead\": negative overhead (fixed %d, wrap %d)", p.Overhead.Fixed, p.Overhead.Wrap)
+		return line.FieldErrorf("template_overhead", "negative overhead (fixed %d, wrap %d)", p.Overhead.Fixed, p.Overhead.Wrap)
 	case !p.ChatTemplate.Applied && (p.Overhead.Fixed != 0 || p.Overhead.Wrap != 0):
-		return fmt.Errorf("field \"template_overhead\": non-zero although the chat template was not applied")
+		return line.FieldErrorf("template_overhead", "non-zero although the chat template was not applied")
 	}
 	if p.Now != "" {
 		if _, err := chat.ParseNow(p.Now); err != nil {
-			return fmt.Errorf("field \"now\": %v", err)
+			return line.FieldErrorf("now", "%v", err)
 		}
 	}
 	return nil
@@ -110,18 +107,14 @@ func LoadModel(p *records.Probe, tokenizerSpec, chatTemplate, now string) (*Mode
 			p.Tokenizer.Source, p.Tokenizer.SHA256, src.Name, sum)
 	}
 	m := &Model{Source: src, Tokenizer: tok}
-	switch {
-	case now != "":
-		if m.Now, err = chat.ParseNow(now); err != nil {
-			return nil, &UsageError{fmt.Errorf("--now %s: %w", now, err)}
+	if m.Now, err = chat.ResolveNow(now); err != nil {
+		if now != "" {
+			err = &UsageError{err}
 		}
-	default:
-		if m.Now, err = chat.NowFromEnv(); err != nil {
-			return nil, err
-		}
-		if m.Now.IsZero() && p.Now != "" {
-			m.Now, _ = chat.ParseNow(p.Now) // checked by CheckProbe
-		}
+		return nil, err
+	}
+	if m.Now.IsZero() && p.Now != "" {
+		m.Now, _ = chat.ParseNow(p.Now) // checked by checkProbe
 	}
 	if !p.ChatTemplate.Applied {
 		return m, nil

@@ -20,7 +20,8 @@ import (
 
 // Options are probe's flags.
 type Options struct {
-	Tokenizer         string // --tokenizer; "" = embedded default
+	Tokenizer         string           // --tokenizer; "" = embedded default
+	Source            *modelsrc.Source // the model already resolved; nil resolves Tokenizer
 	ChatTemplate      string // --chat-template FILE; "" = the model's own
 	ApplyChatTemplate bool
 	CacheBust         cachebust.Target
@@ -90,9 +91,12 @@ func Run(opts Options) (*records.Probe, error) {
 	if !opts.CacheBust.Valid() {
 		return nil, fmt.Errorf("invalid cache-bust target %q", opts.CacheBust)
 	}
-	src, err := modelsrc.Resolve(opts.Tokenizer)
-	if err != nil {
-		return nil, err
+	src := opts.Source
+	if src == nil {
+		var err error
+		if src, err = modelsrc.Resolve(opts.Tokenizer); err != nil {
+			return nil, err
+		}
 	}
 	tok, err := src.Tokenizer()
 	if err != nil {
