@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"time"
+	"syscall"
 
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testserver"
@@ -44,10 +44,9 @@ func main() {
 	}
 	fmt.Fprintln(os.Stderr, "islkit-testserver: listening on", s.URL())
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	<-ch
 	s.Close()
-	time.Sleep(10 * time.Millisecond)
 	fmt.Fprintf(os.Stderr, "islkit-testserver: %d requests, faults %v\n", s.Requests(), s.Faults())
 }
 

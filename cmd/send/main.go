@@ -19,11 +19,12 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/send"
 )
 
-type cli struct {
+type flags struct {
 	Input string `arg:"" optional:"" default:"-" help:"Conversations JSONL (compose's output); - for stdin."`
 
 	DryRun bool   `help:"Write the request payloads instead of sending them."`
@@ -57,18 +58,18 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 type usageError struct{ error }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c cli
+	var c flags
 	exit := -1
 	parser, err := kong.New(&c, kong.Name("send"),
 		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run)."),
 		kong.Writers(stdout, stderr), kong.Exit(func(code int) { exit = code }))
 	if err != nil {
 		fmt.Fprintln(stderr, "send:", err)
-		return 2
+		return cli.ExitUsage
 	}
 	if _, err := parser.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "send: %v (see send --help)\n", err)
-		return 2
+		return cli.ExitUsage
 	}
 	if exit >= 0 { // --help
 		return exit
@@ -80,31 +81,31 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "send:", err)
 		var ue usageError
 		if errors.As(err, &ue) {
-			return 2
+			return cli.ExitUsage
 		}
-		if code == 0 {
-			code = 1
+		if code == cli.ExitOK {
+			code = cli.ExitFailed
 		}
 	}
-	if in, ok := jsonl.InterruptedBy(ctx); ok && code == 0 {
+	if in, ok := jsonl.InterruptedBy(ctx); ok && code == cli.ExitOK {
 		return in.ExitCode()
 	}
 	return code
 }
 
-func (c *cli) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	shard, err := send.ParseShard(c.Shard)
 	if err != nil {
-		return 2, usageError{err}
+		return cli.ExitUsage, usageError{err}
 	}
 	if !c.DryRun && c.URL == "" {
-		return 2, usageError{errors.New("give --url to send, or --dry-run to write the payloads")}
+		return cli.ExitUsage, usageError{errors.New("give --url to send, or --dry-run to write the payloads")}
 	}
 	if c.DryRun && c.URL != "" {
-		return 2, usageError{errors.New("--dry-run sends nothing: drop --url")}
+		return cli.ExitUsage, usageError{errors.New("--dry-run sends nothing: drop --url")}
 	}
 	if c.Format != send.FormatJSONL && !c.DryRun {
-		return 2, usageError{errors.New("--format applies to --dry-run only")}
+		return cli.ExitUsage, usageError{errors.New("--format applies to --dry-run only")}
 	}
 	var once sync.Once
 	warn := func(err error) {
@@ -113,21 +114,21 @@ func (c *cli) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	b, err := send.NewBuilder(send.PayloadOptions{Model: c.Model, MaxTokensField: c.MaxTokensField,
 		Stream: c.Stream, ExtraBody: c.ExtraBody}, warn)
 	if err != nil {
-		return 2, usageError{err}
+		return cli.ExitUsage, usageError{err}
 	}
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload}
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
-			return 2, usageError{err}
+			return cli.ExitUsage, usageError{err}
 		}
 	}
 	in, name := stdin, "<stdin>"
 	if c.Input != "-" {
 		f, err := os.Open(c.Input)
 		if err != nil {
-			return 1, err
+			return cli.ExitFailed, err
 		}
 		defer f.Close()
 		in, name = f, c.Input
@@ -135,16 +136,14 @@ func (c *cli) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	// Read everything first: a bad line stops the run before any request.
 	convs, err := send.ReadConversations(in, name)
 	if err != nil {
-		return 1, err
+		return cli.ExitFailed, err
 	}
-	for i := range convs {
-		if b.Model(&convs[i]) == "" {
-			return 2, usageError{fmt.Errorf("%s: conversation %s has no model: pass --model", name, convs[i].ID)}
-		}
+	if err := b.CheckModels(convs); err != nil {
+		return cli.ExitUsage, usageError{fmt.Errorf("%s: %w", name, err)}
 	}
 	if c.DryRun {
 		_, err := send.DryRun(stdout, convs, b, shard, c.Format)
-		return 0, err
+		return cli.ExitOK, err
 	}
 	if len(c.Header) > 0 {
 		opts.Header = http.Header{}
@@ -157,13 +156,13 @@ func (c *cli) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	}
 	sum, err := send.Run(ctx, stdout, convs, b, opts)
 	if err != nil {
-		return 1, err
+		return cli.ExitFailed, err
 	}
 	if sum.Failed > 0 {
 		fmt.Fprintf(stderr, "send: %d of %d requests failed %v\n", sum.Failed, sum.Requests, sum.ByKind)
-		return 1, nil
+		return cli.ExitFailed, nil
 	}
-	return 0, nil
+	return cli.ExitOK, nil
 }
 
 func isTerminal(w io.Writer) bool {

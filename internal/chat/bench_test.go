@@ -23,9 +23,9 @@ func BenchmarkRender(b *testing.B) {
 				b.Fatal(err)
 			}
 			var in RenderInput
-			for _, c := range testutil.ReadJSONL[wireCase](b, filepath.Join(shared, "golden", "wire", model+".jsonl")) {
+			for _, c := range testutil.ReadJSONL[testutil.WireCase](b, filepath.Join(shared, "golden", "wire", model+".jsonl")) {
 				if c.Case == benchCase {
-					in = RenderInput{Messages: c.Messages, Tools: c.Tools, AddGenerationPrompt: true, FlattenContent: true, Now: wireNow}
+					in = RenderInput{Messages: c.Messages, Tools: c.Tools, AddGenerationPrompt: true, FlattenContent: true, Now: testutil.WireNow}
 				}
 			}
 			if in.Messages == nil {

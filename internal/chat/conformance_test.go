@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/testutil"
@@ -122,15 +121,6 @@ func TestGoldenTemplates(t *testing.T) {
 	t.Logf("golden templates: %d/%d cases, %d/%d templates fully identical", pass, len(cases), nt, len(templatesOK))
 }
 
-type wireCase struct {
-	Case                string          `json:"case"`
-	Messages            json.RawMessage `json:"messages"`
-	Tools               json.RawMessage `json:"tools"`
-	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
-	Text                string          `json:"text"`
-	Tokens              int             `json:"tokens"`
-}
-
 func TestGoldenWire(t *testing.T) {
 	shared := testutil.SharedDir(t)
 	models, err := filepath.Glob(filepath.Join(shared, "golden", "wire", "*.jsonl"))
@@ -145,13 +135,10 @@ func TestGoldenWire(t *testing.T) {
 			t.Errorf("%s: %v", model, err)
 			continue
 		}
-		for _, c := range testutil.ReadJSONL[wireCase](t, path) {
+		for _, c := range testutil.ReadJSONL[testutil.WireCase](t, path) {
 			total++
-			in := RenderInput{Messages: c.Messages, AddGenerationPrompt: true, FlattenContent: true, Now: wireNow}
-			if c.AddGenerationPrompt != nil {
-				in.AddGenerationPrompt = *c.AddGenerationPrompt
-			}
-			if len(c.Tools) > 0 && string(c.Tools) != "null" {
+			in := RenderInput{Messages: c.Messages, AddGenerationPrompt: c.Generation(), FlattenContent: true, Now: testutil.WireNow}
+			if c.HasTools() {
 				in.Tools = c.Tools
 			}
 			got, err := tmpl.Render(in)
@@ -198,8 +185,6 @@ func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-// wireNow is REF_NOW of the wire golden files.
-var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)
 
 // typedMessages converts messages to []Message when each one has exactly
 // the keys role, content (a string) and optionally tool_calls, in that

@@ -14,12 +14,10 @@ import (
 
 var wireModels = []string{"llama3", "llama3_1", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
 
-// wireNow is the clock the golden wire files were rendered with.
-var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)
 
 func sharedMeasurer(t *testing.T, model string, opts Options) *Measurer {
 	t.Helper()
-	return loadMeasurer(t, filepath.Join(testutil.SharedDir(t), "models", model), wireNow, opts)
+	return loadMeasurer(t, filepath.Join(testutil.SharedDir(t), "models", model), testutil.WireNow, opts)
 }
 
 // loadMeasurer loads a model as the measure command does (spec "" is the

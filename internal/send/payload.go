@@ -116,6 +116,17 @@ func parseObject(data []byte) ([]field, error) {
 	return out, nil
 }
 
+// CheckModels refuses conversations whose bodies would carry no model
+// (compose ran without --model and send without --model).
+func (b *Builder) CheckModels(convs []records.Conversation) error {
+	for i := range convs {
+		if b.Model(&convs[i]) == "" {
+			return fmt.Errorf("conversation %s has no model: pass --model", convs[i].ID)
+		}
+	}
+	return nil
+}
+
 // Model is the model name the body of c carries.
 func (b *Builder) Model(c *records.Conversation) string {
 	if b.opts.Model != "" {

@@ -22,7 +22,9 @@ var errTruncated = errors.New("stream ended before data: [DONE]")
 
 // sseReader splits a text/event-stream into the data of each event
 // (WHATWG rules: "data:" lines joined by "\n", an optional space after the
-// colon, comments and other fields ignored, a blank line ends the event).
+// colon, comments and other fields ignored, a blank line ends the event),
+// except that a lone "\r" does not end a line: no OpenAI-compatible server
+// sends one, and a "\r" inside JSON text is escaped anyway.
 type sseReader struct {
 	br   *bufio.Reader
 	data []byte
@@ -75,7 +77,7 @@ func (s *sseReader) Next() ([]byte, error) {
 	}
 }
 
-// readLine returns one line without its ending (\n, \r\n or \r\n). The
+// readLine returns one line without its ending (\n or \r\n). The
 // returned error is io.EOF (with any partial line) at end of input.
 func (s *sseReader) readLine() ([]byte, error) {
 	s.line = s.line[:0]

@@ -31,7 +31,7 @@ const (
 	Fault500      = "500"      // HTTP 500 with an OpenAI error body
 	Fault429      = "429"      // HTTP 429
 	FaultReset    = "reset"    // TCP reset before any response byte
-	FaultStall    = "stall"    // headers and one chunk, then silence until the client gives up
+	FaultStall    = "stall"    // silence until the client gives up (streams send headers and one chunk first)
 	FaultTruncate = "truncate" // the response stops mid-stream, no [DONE]
 )
 
@@ -231,7 +231,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	fault := s.pickFault(r.Header.Get(FaultHeader))
+	forced := r.Header.Get(FaultHeader)
+	if forced != "" && !validFault(forced) {
+		// A mistyped fault in a test must not pass as "no fault".
+		apiErr(w, http.StatusBadRequest, fmt.Sprintf("%s: unknown fault %q (have %v)", FaultHeader, forced, FaultKinds()))
+		return
+	}
+	fault := s.pickFault(forced)
 	if fault != "" {
 		s.countFault(fault)
 	}
@@ -299,12 +305,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(data)
 }
 
+// pickFault returns the fault for a request: the forced one (valid), else
+// one drawn at FaultRate.
 func (s *Server) pickFault(forced string) string {
 	if forced != "" {
-		if validFault(forced) {
-			return forced
-		}
-		return ""
+		return forced
 	}
 	if s.cfg.FaultRate <= 0 {
 		return ""

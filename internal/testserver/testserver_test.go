@@ -6,24 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testutil"
 )
-
-type wireCase struct {
-	Case                string          `json:"case"`
-	Messages            json.RawMessage `json:"messages"`
-	Tools               json.RawMessage `json:"tools"`
-	AddGenerationPrompt bool            `json:"add_generation_prompt"`
-	Tokens              int             `json:"tokens"`
-}
-
-// wireNow is the strftime_now the wire golden files were rendered with.
-var wireNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.Local)
 
 // TestGoldenWire checks prompt accounting against the real transformers +
 // tokenizers counts, directly and over HTTP (where add_generation_prompt is
@@ -41,10 +29,10 @@ func TestGoldenWire(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := StartTest(t, Config{Model: src, Now: wireNow})
-		for _, c := range testutil.ReadJSONL[wireCase](t, path) {
+		s := StartTest(t, Config{Model: src, Now: testutil.WireNow})
+		for _, c := range testutil.ReadJSONL[testutil.WireCase](t, path) {
 			total++
-			got, err := s.CountPrompt(c.Messages, c.Tools, nil, c.AddGenerationPrompt)
+			got, err := s.CountPrompt(c.Messages, c.Tools, nil, c.Generation())
 			if err != nil {
 				t.Errorf("%s/%s: %v", model, c.Case, err)
 				continue
@@ -52,11 +40,11 @@ func TestGoldenWire(t *testing.T) {
 			if got != c.Tokens {
 				t.Errorf("%s/%s: CountPrompt = %d, golden %d", model, c.Case, got, c.Tokens)
 			}
-			if !c.AddGenerationPrompt {
+			if !c.Generation() {
 				continue
 			}
 			body := `{"model":"m","messages":` + string(c.Messages) + `,"max_tokens":1`
-			if len(c.Tools) > 0 && string(c.Tools) != "null" {
+			if c.HasTools() {
 				body += `,"tools":` + string(c.Tools)
 			}
 			body += "}"
@@ -158,7 +146,7 @@ func TestFaultHeader(t *testing.T) {
 	for _, c := range []struct {
 		fault  string
 		status int
-	}{{Fault500, 500}, {Fault429, 429}} {
+	}{{Fault500, 500}, {Fault429, 429}, {"50O", 400}} { // a typo is refused, not ignored
 		resp := postJSON(t, s.URL(), `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{FaultHeader: c.fault}, nil)
 		if resp.StatusCode != c.status {
 			t.Errorf("%s: status %d", c.fault, resp.StatusCode)
@@ -169,7 +157,7 @@ func TestFaultHeader(t *testing.T) {
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Error("reset: request succeeded")
 	}
-	if got := s.Faults(); got[Fault500] != 1 || got[Fault429] != 1 || got[FaultReset] != 1 || s.Requests() != 3 {
+	if got := s.Faults(); len(got) != 3 || got[Fault500] != 1 || got[Fault429] != 1 || got[FaultReset] != 1 || s.Requests() != 4 {
 		t.Errorf("faults %v, requests %d", got, s.Requests())
 	}
 }
