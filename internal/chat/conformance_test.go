@@ -185,7 +185,6 @@ func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-
 // typedMessages converts messages to []Message when each one has exactly
 // the keys role, content (a string) and optionally tool_calls, in that
 // order, as Message renders them.

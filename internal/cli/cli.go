@@ -89,7 +89,6 @@ type Model struct {
 	Now      time.Time
 }
 
-
 // LoadModel resolves the model flags shared by the tools. With
 // needTemplate false no template work happens at all.
 func LoadModel(tokenizerSpec, chatTemplate, now string, needTemplate bool) (*Model, error) {

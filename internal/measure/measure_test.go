@@ -14,7 +14,6 @@ import (
 
 var wireModels = []string{"llama3", "llama3_1", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
 
-
 func sharedMeasurer(t *testing.T, model string, opts Options) *Measurer {
 	t.Helper()
 	return loadMeasurer(t, filepath.Join(testutil.SharedDir(t), "models", model), testutil.WireNow, opts)

@@ -22,7 +22,7 @@ import (
 type Options struct {
 	Tokenizer         string           // --tokenizer; "" = embedded default
 	Source            *modelsrc.Source // the model already resolved; nil resolves Tokenizer
-	ChatTemplate      string // --chat-template FILE; "" = the model's own
+	ChatTemplate      string           // --chat-template FILE; "" = the model's own
 	ApplyChatTemplate bool
 	CacheBust         cachebust.Target
 	Now               time.Time // pinned strftime_now; zero = the clock
