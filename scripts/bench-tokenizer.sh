@@ -17,9 +17,7 @@ ISLKIT_SHARED=$(cd "$SHARED" && pwd) $GO test ./internal/tokenizer/ -run '^$' \
 
 rust=0
 if command -v node >/dev/null && command -v npm >/dev/null; then
-  if [ ! -d "$ORACLE/node_modules/@anush008/tokenizers" ]; then
-    npm install --no-package-lock --no-audit --no-fund --prefix "$ORACLE" @anush008/tokenizers@0.6.0 >&2
-  fi
+  make --no-print-directory oracle ORACLE="$ORACLE" >&2 # the Makefile's one install line
   echo "Rust: HuggingFace tokenizers 0.22 via Node (one thread)…" >&2
   NODE_PATH="$ORACLE/node_modules" node scripts/bench-tokenizer-rust.cjs "$SHARED" $MODELS >"$out/rust.txt"
   rust=1

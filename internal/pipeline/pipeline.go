@@ -59,6 +59,9 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 	defer cancel()
 	jobs := make(chan job, workers*4)
 	results := make(chan result, workers*4)
+	// window bounds the lines between the reader and the in-order writer:
+	// one slow line holds back at most this many finished ones in memory.
+	window := make(chan struct{}, workers*16)
 	var readErr error
 	go func() {
 		defer close(jobs)
@@ -76,6 +79,11 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 				return
 			}
 			line.Data = append([]byte(nil), line.Data...) // Next reuses its buffer
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			select {
 			case jobs <- job{seq, line, lineErr}:
 			case <-ctx.Done():
@@ -120,6 +128,7 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 				break
 			}
 			delete(pending, next)
+			<-window
 			next++
 			st.Lines++
 			if cur.err != nil {

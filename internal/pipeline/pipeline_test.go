@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,5 +83,35 @@ func TestMapStopsOnWriteError(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Map did not stop after the writer failed")
+	}
+}
+
+// TestMapBoundsHeldLines: while the first line is slow, only a bounded
+// number of later lines is read and held, not the whole input.
+func TestMapBoundsHeldLines(t *testing.T) {
+	const workers, lines = 2, 20000
+	in := strings.Repeat("x\n", lines)
+	release := make(chan struct{})
+	var started atomic.Int64
+	done := make(chan Stats)
+	go func() {
+		st, _ := Map(context.Background(), jsonl.NewReader(strings.NewReader(in), "in"), jsonl.NewWriter(io.Discard), workers,
+			func(line jsonl.Line) (Output, error) {
+				if line.Num == 1 {
+					<-release
+				} else {
+					started.Add(1)
+				}
+				return Output{Lines: [][]byte{line.Data}}, nil
+			}, func(error, Output) {}, nil)
+		done <- st
+	}()
+	time.Sleep(200 * time.Millisecond) // unbounded, it would read them all by now
+	if n := started.Load(); n >= workers*16 {
+		t.Errorf("%d lines processed while the first was held, want fewer than %d", n, workers*16)
+	}
+	close(release)
+	if st := <-done; st.Lines != lines {
+		t.Errorf("%d lines written, want %d", st.Lines, lines)
 	}
 }

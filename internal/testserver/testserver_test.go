@@ -66,7 +66,9 @@ func TestGoldenWire(t *testing.T) {
 	}
 }
 
-func postJSON(t *testing.T, base, body string, header map[string]string, out any) *http.Response {
+// postJSON posts body and returns the response and its body, decoded into
+// out when out is not nil.
+func postJSON(t *testing.T, base, body string, header map[string]string, out any) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(body))
 	for k, v := range header {
@@ -84,7 +86,7 @@ func postJSON(t *testing.T, base, body string, header map[string]string, out any
 			t.Fatalf("%v: %s", err, buf.String())
 		}
 	}
-	return resp
+	return resp, buf.String()
 }
 
 func TestLengthRules(t *testing.T) {
@@ -121,19 +123,11 @@ func TestLengthRules(t *testing.T) {
 
 func TestStreamShape(t *testing.T) {
 	s := StartTest(t, Config{})
-	req, _ := http.NewRequest("POST", s.URL()+"/v1/chat/completions", strings.NewReader(
-		`{"model":"m","messages":[{"role":"user","content":"Hello, how are you?"}],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	buf.ReadFrom(resp.Body)
-	events := strings.Split(strings.TrimSuffix(buf.String(), "\n\n"), "\n\n")
+	_, body := postJSON(t, s.URL(), `{"model":"m","messages":[{"role":"user","content":"Hello, how are you?"}],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`, nil, nil)
+	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
 	// role chunk, 3 tokens, finish chunk, usage chunk, [DONE]
 	if len(events) != 7 || events[6] != "data: [DONE]" {
-		t.Fatalf("got %d events:\n%s", len(events), buf.String())
+		t.Fatalf("got %d events:\n%s", len(events), body)
 	}
 	// Qwen3 golden: "Hello, how are you?" with the generation prompt is 14.
 	if !strings.Contains(events[5], `"usage":{"completion_tokens":3,"prompt_tokens":14,`) {
@@ -147,7 +141,7 @@ func TestFaultHeader(t *testing.T) {
 		fault  string
 		status int
 	}{{Fault500, 500}, {Fault429, 429}, {"50O", 400}} { // a typo is refused, not ignored
-		resp := postJSON(t, s.URL(), `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{FaultHeader: c.fault}, nil)
+		resp, _ := postJSON(t, s.URL(), `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{FaultHeader: c.fault}, nil)
 		if resp.StatusCode != c.status {
 			t.Errorf("%s: status %d", c.fault, resp.StatusCode)
 		}

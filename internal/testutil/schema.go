@@ -13,6 +13,15 @@ import (
 // validator's explanation when it does not conform.
 func ValidateSchema(t testing.TB, name string, doc []byte) {
 	t.Helper()
+	if err := SchemaError(t, name, doc); err != nil {
+		t.Errorf("document does not match %s: %v\n%s", name, err, doc)
+	}
+}
+
+// SchemaError is why doc does not conform to schemas/<name>, nil when it
+// does: for tests that expect a document to be refused.
+func SchemaError(t testing.TB, name string, doc []byte) error {
+	t.Helper()
 	path := filepath.Join(RepoRoot(t), "schemas", name)
 	c := jsonschema.NewCompiler()
 	sch, err := c.Compile(path)
@@ -23,7 +32,5 @@ func ValidateSchema(t testing.TB, name string, doc []byte) {
 	if err != nil {
 		t.Fatalf("document is not JSON: %v", err)
 	}
-	if err := sch.Validate(v); err != nil {
-		t.Errorf("document does not match %s: %v\n%s", name, err, doc)
-	}
+	return sch.Validate(v)
 }
