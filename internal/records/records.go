@@ -13,4 +13,5 @@ const (
 	KindProbe        = "islkit.probe"
 	KindConversation = "islkit.conversation"
 	KindRequest      = "islkit.request"
+	KindSummary      = "islkit.summary" // measure --summary-json
 )

@@ -3,12 +3,14 @@ package report
 import (
 	"math"
 	"sort"
+
+	"github.com/islkit/islkit/internal/records"
 )
 
 // Report is the summary as data: what MarshalJSON writes and
 // schemas/summary.schema.json describes. Field order is the JSON order.
 type Report struct {
-	Kind          string `json:"kind"` // "islkit.summary"
+	Kind          string `json:"kind"` // records.KindSummary
 	SchemaVersion int    `json:"schema_version"`
 	// Requests is the number of records added with Add.
 	Requests uint64 `json:"requests"`
@@ -103,22 +105,22 @@ type CauseStats struct {
 // Report computes the summary of everything added so far.
 func (s *Summary) Report() Report {
 	r := Report{
-		Kind:           "islkit.summary",
-		SchemaVersion:  1,
+		Kind:           records.KindSummary,
+		SchemaVersion:  records.SchemaVersion,
 		Requests:       s.requests,
 		Counted:        Counted{Templated: s.counted["templated"], Bare: s.counted["bare"]},
 		TemplateErrors: s.tmplErr,
 		Failures:       Failures{ByKind: map[string]uint64{}},
 		Media: Media{Requests: s.media.requests, Images: s.media.images,
 			Audios: s.media.audios, Videos: s.media.videos},
-		VsTarget:            errorStats(s.all[0]),
-		VsExpected:          errorStats(s.all[1]),
-		VsServer:            errorStats(s.all[2]),
+		VsTarget:            errorStats(s.all[vsTarget]),
+		VsExpected:          errorStats(s.all[vsExpected]),
+		VsServer:            errorStats(s.all[vsServer]),
 		ByTurn:              []TurnStats{},
 		RequestsWithoutTurn: s.noTurn,
 		Causes: Causes{
-			VsTarget: causeGroup(s.causeRecs[0], s.causes[0]),
-			VsServer: causeGroup(s.causeRecs[1], s.causes[1]),
+			VsTarget: causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
+			VsServer: causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),
 		},
 	}
 	for k, n := range s.failures {
@@ -129,7 +131,7 @@ func (s *Summary) Report() Report {
 		st := s.turns[t]
 		r.ByTurn = append(r.ByTurn, TurnStats{
 			Turn: t, Requests: s.turnReqs[t],
-			VsTarget: errorStats(st[0]), VsExpected: errorStats(st[1]), VsServer: errorStats(st[2]),
+			VsTarget: errorStats(st[vsTarget]), VsExpected: errorStats(st[vsExpected]), VsServer: errorStats(st[vsServer]),
 		})
 	}
 	return r

@@ -16,15 +16,19 @@ import (
 	"github.com/islkit/islkit/internal/records"
 )
 
-// Comparison names, also the keys of the JSON structure.
+// The comparisons, in report order: indexes of stats.
 const (
-	VsTarget   = "vs_target"   // Counted − Target
-	VsExpected = "vs_expected" // Counted − Expected
-	VsServer   = "vs_server"   // Server − Counted
+	vsTarget   = iota // counted − target
+	vsExpected        // counted − expected
+	vsServer          // server − counted
+	comparisons
 )
 
-// comparisons in report order.
-var comparisons = [...]string{VsTarget, VsExpected, VsServer}
+// The gaps split by cause: indexes of Summary.causes.
+const (
+	gapTarget = iota // isl.VsTarget
+	gapServer        // isl.VsServer
+)
 
 // hist counts records per signed integer error.
 type hist map[int64]uint64
@@ -32,7 +36,7 @@ type hist map[int64]uint64
 func (h hist) add(v int64) { h[v]++ }
 
 // stats is one comparison for one group of records.
-type stats [len(comparisons)]hist
+type stats [comparisons]hist
 
 func newStats() *stats {
 	var s stats
@@ -61,7 +65,7 @@ type Summary struct {
 	turns     map[int]*stats
 	noTurn    uint64                  // records without a turn index
 	turnReqs  map[int]uint64          // requests per turn
-	causes    [2]map[string]*causeAcc // [0] VsTarget gaps, [1] VsServer gaps
+	causes    [2]map[string]*causeAcc // by gapTarget, gapServer
 	causeRecs [2]uint64               // records that carried the gap
 }
 
@@ -106,18 +110,18 @@ func (s *Summary) Add(isl records.ISL) {
 		s.media.audios += uint64(max(m.Audios, 0))
 		s.media.videos += uint64(max(m.Videos, 0))
 	}
-	var errs [len(comparisons)]*int64
+	var errs [comparisons]*int64
 	if isl.Target != nil {
 		d := sub(c, *isl.Target)
-		errs[0] = &d
+		errs[vsTarget] = &d
 	}
 	if isl.Expected != nil {
 		d := sub(c, *isl.Expected)
-		errs[1] = &d
+		errs[vsExpected] = &d
 	}
 	if isl.Server != nil {
 		d := sub(*isl.Server, c)
-		errs[2] = &d
+		errs[vsServer] = &d
 	}
 	var ts *stats
 	if isl.TurnIndex != nil {
@@ -139,7 +143,7 @@ func (s *Summary) Add(isl records.ISL) {
 			ts[i].add(*e)
 		}
 	}
-	for i, g := range [2]*records.Gap{isl.VsTarget, isl.VsServer} {
+	for i, g := range [2]*records.Gap{gapTarget: isl.VsTarget, gapServer: isl.VsServer} {
 		if g == nil {
 			continue
 		}
