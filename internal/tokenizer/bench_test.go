@@ -29,25 +29,16 @@ func benchCorpus(b *testing.B) ([]string, int) {
 // BenchmarkEncode encodes the corpus on one goroutine, cache cold per model
 // load but warm across iterations, like a long benchmark run.
 func BenchmarkEncode(b *testing.B) {
-	texts, size := benchCorpus(b)
-	for _, model := range benchModels {
-		b.Run(model, func(b *testing.B) {
-			tk := loadShared(b, model)
-			b.SetBytes(int64(size))
-			b.ResetTimer()
-			tokens := 0
-			for i := 0; i < b.N; i++ {
-				for _, t := range texts {
-					tokens += len(tk.Encode(t))
-				}
-			}
-			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
-		})
-	}
+	benchEachModel(b, func(tk *Tokenizer, t string) int { return len(tk.Encode(t)) })
 }
 
 // BenchmarkCount is the count-only path, one goroutine.
 func BenchmarkCount(b *testing.B) {
+	benchEachModel(b, (*Tokenizer).Count)
+}
+
+// benchEachModel runs count over the corpus for each model, in tokens/s.
+func benchEachModel(b *testing.B, count func(*Tokenizer, string) int) {
 	texts, size := benchCorpus(b)
 	for _, model := range benchModels {
 		b.Run(model, func(b *testing.B) {
@@ -57,7 +48,7 @@ func BenchmarkCount(b *testing.B) {
 			tokens := 0
 			for i := 0; i < b.N; i++ {
 				for _, t := range texts {
-					tokens += tk.Count(t)
+					tokens += count(tk, t)
 				}
 			}
 			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
