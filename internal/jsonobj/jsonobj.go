@@ -60,7 +60,7 @@ func Members(raw []byte) (Object, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	obj := make(Object, 0, 8)
+	obj := make(Object, 0, 16) // room for a send record's members
 	for i := 1; ; {
 		i = skipSpace(raw, i)
 		if i < len(raw) && raw[i] == ',' {

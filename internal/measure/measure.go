@@ -170,8 +170,8 @@ func isKind(obj jsonobj.Object, kind string) bool {
 	if !ok {
 		return false
 	}
-	var k string
-	return json.Unmarshal(raw, &k) == nil && k == kind
+	k, err := jsonobj.String(raw)
+	return err == nil && k == kind
 }
 
 func (m *Measurer) text(obj jsonobj.Object) ([]byte, error) {
