@@ -153,8 +153,13 @@ func spaces(s string, i int, p u.Class) int {
 			return k + 1
 		}
 	}
-	// \s+(?!\S): the whole run at the end of input; otherwise all but the last character, which
-	// leaves that one to precede the next word. A single character falls through to \s+.
+	return backOffLast(s, i, j)
+}
+
+// backOffLast is `\s+(?!\S)|\s+` for the whitespace run s[i:j]: the whole run at the end of
+// input; otherwise all but the last character, which leaves that one to precede the next word. A
+// single character falls through to \s+.
+func backOffLast(s string, i, j int) int {
 	if j == len(s) {
 		return j
 	}
@@ -363,15 +368,7 @@ func scanGPT2(s string, i int) int {
 
 // spacesNoNewline matches `\s+(?!\S)|\s+` at i, where the character at i is whitespace.
 func spacesNoNewline(s string, i int) int {
-	j := runIn(s, i, u.Space)
-	if j == len(s) {
-		return j
-	}
-	_, n := utf8.DecodeLastRuneInString(s[:j])
-	if j-n > i {
-		return j - n
-	}
-	return j
+	return backOffLast(s, i, runIn(s, i, u.Space))
 }
 
 // latin1NotClassWord reports the characters that Oniguruma's \w matches on its own but not inside
