@@ -1,16 +1,15 @@
 # islkit — see README.md. Every target works on a fresh machine with Go and
-# gcc (the race detector needs cgo); `make test` also needs the reference
-# files in $(SHARED). `make bench` compares with references when Node.js and
-# npm (Rust tokenizers) and python3-jinja2 are there; bench-send needs jq.
+# gcc (the race detector needs cgo); the conformance data the tests need is
+# in testdata/conformance. `make bench` compares with references when Node.js
+# and npm (Rust tokenizers) and python3-jinja2 are there; bench-send needs jq.
 
 GO        ?= go
 BIN       ?= bin
 SHARED    ?= ../shared
 TOOLS     := probe compose send measure
 ORACLE    := .bench/oracle
-export ISLKIT_SHARED := $(abspath $(SHARED))
 
-.PHONY: all build test test-short bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle
+.PHONY: all build test test-short conformance-check conformance-pack conformance-regen bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle
 
 all: build
 
@@ -18,13 +17,12 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(TOOLS))
 
-# The full suite, conformance included: every golden file of $(SHARED) must
-# match. ISLKIT_REQUIRE_SHARED makes a missing $(SHARED) a failure, not a
-# skip. The race detector then reruns the suite in -short mode, which skips
-# only the long conformance sweeps (they are single-goroutine loops).
+# The full suite, conformance included (testdata/conformance). The race
+# detector then reruns it in -short mode, which leaves out only the long
+# conformance sweeps (they are single-goroutine loops).
 test:
-	ISLKIT_REQUIRE_SHARED=1 $(GO) test -count=1 ./...
-	ISLKIT_REQUIRE_SHARED=1 $(GO) test -race -short -count=1 ./...
+	$(GO) test -count=1 ./...
+	$(GO) test -race -short -count=1 ./...
 
 test-short:
 	$(GO) test -short -count=1 ./...
@@ -52,11 +50,11 @@ bench: bench-tokenizer bench-chat bench-measure bench-compose bench-send
 
 # Our tokenizer vs the Rust library (Node binding), one core each.
 bench-tokenizer:
-	GO="$(GO)" SHARED=$(SHARED) ORACLE=$(ORACLE) bash scripts/bench-tokenizer.sh
+	GO="$(GO)" ORACLE=$(ORACLE) bash scripts/bench-tokenizer.sh
 
 # Chat template renders/s vs Python Jinja2 with transformers' settings.
 bench-chat:
-	GO="$(GO)" SHARED=$(SHARED) bash scripts/bench-chat.sh
+	GO="$(GO)" bash scripts/bench-chat.sh
 
 # measure's payloads/s at ISL 1k and 8k vs the tokenizer alone on the same
 # texts (vs_tokenizer), and 1 vs 2 workers.
@@ -71,6 +69,18 @@ bench-compose:
 bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
 	bash scripts/bench-send.sh 16 8s
+
+# The conformance data: `conformance-check` reports how $(SHARED) (where new
+# reference material arrives) differs from testdata/conformance;
+# `conformance-pack` stores $(SHARED)'s files there; `conformance-regen`
+# recomputes the golden files of a writable copy DIR with the reference
+# libraries (make conformance-regen DIR=/tmp/ref).
+conformance-check:
+	bash scripts/conformance.sh check $(SHARED)
+conformance-pack:
+	bash scripts/conformance.sh pack $(SHARED)
+conformance-regen:
+	bash scripts/conformance.sh regen $(DIR)
 
 demo: build
 	bash scripts/demo.sh

@@ -187,7 +187,7 @@ func realProbe(t *testing.T, model string, target cachebust.Target) (*records.Pr
 	t.Helper()
 	dir := ""
 	if model != "" {
-		dir = filepath.Join(testutil.SharedDir(t), "models", model)
+		dir = filepath.Join(testutil.RefDir(t), "models", model)
 	}
 	p, err := probe.Run(probe.Options{Tokenizer: dir, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
 	if err != nil {
@@ -297,7 +297,7 @@ func TestMistralRefusesSystemPrompt(t *testing.T) {
 }
 
 func TestLoadModelMismatch(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	p, _ := realProbe(t, "llama3", cachebust.None)
 	_, err := LoadModel(p, filepath.Join(shared, "models", "qwen3"), "", "")
 	if err == nil || !strings.Contains(err.Error(), "tokenizer mismatch") {

@@ -42,7 +42,7 @@ func TestReferenceCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("composes 140 cases on 7 real models")
 	}
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	cases := map[refCase][]refRow{}
 	var order []refCase
 	for _, r := range testutil.ReadJSONL[refRow](t, filepath.Join("testdata", "reference.jsonl")) {

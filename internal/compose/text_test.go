@@ -33,7 +33,7 @@ func genFor(t *testing.T, dir string) *textGen {
 // token length (pieces are encoded on their own, so seams may differ by a
 // token), and exact hits every length, the smallest ones included.
 func TestTextAndExactConverges(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	entries, err := os.ReadDir(filepath.Join(shared, "models"))
 	if err != nil {
 		t.Fatal(err)

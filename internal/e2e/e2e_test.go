@@ -211,7 +211,7 @@ func TestProbeVerifyURL(t *testing.T) {
 	if !rec.Verify.Agree || len(rec.Verify.Requests) != 6 || rec.Verify.Requests[0].Server != 15 {
 		t.Errorf("verify %+v, want 6 agreeing requests, the first 15 tokens", rec.Verify)
 	}
-	llama := filepath.Join(testutil.SharedDir(t), "models", "llama3")
+	llama := filepath.Join(testutil.RefDir(t), "models", "llama3")
 	cmd := exec.Command(filepath.Join(bin, "probe"), "--tokenizer", llama, "--apply-chat-template", "--verify-url", srv.URL())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -16,7 +16,7 @@ var wireModels = []string{"llama3", "llama3_1", "qwen3", "deepseek_v3", "gptoss"
 
 func sharedMeasurer(t *testing.T, model string, opts Options) *Measurer {
 	t.Helper()
-	return loadMeasurer(t, filepath.Join(testutil.SharedDir(t), "models", model), testutil.WireNow, opts)
+	return loadMeasurer(t, filepath.Join(testutil.RefDir(t), "models", model), testutil.WireNow, opts)
 }
 
 // loadMeasurer loads a model as the measure command does (spec "" is the
@@ -35,7 +35,7 @@ func loadMeasurer(t testing.TB, spec string, now time.Time, opts Options) *Measu
 // TestWireGolden measures every line of ../shared/golden/wire as a message
 // record: the rendering must equal "text" and the count "tokens".
 func TestWireGolden(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	total := 0
 	for _, model := range wireModels {
 		m := sharedMeasurer(t, model, Options{ApplyChatTemplate: true, Rendered: true})

@@ -26,7 +26,7 @@ func TestDefaultIsQwen3(t *testing.T) {
 		t.Errorf("embedded model has no tokenizer_config.json: %v", err)
 	}
 	// The embedded files are the shared qwen3 folder's, byte for byte.
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	sum, _ := src.TokenizerSHA256()
 	want, err := Resolve(filepath.Join(shared, "models", "qwen3"))
 	if err != nil {
@@ -52,7 +52,7 @@ func copyFile(t *testing.T, src, dst string) {
 }
 
 func TestResolveFileDirAndHubCache(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	model := filepath.Join(shared, "models", "mistral7b")
 
 	// A file given directly: its folder supplies the other files.

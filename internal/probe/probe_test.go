@@ -153,7 +153,7 @@ var realMarkers = map[string]map[cachebust.Target][]int{
 }
 
 func TestRunRealModels(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	now := time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
 	for _, want := range realOverheads {
 		t.Run(want.model, func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestRunRealModels(t *testing.T) {
 // compile: zeros with the reason, never an error; and without
 // --apply-chat-template no template is even compiled.
 func TestRunWithoutUsableTemplate(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	dir := t.TempDir()
 	tj, err := os.ReadFile(filepath.Join(shared, "models", "llama3", "tokenizer.json"))
 	if err != nil {
@@ -246,7 +246,7 @@ func TestRunWithoutUsableTemplate(t *testing.T) {
 // Mistral v0.1 raises on a system message but not on [user, assistant,
 // user], so the probe itself works there.
 func TestRunMistralRaisesOnlyOnSystem(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	rec, err := Run(Options{Tokenizer: filepath.Join(shared, "models", "mistral7b"), ApplyChatTemplate: true, CacheBust: cachebust.None})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // tokenizers counts, directly and over HTTP (where add_generation_prompt is
 // always true, as in vLLM).
 func TestGoldenWire(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	files, _ := filepath.Glob(filepath.Join(shared, "golden", "wire", "*.jsonl"))
 	if len(files) == 0 {
 		t.Fatal("no golden wire files")

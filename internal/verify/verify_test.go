@@ -60,7 +60,7 @@ func TestAgreesWithAServerOfTheSameModel(t *testing.T) {
 
 func TestFindsAServerWithAnotherModel(t *testing.T) {
 	// The server runs Llama 3; we count with the embedded Qwen3.
-	srv := startServer(t, filepath.Join(testutil.SharedDir(t), "models", "llama3"))
+	srv := startServer(t, filepath.Join(testutil.RefDir(t), "models", "llama3"))
 	res, err := Run(context.Background(), qwen3(t, srv.URL()))
 	if err != nil {
 		t.Fatal(err)

@@ -106,7 +106,7 @@ func spanHash(spans [][2]int) string {
 // goldenTexts reads the texts of the shared golden token file (skips when shared is absent).
 func goldenTexts(t testing.TB) []string {
 	var texts []string
-	for _, rec := range testutil.ReadJSONL[struct{ Text string }](t, filepath.Join(testutil.SharedDir(t), "golden", "tokens", "llama3.jsonl")) {
+	for _, rec := range testutil.ReadJSONL[struct{ Text string }](t, filepath.Join(testutil.RefDir(t), "golden", "tokens", "llama3.jsonl")) {
 		texts = append(texts, rec.Text)
 	}
 	return texts
