@@ -17,6 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 var pinned = time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
@@ -25,10 +26,7 @@ var pinned = time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
 // constants, as AIPerf's tests patch them (§10).
 func fakeProbe(t *testing.T, target cachebust.Target, fixed, wrap, marker int) (*records.Probe, *Model) {
 	t.Helper()
-	src, err := modelsrc.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := testmodel.Source(t, "")
 	tok, err := src.Tokenizer()
 	if err != nil {
 		t.Fatal(err)
@@ -185,15 +183,12 @@ func TestValidate(t *testing.T) {
 
 func realProbe(t *testing.T, model string, target cachebust.Target) (*records.Probe, *Model) {
 	t.Helper()
-	dir := ""
-	if model != "" {
-		dir = filepath.Join(testutil.RefDir(t), "models", model)
-	}
-	p, err := probe.Run(probe.Options{Tokenizer: dir, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
+	src := testmodel.Source(t, model)
+	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := LoadModel(p, "", "", "")
+	m, err := modelFor(p, src, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,18 +292,18 @@ func TestMistralRefusesSystemPrompt(t *testing.T) {
 }
 
 func TestLoadModelMismatch(t *testing.T) {
-	shared := testutil.RefDir(t)
 	p, _ := realProbe(t, "llama3", cachebust.None)
-	_, err := LoadModel(p, filepath.Join(shared, "models", "qwen3"), "", "")
+	llama := testmodel.Source(t, "llama3")
+	_, err := modelFor(p, testmodel.Source(t, ""), "", "")
 	if err == nil || !strings.Contains(err.Error(), "tokenizer mismatch") {
 		t.Errorf("other tokenizer: %v", err)
 	}
-	other := filepath.Join(shared, "models", "llama3_1", "tokenizer_config.json") // not a template: any other file hashes differently
-	_, err = LoadModel(p, "", other, "")
+	other := filepath.Join(testutil.RefModel(t, "llama3_1"), "tokenizer_config.json") // not a template: any other file hashes differently
+	_, err = modelFor(p, llama, other, "")
 	if err == nil || !strings.Contains(err.Error(), "chat template mismatch") {
 		t.Errorf("other template: %v", err)
 	}
-	if _, err := LoadModel(p, "", "", "yesterday"); !IsUsage(err) {
+	if _, err := modelFor(p, llama, "", "yesterday"); !IsUsage(err) {
 		t.Errorf("bad --now: %v", err)
 	}
 }
@@ -317,11 +312,11 @@ func TestLoadModelMismatch(t *testing.T) {
 // messages' texts joined by one space (measure's bare count), marker
 // included; exact mode makes that exact too.
 func TestExactWithoutTemplate(t *testing.T) {
-	p, err := probe.Run(probe.Options{CacheBust: cachebust.FirstTurnPrefix})
+	p, err := probe.Run(probe.Options{Source: testmodel.Source(t, ""), CacheBust: cachebust.FirstTurnPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := LoadModel(p, "", "", "")
+	m, err := LoadModel(p, "", "", "") // LoadModel's own resolving of the probe's model, once
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,11 @@ func LoadModel(p *records.Probe, tokenizerSpec, chatTemplate, now string) (*Mode
 	if err != nil {
 		return nil, err
 	}
+	return modelFor(p, src, chatTemplate, now)
+}
+
+// modelFor is LoadModel for a model already resolved.
+func modelFor(p *records.Probe, src *modelsrc.Source, chatTemplate, now string) (*Model, error) {
 	tok, err := src.Tokenizer()
 	if err != nil {
 		return nil, err

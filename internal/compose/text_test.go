@@ -2,22 +2,16 @@ package compose
 
 import (
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/islkit/islkit/internal/corpus"
-	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
-func genFor(t *testing.T, dir string) *textGen {
+func genFor(t *testing.T, model string) *textGen {
 	t.Helper()
-	src, err := modelsrc.Resolve(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := src.Tokenizer()
+	tok, err := testmodel.Source(t, model).Tokenizer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +27,9 @@ func genFor(t *testing.T, dir string) *textGen {
 // token length (pieces are encoded on their own, so seams may differ by a
 // token), and exact hits every length, the smallest ones included.
 func TestTextAndExactConverges(t *testing.T) {
-	shared := testutil.RefDir(t)
-	entries, err := os.ReadDir(filepath.Join(shared, "models"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		t.Run(e.Name(), func(t *testing.T) {
-			g := genFor(t, filepath.Join(shared, "models", e.Name()))
+	for _, model := range testutil.RefModels(t) {
+		t.Run(model, func(t *testing.T) {
+			g := genFor(t, model)
 			rng := rand.New(rand.NewPCG(7, 7))
 			for i := range 40 {
 				n := 1 + rng.IntN(1500)

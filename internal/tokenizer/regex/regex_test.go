@@ -67,14 +67,23 @@ func TestAdversarial(t *testing.T) {
 	if len(recs) != 20071 {
 		t.Fatalf("%d adversarial strings read, want 20071", len(recs))
 	}
+	// The regexp2 fallback is the slow side; -short checks it on every
+	// tenth string (the scanners still see all of them), the full run on all.
+	fallbackEvery := 1
+	if testing.Short() {
+		fallbackEvery = 10
+	}
 	n, bad := 0, 0
-	for _, rec := range recs {
+	for i, rec := range recs {
 		if len(rec.Spans) != len(ps) {
 			t.Fatalf("%q has spans for %d patterns, want %d", rec.Text, len(rec.Spans), len(ps))
 		}
 		n++
 		for pi, want := range rec.Spans {
 			for name, m := range ms[pi] {
+				if name == "fallback" && i%fallbackEvery != 0 {
+					continue
+				}
 				if got := m.FindAll(rec.Text, nil); !slices.Equal(got, want) {
 					if bad++; bad <= 20 {
 						t.Errorf("%s of %.40q on %q:\n got %v\nwant %v", name, ps[pi], rec.Text, got, want)
