@@ -42,18 +42,28 @@ pack)
 check)
   tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
   for a in "$out"/*.tar.zst; do zstd -q -d --long=27 -c "$a" | tar -C "$tmp" -xf -; done
-  status=0
-  (cd "$tmp" && find . -type f | sort) | while read -r f; do
-    if [ ! -f "$dir/$f" ]; then echo "only in the repository: ${f#./}";
-    elif ! cmp -s "$tmp/$f" "$dir/$f"; then echo "differs: ${f#./}"; fi
-  done
-  for sub in models golden templates; do
-    [ -d "$dir/$sub" ] || continue
-    (cd "$dir" && find "$sub" -type f | sort) | while read -r f; do
-      case "$f" in models/qwen3/*) continue ;; esac
-      [ -f "$tmp/$f" ] || echo "new in $dir: $f (scripts/conformance.sh pack $dir brings it in)"
+  report=$(
+    (cd "$tmp" && find . -type f | sort) | while read -r f; do
+      if [ ! -f "$dir/$f" ]; then echo "only in the repository: ${f#./}";
+      elif ! cmp -s "$tmp/$f" "$dir/$f"; then echo "differs: ${f#./}"; fi
     done
-  done
+    for sub in models golden templates; do
+      [ -d "$dir/$sub" ] || continue
+      (cd "$dir" && find "$sub" -type f | sort) | while read -r f; do
+        case "$f" in models/qwen3/*)
+          gz=internal/modelsrc/defaultmodel/$(basename "$f").gz
+          [ -f "$gz" ] && gzip -dc "$gz" | cmp -s - "$dir/$f" || echo "differs from the embedded default model: $f"
+          continue ;;
+        esac
+        [ -f "$tmp/$f" ] || echo "new in $dir: $f (scripts/conformance.sh pack $dir brings it in)"
+      done
+    done
+  )
+  if [ -z "$report" ]; then
+    echo "testdata/conformance holds exactly the reference files of $dir"
+  else
+    echo "$report"
+  fi
   ;;
 regen)
   [ -d "$dir/models" ] || { echo "conformance.sh regen DIR: DIR/models is needed" >&2; exit 2; }
