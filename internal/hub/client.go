@@ -150,7 +150,7 @@ func (c *Client) Snapshot(ctx context.Context, repo, revision string, files []Fi
 			}
 			if fallsBack(err) {
 				if commit, ok := cached(); ok {
-					c.warn(fmt.Sprintf("%s; using the cached snapshot %s of %s (revision %s)", err, commit, repo, revision))
+					c.warn(fmt.Sprintf("%s; using the cached snapshot %s of %s (revision %s)", he.reason(), commit, repo, revision))
 					return &Snapshot{Dir: rc.snapshotDir(commit), Commit: commit}, nil
 				}
 				if he != nil && he.Kind == Unreachable {
@@ -267,7 +267,7 @@ func (c *Client) head(ctx context.Context, base *Error, rev, file string) (*meta
 		resp, err := hc.Do(req)
 		if err != nil {
 			e := *base
-			e.Kind, e.File, e.URL, e.Err = Unreachable, file, target, err
+			e.Kind, e.File, e.URL, e.Err = Unreachable, file, target, unwrapURLError(err)
 			return nil, &e
 		}
 		resp.Body.Close()

@@ -90,6 +90,15 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// reason is the failure alone, for a warning when the cache serves
+// instead.
+func (e *Error) reason() string {
+	if e.Kind == Unreachable {
+		return fmt.Sprintf("cannot reach %s (%v)", e.Endpoint, e.Err)
+	}
+	return e.Error()
+}
+
 // fallsBack says whether huggingface_hub would try the cache after this
 // failed HEAD: any failure except a missing revision or file, which the
 // Hub has just said for certain.
