@@ -40,7 +40,7 @@ func ParseRepoID(id string) (org, name string, err error) {
 	case !namePart.MatchString(org) || !namePart.MatchString(name):
 		return "", "", fmt.Errorf("model id %q: ORG and NAME are letters, digits, '-', '_' and '.' (at most 96, not starting or ending with '-' or '.')", id)
 	case strings.Contains(id, "--") || strings.Contains(id, ".."):
-		return "", "", fmt.Errorf("model id %q: cannot contain -- or ..", id)
+		return "", "", fmt.Errorf("model id %q: cannot contain \"--\" or \"..\"", id)
 	case strings.HasSuffix(name, ".git"):
 		return "", "", fmt.Errorf("model id %q: cannot end in .git", id)
 	}

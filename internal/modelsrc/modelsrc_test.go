@@ -102,7 +102,7 @@ func TestResolveErrorsSayWhatIsWrong(t *testing.T) {
 		"nope/model":       "not in the HuggingFace cache",
 		"nope/model@v2":    "nope/model (revision v2) is not in the HuggingFace cache",
 		"@v2":              "--revision v2 needs --tokenizer ORG/NAME",
-		"bad--id/model":    "cannot contain -- or ..",
+		"bad--id/model":    `cannot contain "--" or ".."`,
 		"./no/such/file":   "no such file or folder",
 		"not-a-model-name": "no such file or folder",
 	}
