@@ -61,9 +61,6 @@ type Client struct {
 	Warn func(msg string)
 	// MaxFileSize bounds each file; 0 means DefaultMaxFileSize.
 	MaxFileSize int64
-	// HeadTimeout bounds each HEAD (huggingface_hub's etag_timeout, 10 s);
-	// IdleTimeout a download that receives nothing (60 s). 0: defaults.
-	HeadTimeout, IdleTimeout time.Duration
 	// UserAgent is sent with every request.
 	UserAgent string
 }
@@ -247,7 +244,7 @@ func (c *Client) headers(req *http.Request) {
 // its Location is where to GET the file, and the Hub's own headers
 // (X-Linked-Etag, X-Linked-Size) describe it.
 func (c *Client) head(ctx context.Context, base *Error, rev, file string) (*meta, error) {
-	timeout := c.HeadTimeout
+	timeout := c.EtagTimeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
@@ -419,9 +416,9 @@ func (c *Client) fetch(parent context.Context, base *Error, rc repoCache, commit
 	}
 	discard := func() { tmp.Close(); os.Remove(tmp.Name()) }
 
-	idle := c.IdleTimeout
+	idle := c.DownloadTimeout
 	if idle == 0 {
-		idle = 60 * time.Second
+		idle = 10 * time.Second
 	}
 	var stalled atomic.Bool
 	watchdog := time.AfterFunc(idle, func() { stalled.Store(true); cancel() })

@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // DefaultEndpoint is the public Hub.
@@ -22,6 +24,10 @@ type Env struct {
 	// messages.
 	TokenFrom string
 	Offline   bool // HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is true
+	// EtagTimeout bounds a HEAD ($HF_HUB_ETAG_TIMEOUT, seconds);
+	// DownloadTimeout a download receiving nothing
+	// ($HF_HUB_DOWNLOAD_TIMEOUT). 0: huggingface_hub's 10 s.
+	EtagTimeout, DownloadTimeout time.Duration
 }
 
 // FromEnv reads the environment.
@@ -35,7 +41,18 @@ func FromEnv() Env {
 		e.Endpoint = DefaultEndpoint
 	}
 	e.Token, e.TokenFrom = token()
+	e.EtagTimeout = seconds(os.Getenv("HF_HUB_ETAG_TIMEOUT"))
+	e.DownloadTimeout = seconds(os.Getenv("HF_HUB_DOWNLOAD_TIMEOUT"))
 	return e
+}
+
+// seconds parses a positive whole number of seconds; anything else is 0.
+func seconds(v string) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
 }
 
 // isTrue is huggingface_hub's _is_true: 1, ON, YES, TRUE in any case.

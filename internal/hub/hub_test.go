@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/islkit/islkit/internal/hub/hubtest"
 )
@@ -541,15 +542,22 @@ func TestCorruptOrOversizedDownloadsLeaveNothing(t *testing.T) {
 			return c, len(c)
 		}, 0, "its ETag says " + qwenTokenizerSHA256},
 		{"oversized", nil, 1 << 20, "tokenizer.json is 11422654 bytes, more than the 1048576 allowed"},
+		{"stalled", nil, 0, "of 11422654 bytes: no data for 100ms"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := hubtest.New(t)
 			repo := srv.AddRepo("Qwen/Qwen3-8B", files)
 			srv.CDNFault = tc.fault
+			srv.CDNStall = tc.name == "stalled"
 			cache := t.TempDir()
 			c := newClient(srv, cache, nil)
 			c.MaxFileSize = tc.max
+			if srv.CDNStall {
+				// Only the stalled download may time out: the others
+				// must fail for their own reason however slow the machine.
+				c.DownloadTimeout = 100 * time.Millisecond
+			}
 			_, err := c.Snapshot(context.Background(), "Qwen/Qwen3-8B", "main", modelFiles)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", err, tc.want)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRepoID(t *testing.T) {
@@ -98,7 +99,7 @@ func FuzzNormalizeEtag(f *testing.F) {
 
 func TestEnvPrecedence(t *testing.T) {
 	home := t.TempDir()
-	for _, k := range []string{"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"} {
+	for _, k := range []string{"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT", "HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("HOME", home)
@@ -126,7 +127,12 @@ func TestEnvPrecedence(t *testing.T) {
 	t.Setenv("HF_TOKEN", "hf_env")
 	t.Setenv("HF_ENDPOINT", "http://127.0.0.1:9/")
 	t.Setenv("HF_HUB_OFFLINE", "yes")
+	t.Setenv("HF_HUB_ETAG_TIMEOUT", "3")
+	t.Setenv("HF_HUB_DOWNLOAD_TIMEOUT", "x")
 	e = FromEnv()
+	if e.EtagTimeout != 3*time.Second || e.DownloadTimeout != 0 {
+		t.Errorf("timeouts: %v, %v", e.EtagTimeout, e.DownloadTimeout)
+	}
 	if e.CacheDir != "/explicit" || e.Token != "hf_env" || e.TokenFrom != "$HF_TOKEN" || e.Endpoint != "http://127.0.0.1:9" || !e.Offline {
 		t.Errorf("explicit: %+v", e)
 	}

@@ -62,6 +62,9 @@ type Server struct {
 	// CDNFault, when set, may change the bytes the CDN sends for a blob
 	// (truncate, corrupt); declaredSize is sent as Content-Length.
 	CDNFault func(sha string, data []byte) (body []byte, declaredSize int)
+	// CDNStall makes the CDN send half of each file and then nothing more
+	// until the client gives up.
+	CDNStall bool
 
 	mu      sync.Mutex
 	repos   map[string]*Repo
@@ -303,7 +306,7 @@ func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
 	sha := segs[len(segs)-1]
 	s.mu.Lock()
 	data, ok := s.blobs[sha]
-	fault := s.CDNFault
+	fault, stall := s.CDNFault, s.CDNStall
 	s.mu.Unlock()
 	if !ok || r.URL.Query().Get("X-Amz-Signature") == "" {
 		w.WriteHeader(http.StatusForbidden)
@@ -320,6 +323,12 @@ func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("ETag", `"`+sha+`"`)
 	w.Header().Set("Content-Length", strconv.Itoa(size))
 	w.Header().Set("Content-Type", "application/octet-stream")
+	if r.Method == http.MethodGet && stall {
+		w.Write(body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
 	if r.Method == http.MethodGet {
 		w.Write(body)
 	}
