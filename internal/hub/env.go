@@ -55,6 +55,10 @@ func seconds(v string) time.Duration {
 	return time.Duration(n) * time.Second
 }
 
+// ProgressDisabled is $HF_HUB_DISABLE_PROGRESS_BARS, which huggingface_hub
+// honours too.
+func ProgressDisabled() bool { return isTrue(os.Getenv("HF_HUB_DISABLE_PROGRESS_BARS")) }
+
 // isTrue is huggingface_hub's _is_true: 1, ON, YES, TRUE in any case.
 func isTrue(v string) bool {
 	switch strings.ToUpper(v) {

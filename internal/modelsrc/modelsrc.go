@@ -127,8 +127,8 @@ var HubFiles = []hub.File{
 	{Name: "config.json", Optional: true},
 }
 
-// Stderr receives the Hub's warnings and, on a terminal, the download
-// progress.
+// Stderr receives the Hub's warnings and, on a terminal (unless
+// HF_HUB_DISABLE_PROGRESS_BARS is set), the download progress.
 var Stderr io.Writer = os.Stderr
 
 // hubSnapshot resolves a Hub model to its snapshot folder in the cache.
@@ -136,7 +136,7 @@ func hubSnapshot(id, rev string) (string, error) {
 	c := hub.New()
 	prog := filepath.Base(os.Args[0])
 	c.Warn = func(msg string) { fmt.Fprintf(Stderr, "%s: warning: %s\n", prog, msg) }
-	if isTerminal(Stderr) {
+	if isTerminal(Stderr) && !hub.ProgressDisabled() {
 		c.Progress = Stderr
 	}
 	c.UserAgent = "islkit/" + version.String()
