@@ -226,6 +226,39 @@ func checkCache(t *testing.T, root string) {
 	}
 }
 
+// A GET that redirects to another host (port) loses the token on the way,
+// as httpx drops it for huggingface_hub; Go alone would keep it for the
+// same host name on another port.
+func TestRedirectedDownloadDropsTheToken(t *testing.T) {
+	srv := hubtest.New(t)
+	srv.AddRepo("Qwen/Qwen3-8B", qwenFiles(t))
+	srv.GETViaCDN = true
+	srv.Tokens["hf_good"] = true
+	c := newClient(srv, t.TempDir(), nil)
+	c.Token = "hf_good"
+	snap, err := c.Snapshot(context.Background(), "Qwen/Qwen3-8B", "main", modelFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, filepath.Join(snap.Dir, "tokenizer_config.json")); !bytes.Equal(got, qwenFiles(t)["tokenizer_config.json"]) {
+		t.Error("tokenizer_config.json differs")
+	}
+	viaCDN := 0
+	for _, r := range srv.Requests() {
+		if r.Server == "cdn" {
+			viaCDN++
+			if r.Auth != "" {
+				t.Errorf("CDN received Authorization on %s", r.Path)
+			}
+		} else if r.Method == "GET" && r.Auth != "Bearer hf_good" {
+			t.Errorf("Hub GET %s without the token", r.Path)
+		}
+	}
+	if viaCDN != 3 { // tokenizer.json (LFS), tokenizer_config.json and config.json (redirected GETs)
+		t.Errorf("%d CDN requests, want 3", viaCDN)
+	}
+}
+
 func TestCachedSnapshotCostsOneHeadAndAPinnedCommitNone(t *testing.T) {
 	srv := hubtest.New(t)
 	repo := srv.AddRepo("Qwen/Qwen3-8B", qwenFiles(t))

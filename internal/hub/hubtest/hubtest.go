@@ -62,6 +62,10 @@ type Server struct {
 	// CDNFault, when set, may change the bytes the CDN sends for a blob
 	// (truncate, corrupt); declaredSize is sent as Content-Length.
 	CDNFault func(sha string, data []byte) (body []byte, declaredSize int)
+	// GETViaCDN makes the Hub answer HEAD for a small file itself (200)
+	// but redirect its GET to the CDN, so that a client must drop the
+	// token while following a redirect.
+	GETViaCDN bool
 	// CDNStall makes the CDN send half of each file and then nothing more
 	// until the client gives up.
 	CDNStall bool
@@ -278,6 +282,15 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+GitSHA1(data)+`"`)
+	if r.Method == http.MethodGet && s.GETViaCDN {
+		sha := SHA256(data)
+		s.mu.Lock()
+		s.blobs[sha] = data
+		s.mu.Unlock()
+		w.Header().Set("Location", s.CDN.URL+"/repos/"+sha+"?X-Amz-Signature=stand-in")
+		w.WriteHeader(http.StatusFound)
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 		// The Hub compresses text files for clients that accept it; the
