@@ -12,12 +12,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/islkit/islkit/internal/hub/hubtest"
 )
@@ -45,6 +47,14 @@ print(json.dumps(out))
 
 func python(t *testing.T, env []string, args ...string) map[string]*string {
 	t.Helper()
+	res, err := pythonE(env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func pythonE(env []string, args ...string) (map[string]*string, error) {
 	py := os.Getenv("PYTHON")
 	if py == "" {
 		py = "python3"
@@ -55,13 +65,13 @@ func python(t *testing.T, env []string, args ...string) map[string]*string {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("python huggingface_hub: %v\n%s", err, stderr.Bytes())
+		return nil, fmt.Errorf("python huggingface_hub: %v\n%s", err, stderr.Bytes())
 	}
 	var res map[string]*string
 	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("%v: %s", err, out)
+		return nil, fmt.Errorf("%v: %s", err, out)
 	}
-	return res
+	return res, nil
 }
 
 // tree lists a cache's entries: path, and the target for links; the
@@ -139,5 +149,51 @@ func TestSameCacheAsPythonHuggingfaceHub(t *testing.T) {
 	py, gt := tree(t, filepath.Join(pyCache, "models--Qwen--Qwen3-8B")), tree(t, filepath.Join(goCache, "models--Qwen--Qwen3-8B"))
 	if strings.Join(py, "\n") != strings.Join(gt, "\n") {
 		t.Errorf("caches differ\npython:\n  %s\nislkit:\n  %s", strings.Join(py, "\n  "), strings.Join(gt, "\n  "))
+	}
+}
+
+// Python and islkit download the same model into one cache at the same
+// moment (the CDN holds both downloads until both are in flight): both
+// succeed and the cache is the one either writes alone.
+func TestConcurrentWithPythonHuggingfaceHub(t *testing.T) {
+	srv := hubtest.New(t)
+	srv.AddRepo("Qwen/Qwen3-8B", qwenFiles(t))
+	srv.HoldCDN = 2
+	var names []string
+	for _, f := range modelFiles {
+		names = append(names, f.Name)
+	}
+	cache := t.TempDir()
+	env := []string{"HF_ENDPOINT=" + srv.URL(), "HF_TOKEN=", "HF_TOKEN_PATH=/nonexistent", "HF_HUB_DISABLE_TELEMETRY=1",
+		"HF_HUB_DISABLE_XET=1", "HF_HUB_OFFLINE=", "HF_HOME=" + t.TempDir(), "HF_HUB_CACHE=" + cache}
+	done := make(chan error, 1)
+	go func() {
+		_, err := pythonE(env, append([]string{"Qwen/Qwen3-8B", "main"}, names...)...)
+		done <- err
+	}()
+	// Start once Python is past its imports (its first HEAD), so that the
+	// two downloads meet at the CDN.
+	for deadline := time.Now().Add(30 * time.Second); srv.Count("hub", "HEAD") == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := (&Client{Env: Env{Endpoint: srv.URL(), CacheDir: cache}}).Snapshot(context.Background(), "Qwen/Qwen3-8B", "main", modelFiles); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	overlapped := srv.Count("cdn", "GET")
+	srv.HoldCDN = 0
+	root := filepath.Join(cache, "models--Qwen--Qwen3-8B")
+	checkCache(t, root)
+	alone := t.TempDir()
+	if _, err := (&Client{Env: Env{Endpoint: srv.URL(), CacheDir: alone}}).Snapshot(context.Background(), "Qwen/Qwen3-8B", "main", modelFiles); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tree(t, root), tree(t, filepath.Join(alone, "models--Qwen--Qwen3-8B")); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("cache after concurrent downloads:\n  %s\nalone:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if overlapped < 2 {
+		t.Logf("the two downloads did not overlap (%d CDN GETs)", overlapped)
 	}
 }
