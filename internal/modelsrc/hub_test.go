@@ -117,7 +117,7 @@ func TestResolveHubErrorsNameTheFix(t *testing.T) {
 	if _, err := Resolve(Spec("meta-llama/Llama-3.1-8B-Instruct", "nope")); err == nil || !strings.Contains(err.Error(), `has no revision "nope"`) {
 		t.Errorf("unknown revision: %v", err)
 	}
-	if _, err := Resolve("nobody/nothing"); err == nil || !strings.Contains(err.Error(), "nobody/nothing: no such model") {
+	if _, err := Resolve("nobody/nothing"); err == nil || !strings.Contains(err.Error(), "nobody/nothing: no such model") || !strings.Contains(err.Error(), "nor is there a local file or folder nobody/nothing") {
 		t.Errorf("missing repo: %v", err)
 	}
 	local := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -78,6 +79,11 @@ func Resolve(spec string) (*Source, error) {
 	if looksLikeHubID(id) {
 		dir, err := hubSnapshot(id, rev)
 		if err != nil {
+			var he *hub.Error
+			if errors.As(err, &he) && he.Kind == hub.RepoNotFound {
+				// ORG/NAME may also have been meant as a folder.
+				return nil, fmt.Errorf("--tokenizer %s: %w; nor is there a local file or folder %s", spec, err, id)
+			}
 			return nil, fmt.Errorf("--tokenizer %s: %w", spec, err)
 		}
 		return fromDir(spec, dir)
