@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -614,12 +616,15 @@ func TestCorruptOrOversizedDownloadsLeaveNothing(t *testing.T) {
 }
 
 func TestNotAHub(t *testing.T) {
-	srv := hubtest.New(t)
-	// A plain web server (a wrong HF_ENDPOINT): the CDN answers 403 for
-	// everything, and without X-Repo-Commit.
-	c := &Client{Env: Env{Endpoint: srv.CDN.URL, CacheDir: t.TempDir()}}
+	// A wrong HF_ENDPOINT: a plain web server that answers everything.
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"0123"`)
+		w.Write([]byte("<html>welcome</html>"))
+	}))
+	defer plain.Close()
+	c := &Client{Env: Env{Endpoint: plain.URL, CacheDir: t.TempDir()}}
 	_, err := c.Snapshot(context.Background(), "Qwen/Qwen3-8B", "main", modelFiles)
-	if err == nil || !strings.Contains(err.Error(), "Qwen/Qwen3-8B") {
+	if err == nil || !strings.Contains(err.Error(), "no commit id in X-Repo-Commit") || !strings.Contains(err.Error(), "is HF_ENDPOINT ("+plain.URL+") a Hugging Face Hub?") {
 		t.Errorf("wrong endpoint: %v", err)
 	}
 }
