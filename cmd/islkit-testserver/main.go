@@ -17,6 +17,7 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8000", "listen address (loopback)")
 	model := flag.String("tokenizer", "", "model folder, tokenizer.json or ORG/NAME (default: embedded Qwen3)")
+	revision := flag.String("revision", "main", "Hub revision of an ORG/NAME -tokenizer")
 	noTok := flag.Bool("no-tokenize", false, "skip prompt accounting (benchmark mode)")
 	tps := flag.Float64("tokens-per-second", 0, "streamed token rate (0: at once)")
 	ttft := flag.Duration("ttft", 0, "delay before the first token")
@@ -29,7 +30,7 @@ func main() {
 		cfg.Faults = strings.Split(*faults, ",")
 	}
 	if !*noTok {
-		src, err := modelsrc.Resolve(*model)
+		src, err := modelsrc.Resolve(modelsrc.Spec(*model, *revision))
 		if err != nil {
 			fail(err)
 		}

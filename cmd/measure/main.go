@@ -17,6 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/pipeline"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
@@ -60,7 +61,8 @@ Examples:
 `
 
 type flags struct {
-	Tokenizer         string   `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the local HuggingFace cache (never downloaded). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Tokenizer         string   `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Revision          string   `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
 	ChatTemplate      string   `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool     `help:"Count message records through the chat template, as the server does."`
 	Now               string   `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
@@ -105,9 +107,10 @@ func run(f *flags) int {
 	}
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
-	model, err := cli.LoadModel(f.Tokenizer, f.ChatTemplate, f.Now, true)
+	spec := modelsrc.Spec(f.Tokenizer, f.Revision)
+	model, err := cli.LoadModel(spec, f.ChatTemplate, f.Now, true)
 	if err != nil && !f.ApplyChatTemplate {
-		model, err = cli.LoadModel(f.Tokenizer, f.ChatTemplate, f.Now, false)
+		model, err = cli.LoadModel(spec, f.ChatTemplate, f.Now, false)
 	}
 	if err != nil {
 		return cli.Fail("measure", err)

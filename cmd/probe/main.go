@@ -51,7 +51,8 @@ Examples:
 `
 
 type flags struct {
-	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the local HuggingFace cache (never downloaded). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Revision          string `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
 	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
 	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
@@ -81,7 +82,7 @@ func run(f *flags) int {
 		return cli.ExitUsage
 	}
 	// Resolved once: probe and --verify-url share the parsed tokenizer.
-	src, err := modelsrc.Resolve(f.Tokenizer)
+	src, err := modelsrc.Resolve(modelsrc.Spec(f.Tokenizer, f.Revision))
 	if err != nil {
 		return cli.Fail("probe", err)
 	}

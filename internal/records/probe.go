@@ -39,7 +39,8 @@ type Probe struct {
 
 // ProbeTokenizer identifies the tokenizer.
 type ProbeTokenizer struct {
-	// Source is --tokenizer as given, or modelsrc.DefaultName.
+	// Source is --tokenizer as given (ORG/NAME@REV with a --revision other
+	// than main), or modelsrc.DefaultName.
 	Source string `json:"source"`
 	// SHA256 is the hex SHA-256 of tokenizer.json; compose compares it.
 	SHA256 string `json:"sha256"`
