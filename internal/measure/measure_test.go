@@ -44,7 +44,7 @@ func loadMeasurer(t testing.TB, spec string, now time.Time, opts Options) *Measu
 	return New(opts)
 }
 
-// TestWireGolden measures every line of ../shared/golden/wire as a message
+// TestWireGolden measures every line of the golden wire files as a message
 // record: the rendering must equal "text" and the count "tokens".
 func TestWireGolden(t *testing.T) {
 	shared := testutil.RefDir(t)
