@@ -1,6 +1,6 @@
 // Package budget holds islkit's ISL compensation arithmetic, after NVIDIA
-// AIPerf's (../shared/reference/aiperf-behaviour.md §3–4 and the seed
-// isl-budget-compensation.md): a chat-template probe that splits template
+// AIPerf's (docs/reference/aiperf-behaviour.md §3–4 and the seed
+// docs/seeds/isl-budget-compensation.md): a chat-template probe that splits template
 // overhead into a per-request fixed cost and a per-message wrap, and the
 // per-turn budgets that subtract those and the cache-bust marker so the
 // wire payload reaches the requested ISL.
