@@ -20,7 +20,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/islkit/islkit/internal/cli"
-	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/send"
 )
 
@@ -54,40 +53,21 @@ type flags struct {
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
-// usageError marks a bad invocation (exit 2).
-type usageError struct{ error }
-
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c flags
-	exit := -1
-	parser, err := kong.New(&c, kong.Name("send"),
-		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run)."),
-		kong.Writers(stdout, stderr), kong.Exit(func(code int) { exit = code }))
-	if err != nil {
-		fmt.Fprintln(stderr, "send:", err)
-		return cli.ExitUsage
+	if _, code, done := cli.Parse("send", args, stdout, stderr, &c,
+		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run).")); done {
+		return code
 	}
-	if _, err := parser.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "send: %v (see send --help)\n", err)
-		return cli.ExitUsage
-	}
-	if exit >= 0 { // --help
-		return exit
-	}
-	ctx, stop := jsonl.HandleSignals(context.Background())
+	ctx, stop := cli.HandleSignals(context.Background())
 	defer stop()
 	code, err := c.run(ctx, stdin, stdout, stderr)
-	if err = jsonl.Quiet(err); err != nil {
-		fmt.Fprintln(stderr, "send:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			return cli.ExitUsage
-		}
-		if code == cli.ExitOK {
-			code = cli.ExitFailed
+	if err = cli.Quiet(err); err != nil {
+		if fc := cli.Fail(stderr, "send", err); fc == cli.ExitUsage || code == cli.ExitOK {
+			code = fc
 		}
 	}
-	if in, ok := jsonl.InterruptedBy(ctx); ok && code == cli.ExitOK {
+	if in, ok := cli.InterruptedBy(ctx); ok && code == cli.ExitOK {
 		return in.ExitCode()
 	}
 	return code
@@ -96,16 +76,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	shard, err := send.ParseShard(c.Shard)
 	if err != nil {
-		return cli.ExitUsage, usageError{err}
+		return cli.ExitUsage, usage(err)
 	}
 	if !c.DryRun && c.URL == "" {
-		return cli.ExitUsage, usageError{errors.New("give --url to send, or --dry-run to write the payloads")}
+		return cli.ExitUsage, usage(errors.New("give --url to send, or --dry-run to write the payloads"))
 	}
 	if c.DryRun && c.URL != "" {
-		return cli.ExitUsage, usageError{errors.New("--dry-run sends nothing: drop --url")}
+		return cli.ExitUsage, usage(errors.New("--dry-run sends nothing: drop --url"))
 	}
 	if c.Format != send.FormatJSONL && !c.DryRun {
-		return cli.ExitUsage, usageError{errors.New("--format applies to --dry-run only")}
+		return cli.ExitUsage, usage(errors.New("--format applies to --dry-run only"))
 	}
 	var once sync.Once
 	warn := func(err error) {
@@ -114,14 +94,14 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	b, err := send.NewBuilder(send.PayloadOptions{Model: c.Model, MaxTokensField: c.MaxTokensField,
 		Stream: c.Stream, ExtraBody: c.ExtraBody}, warn)
 	if err != nil {
-		return cli.ExitUsage, usageError{err}
+		return cli.ExitUsage, usage(err)
 	}
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload}
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
-			return cli.ExitUsage, usageError{err}
+			return cli.ExitUsage, usage(err)
 		}
 	}
 	in, name := stdin, "<stdin>"
@@ -139,7 +119,7 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		return cli.ExitFailed, err
 	}
 	if err := b.CheckModels(convs); err != nil {
-		return cli.ExitUsage, usageError{fmt.Errorf("%s: %w", name, err)}
+		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 	}
 	if c.DryRun {
 		_, err := send.DryRun(stdout, convs, b, shard, c.Format)
@@ -164,6 +144,8 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	}
 	return cli.ExitOK, nil
 }
+
+func usage(err error) error { return &cli.UsageError{Err: err} }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
