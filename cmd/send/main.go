@@ -62,9 +62,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := cli.HandleSignals(context.Background())
 	defer stop()
 	code, err := c.run(ctx, stdin, stdout, stderr)
-	if err = cli.Quiet(err); err != nil {
-		if fc := cli.Fail(stderr, "send", err); fc == cli.ExitUsage || code == cli.ExitOK {
-			code = fc
+	if err != nil {
+		// Fail decides: 2 for usage, 1 for a failed run, 0 for a closed
+		// stdout (`send | head -1` is a normal way to stop).
+		if code = cli.Fail(stderr, "send", err); code == cli.ExitOK {
+			return code
 		}
 	}
 	if in, ok := cli.InterruptedBy(ctx); ok && code == cli.ExitOK {

@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
-
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/islkit/islkit/internal/testserver"
@@ -63,5 +63,27 @@ func TestExitCodes(t *testing.T) {
 	}
 	if code, _, errs := runCLI("--url", "http://127.0.0.1:1", in); code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "cannot reach") {
 		t.Errorf("unreachable: %d %q", code, errs)
+	}
+}
+
+// closedOut is a stdout whose reader went away (`send | head -1`).
+type closedOut struct{}
+
+func (closedOut) Write([]byte) (int, error) { return 0, syscall.EPIPE }
+
+// TestClosedStdoutExitsZero: a live run whose output is closed stops and
+// exits 0, as the dry run does (issue 11 item 5).
+func TestClosedStdoutExitsZero(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	for _, args := range [][]string{
+		{"--dry-run", in},
+		{"--url", s.URL(), in},
+		{"--url", s.URL(), "--requests", "50", "--recycle", "--concurrency", "4", in},
+	} {
+		var errb bytes.Buffer
+		if code := run(args, strings.NewReader(""), closedOut{}, &errb); code != 0 || errb.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errb.String())
+		}
 	}
 }
