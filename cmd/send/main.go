@@ -69,7 +69,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	if in, ok := cli.InterruptedBy(ctx); ok && code == cli.ExitOK {
+	// The user stopped the run: that, not what was cut off, is its status.
+	if in, ok := cli.InterruptedBy(ctx); ok && code != cli.ExitUsage {
 		return in.ExitCode()
 	}
 	return code
@@ -140,11 +141,22 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return cli.ExitFailed, err
 	}
+	if sum.Cancelled > 0 {
+		why := "still running when the grace period (--grace " + c.Grace.String() + ") ended"
+		fmt.Fprintf(stderr, "send: %s cancelled: %s\n", plural(sum.Cancelled, "request"), why)
+	}
 	if sum.Failed > 0 {
-		fmt.Fprintf(stderr, "send: %d of %d requests failed %v\n", sum.Failed, sum.Requests, sum.ByKind)
+		fmt.Fprintf(stderr, "send: %d of %d requests failed: %s\n", sum.Failed, sum.Requests, sum.FailedKinds())
 		return cli.ExitFailed, nil
 	}
 	return cli.ExitOK, nil
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func usage(err error) error { return &cli.UsageError{Err: err} }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -85,5 +86,45 @@ func TestClosedStdoutExitsZero(t *testing.T) {
 		if code := run(args, strings.NewReader(""), closedOut{}, &errb); code != 0 || errb.Len() != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errb.String())
 		}
+	}
+}
+
+// TestSignalExitCodes: SIGINT or SIGTERM with requests in flight exits
+// 130 or 143; the requests cut off are recorded as cancelled and reported
+// by name, not as failures (issue 11 item 6).
+func TestSignalExitCodes(t *testing.T) {
+	in := writeInput(t, convLine)
+	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143} {
+		var once sync.Once
+		s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+		// The signal goes out once a request is at the server, so send's
+		// handler is surely installed (else the test binary would die).
+		s.Observe = func([]byte, int) { once.Do(func() { syscall.Kill(os.Getpid(), sig) }) }
+		code, out, errs := runCLI("--url", s.URL(), "-H", testserver.FaultHeader+"=stall", "--concurrency", "4",
+			"--requests", "8", "--recycle", "--grace", "0s", in)
+		if code != want {
+			t.Errorf("%v: exit %d, want %d; stderr %q", sig, code, want, errs)
+		}
+		if strings.Contains(errs, "map[") || strings.Contains(errs, "failed") || !strings.Contains(errs, "cancelled") {
+			t.Errorf("%v: stderr %q: want the cancelled requests by name, no failure", sig, errs)
+		}
+		if n := strings.Count(out, `"kind":"cancelled"`); n == 0 || n != strings.Count(out, "\n") {
+			t.Errorf("%v: %d cancelled records in %q", sig, n, out)
+		}
+	}
+}
+
+// TestDurationCutIsNotFailure: requests still running when --duration and
+// its grace period are over are cancelled, and the run exits 0.
+func TestDurationCutIsNotFailure(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	code, out, errs := runCLI("--url", s.URL(), "-H", testserver.FaultHeader+"=stall", "--concurrency", "2",
+		"--duration", "100ms", "--grace", "0s", "--recycle", in)
+	if code != 0 || strings.Contains(errs, "failed") || !strings.Contains(errs, "2 requests cancelled") {
+		t.Errorf("exit %d, stderr %q; want 0 and a note on the 2 cancelled requests", code, errs)
+	}
+	if n := strings.Count(out, `"kind":"cancelled"`); n != 2 {
+		t.Errorf("%d cancelled records, want 2: %s", n, out)
 	}
 }

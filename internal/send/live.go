@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,12 +88,37 @@ func (o *LiveOptions) Validate() error {
 
 // Summary is what a live run did.
 type Summary struct {
-	Requests int
-	Failed   int
-	ByKind   map[string]int
-	Elapsed  time.Duration
+	Requests int // records written
+	// Failed counts requests the server or the network failed, by error
+	// kind in ByKind; Cancelled those cut off at stop (a signal, or the end
+	// of --duration plus --grace), which are not failures.
+	Failed    int
+	Cancelled int
+	ByKind    map[string]int
+	Elapsed   time.Duration
 	// Interrupted is set when the parent context was cancelled.
 	Interrupted bool
+}
+
+// FailedKinds names the failures by kind, most frequent first:
+// "3 timeout, 1 http_5xx".
+func (s Summary) FailedKinds() string {
+	kinds := make([]string, 0, len(s.ByKind))
+	for k := range s.ByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		a, b := kinds[i], kinds[j]
+		if s.ByKind[a] != s.ByKind[b] {
+			return s.ByKind[a] > s.ByKind[b]
+		}
+		return a < b
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", s.ByKind[k], k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Run sends the conversations and writes one record per request to w. It

@@ -22,6 +22,7 @@ func (e *writeError) Unwrap() error { return e.err }
 type recorder struct {
 	jw           *jsonl.Writer
 	done, failed atomic.Int64
+	cancelled    atomic.Int64
 	mu           sync.Mutex
 	byKind       map[string]int
 }
@@ -30,9 +31,12 @@ func newRecorder(w io.Writer) *recorder {
 	return &recorder{jw: jsonl.NewWriter(w), byKind: map[string]int{}}
 }
 
-// write encodes one record and counts it.
+// write encodes one record and counts it. A request cancelled at stop
+// (signal, end of --duration plus grace) is not a failure of the server.
 func (r *recorder) write(rec *records.Request) error {
-	if res := rec.Result; res != nil && !res.OK && res.Error != nil {
+	if res := rec.Result; res != nil && !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled {
+		r.cancelled.Add(1)
+	} else if res != nil && !res.OK && res.Error != nil {
 		r.failed.Add(1)
 		r.mu.Lock()
 		r.byKind[res.Error.Kind]++
@@ -75,5 +79,6 @@ func (r *recorder) loop(every time.Duration, onErr func(error), tick func()) (st
 func (r *recorder) summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Summary{Requests: int(r.done.Load()), Failed: int(r.failed.Load()), ByKind: maps.Clone(r.byKind)}
+	return Summary{Requests: int(r.done.Load()), Failed: int(r.failed.Load()), Cancelled: int(r.cancelled.Load()),
+		ByKind: maps.Clone(r.byKind)}
 }
