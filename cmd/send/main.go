@@ -121,6 +121,11 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return cli.ExitFailed, err
 	}
+	if len(convs) == 0 {
+		// An empty dataset is nothing to do, not a failure.
+		fmt.Fprintf(stderr, "send: no conversations in %s: nothing to send\n", name)
+		return cli.ExitOK, nil
+	}
 	if err := b.CheckModels(convs); err != nil {
 		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 	}

@@ -128,3 +128,19 @@ func TestDurationCutIsNotFailure(t *testing.T) {
 		t.Errorf("%d cancelled records, want 2: %s", n, out)
 	}
 }
+
+// TestEmptyInput: no conversations is not an error, live or dry: exit 0
+// with a note, nothing sent (issue 11 item 13).
+func TestEmptyInput(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	empty := writeInput(t)
+	for _, args := range [][]string{{"--url", s.URL()}, {"--url", s.URL(), empty}, {"--dry-run"}} {
+		code, out, errs := runCLI(args...)
+		if code != 0 || out != "" || !strings.Contains(errs, "no conversations") || strings.Contains(errs, "shard") {
+			t.Errorf("%v: exit %d, out %q, stderr %q; want 0 and a note", args, code, out, errs)
+		}
+	}
+	if s.Requests() != 0 {
+		t.Errorf("server saw %d requests", s.Requests())
+	}
+}
