@@ -122,9 +122,12 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		return cli.ExitFailed, err
 	}
 	if len(convs) == 0 {
-		// An empty dataset is nothing to do, not a failure.
+		// An empty dataset is nothing to do, not a failure (a dry run
+		// still writes its empty document).
 		fmt.Fprintf(stderr, "send: no conversations in %s: nothing to send\n", name)
-		return cli.ExitOK, nil
+		if !c.DryRun {
+			return cli.ExitOK, nil
+		}
 	}
 	if err := b.CheckModels(convs); err != nil {
 		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
