@@ -24,6 +24,10 @@ func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return serve(ctx, args, stdout, stderr, nil)
 }
 
+// flagOf names the flag of each testserver.Config field.
+var flagOf = map[string]string{"FaultRate": "fault-rate", "TokensPerSecond": "tokens-per-second",
+	"TTFT": "ttft", "Faults": "faults", "NaturalLength": "natural-length"}
+
 // serve runs the server until ctx is cancelled; ready, when set, gets the
 // server's URL once it listens.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(url string)) int {
@@ -48,6 +52,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		cfg.Faults = strings.Split(*faults, ",")
 	}
 	const name = "islkit-testserver"
+	if err := cfg.Validate(); err != nil {
+		var ce *testserver.ConfigError
+		if errors.As(err, &ce) {
+			err = fmt.Errorf("-%s %w", flagOf[ce.Field], ce.Err)
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return cli.ExitUsage
+	}
 	if !*noTok {
 		src, err := modelsrc.Resolve(*model)
 		if err != nil {

@@ -144,3 +144,32 @@ func TestEmptyInput(t *testing.T) {
 		t.Errorf("server saw %d requests", s.Requests())
 	}
 }
+
+// TestDryRunRefusesLiveFlags: a flag a dry run would ignore is refused
+// with a usage error naming it (issue 11 item 16).
+func TestDryRunRefusesLiveFlags(t *testing.T) {
+	in := writeInput(t, convLine)
+	for _, flag := range [][]string{
+		{"--requests", "5"}, {"--recycle"}, {"--duration", "1s"}, {"--rate", "3"}, {"--concurrency", "2"},
+		{"--timeout", "1s"}, {"--grace", "1s"}, {"--rate-distribution", "poisson"}, {"--no-payload"},
+	} {
+		code, out, errs := runCLI(append([]string{"--dry-run", in}, flag...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, flag[0]) {
+			t.Errorf("--dry-run %v: exit %d, out %q, stderr %q; want 2 naming %s", flag, code, out, errs, flag[0])
+		}
+	}
+}
+
+// TestRequestsBeyondOnePass: --requests above one pass over the dataset
+// without --recycle is refused rather than silently cut (issue 11 item 16).
+func TestRequestsBeyondOnePass(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	code, out, errs := runCLI("--url", s.URL(), "--requests", "17", in)
+	if code != 2 || out != "" || !strings.Contains(errs, "--recycle") || s.Requests() != 0 {
+		t.Errorf("exit %d, out %q, stderr %q, server saw %d; want 2 and a hint at --recycle", code, out, errs, s.Requests())
+	}
+	if code, out, errs := runCLI("--url", s.URL(), "--requests", "1", in); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("--requests 1 of 1: exit %d, stderr %q", code, errs)
+	}
+}
