@@ -55,13 +55,14 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c flags
-	if _, code, done := cli.Parse("send", args, stdout, stderr, &c,
-		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run).")); done {
+	kctx, code, done := cli.Parse("send", args, stdout, stderr, &c,
+		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run)."))
+	if done {
 		return code
 	}
 	ctx, stop := cli.HandleSignals(context.Background())
 	defer stop()
-	code, err := c.run(ctx, stdin, stdout, stderr)
+	code, err := c.run(ctx, cli.Given(kctx), stdin, stdout, stderr)
 	if err != nil {
 		// Fail decides: 2 for usage, 1 for a failed run, 0 for a closed
 		// stdout (`send | head -1` is a normal way to stop).
@@ -76,7 +77,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+// liveOnly are the flags a dry run has no use for.
+var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
+	"timeout", "grace", "header", "api-key", "no-payload", "progress"}
+
+// run sends; given holds the flags spelled out on the command line.
+func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	shard, err := send.ParseShard(c.Shard)
 	if err != nil {
 		return cli.ExitUsage, usage(err)
@@ -86,6 +92,13 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	}
 	if c.DryRun && c.URL != "" {
 		return cli.ExitUsage, usage(errors.New("--dry-run sends nothing: drop --url"))
+	}
+	if c.DryRun {
+		for _, name := range liveOnly {
+			if given[name] {
+				return cli.ExitUsage, usage(fmt.Errorf("--%s applies to a live run only: drop it or --dry-run", name))
+			}
+		}
 	}
 	if c.Format != send.FormatJSONL && !c.DryRun {
 		return cli.ExitUsage, usage(errors.New("--format applies to --dry-run only"))
@@ -131,6 +144,11 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	}
 	if err := b.CheckModels(convs); err != nil {
 		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
+	}
+	if !c.DryRun {
+		if err := opts.CheckDataset(convs); err != nil {
+			return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
+		}
 	}
 	if c.DryRun {
 		_, err := send.DryRun(stdout, convs, b, shard, c.Format)

@@ -86,6 +86,20 @@ func (o *LiveOptions) Validate() error {
 	return nil
 }
 
+// CheckDataset refuses options the dataset cannot honour: a shard with no
+// conversation, or --requests beyond one pass without --recycle (which
+// would silently send fewer).
+func (o *LiveOptions) CheckDataset(convs []records.Conversation) error {
+	mine, planned := selectShard(convs, o.Shard)
+	if len(mine) == 0 {
+		return fmt.Errorf("shard %d/%d holds none of the %d conversations", o.Shard.I, o.Shard.N, len(convs))
+	}
+	if o.Requests > planned && !o.Recycle {
+		return fmt.Errorf("--requests %d is more than the %d requests of one pass over the dataset: add --recycle to start it over, or lower --requests", o.Requests, planned)
+	}
+	return nil
+}
+
 // Summary is what a live run did.
 type Summary struct {
 	Requests int // records written
@@ -136,10 +150,10 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 		return sum, err
 	}
 	endpoint, _ := wire.EndpointURL(o.URL) // Validate checked it
-	mine, planned := selectShard(convs, o.Shard)
-	if len(mine) == 0 {
-		return sum, fmt.Errorf("shard %d/%d holds none of the %d conversations", o.Shard.I, o.Shard.N, len(convs))
+	if err := o.CheckDataset(convs); err != nil {
+		return sum, err
 	}
+	mine, planned := selectShard(convs, o.Shard)
 	if err := CheckReachable(ctx, endpoint); err != nil {
 		return sum, err
 	}

@@ -198,3 +198,23 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("%d lines written, want 4", n)
 	}
 }
+
+// TestCheckDataset: --requests beyond one pass needs --recycle; an empty
+// shard is refused.
+func TestCheckDataset(t *testing.T) {
+	convs := dataset(3, 2) // 6 requests a pass
+	for _, c := range []struct {
+		o  LiveOptions
+		ok bool
+	}{
+		{LiveOptions{Requests: 6}, true},
+		{LiveOptions{Requests: 7}, false},
+		{LiveOptions{Requests: 7, Recycle: true}, true},
+		{LiveOptions{Requests: 3, Shard: Shard{I: 1, N: 3}}, false}, // the shard holds 2
+		{LiveOptions{Shard: Shard{I: 4, N: 5}}, false},
+	} {
+		if err := c.o.CheckDataset(convs); (err == nil) != c.ok {
+			t.Errorf("%+v: %v", c.o, err)
+		}
+	}
+}
