@@ -32,7 +32,7 @@ type flags struct {
 	Model          string `help:"Model name for the payload (default: the conversation's)."`
 	MaxTokensField string `default:"max_tokens" enum:"max_tokens,max_completion_tokens" help:"Body field carrying each turn's output length (${enum})."`
 	Stream         bool   `default:"true" negatable:"" help:"Ask for a streamed (SSE) response with usage."`
-	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'."`
+	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'; the fields send sets (model, messages, max_tokens, stream, ...) are refused."`
 
 	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST /v1/chat/completions)."`
 	APIKey      string            `env:"OPENAI_API_KEY" help:"Bearer token."`
