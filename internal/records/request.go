@@ -97,6 +97,9 @@ const (
 	ErrTruncated   = "truncated"  // the body or SSE stream ended early
 	ErrProtocol    = "protocol"   // a response send could not parse
 	ErrCancelled   = "cancelled"  // the run was interrupted past its grace period
+	// ErrServer is an error the server reported inside a 200 response
+	// (`data: {"error": ...}` mid-stream, or an error object as the body).
+	ErrServer = "server_error"
 )
 
 // RequestError says why a request failed.
@@ -105,4 +108,8 @@ type RequestError struct {
 	Message string `json:"message"`
 	// Body is the start of the response body, for HTTP errors.
 	Body string `json:"body,omitempty"`
+	// Code and Type are the server's error object's "code" (a number
+	// written as text, or the server's string) and "type", when it sent one.
+	Code string `json:"code,omitempty"`
+	Type string `json:"type,omitempty"`
 }
