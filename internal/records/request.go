@@ -53,7 +53,8 @@ type Result struct {
 	// (or to the failure).
 	LatencyNs int64 `json:"latency_ns"`
 	// TTFTNs is the time to the first chunk carrying output (content or
-	// reasoning); absent when none arrived.
+	// reasoning); absent when none arrived, and for a non-streamed
+	// response, whose output comes with the whole body (LatencyNs).
 	TTFTNs *int64 `json:"ttft_ns,omitempty"`
 	// ITLNs are the gaps between successive output-carrying chunks.
 	ITLNs []int64 `json:"itl_ns,omitempty"`

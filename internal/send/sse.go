@@ -227,7 +227,9 @@ func (a *accumulator) add(c *chunk, now time.Time) error {
 			a.res.Usage = u
 		}
 	}
-	if output {
+	// Timing per chunk means something only for a stream: a JSON body's
+	// first output arrives with the whole body (latency_ns says when).
+	if output && a.res.Stream {
 		if a.res.TTFTNs == nil {
 			ttft := now.Sub(a.start).Nanoseconds()
 			a.res.TTFTNs = &ttft
