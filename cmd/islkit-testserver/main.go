@@ -41,13 +41,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	faultRate := fs.Float64("fault-rate", 0, "fraction of requests that get a fault")
 	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
 	seed := fs.Uint64("seed", 1, "fault seed")
+	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
 		}
 		return cli.ExitUsage // the flag package has printed why
 	}
-	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed}
+	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
+		CloseAfterStream: *closeAfter}
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}

@@ -162,7 +162,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 		workers = RateOnlyWorkers
 	}
 	cl := newClient(endpoint, o.APIKey, o.Header, min(workers, 1024))
-	defer cl.hc.CloseIdleConnections()
+	defer cl.closeIdle()
 
 	st := newStopper(ctx, o.Duration, o.Grace)
 	defer st.release()
