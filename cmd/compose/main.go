@@ -16,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/records"
 )
 
 const description = `Compose synthetic conversations sized to an exact wire ISL.
@@ -66,6 +67,9 @@ type flags struct {
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
 }
 
+// signals gives the context a signal cancels (tests deliver one).
+var signals = cli.Signals
+
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -104,7 +108,15 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 		defer file.Close()
 		in, name = file, f.Probe
 	}
-	p, err := compose.ReadProbe(in, name)
+	ctx, stop := signals()
+	defer stop()
+	// A signal stops the read too, even one blocked on a FIFO.
+	var p *records.Probe
+	_, err := cli.Interruptible(ctx, func() error {
+		var err error
+		p, err = compose.ReadProbe(in, name)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -129,10 +141,13 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 	if err != nil {
 		return usage(err)
 	}
-	ctx, stop := cli.Signals()
-	defer stop()
-	w := jsonl.NewWriter(stdout)
-	err = c.Run(ctx, w)
+	out := cli.NewOutput(stdout)
+	w := jsonl.NewWriter(out)
+	abandoned, err := cli.Interruptible(ctx, func() error { return c.Run(ctx, w) })
+	if abandoned {
+		cli.StopOutput(w, out)
+		return err
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

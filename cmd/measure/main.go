@@ -78,6 +78,9 @@ type flags struct {
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
 
+// signals gives the context a signal cancels (tests deliver one).
+var signals = cli.Signals
+
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -136,27 +139,37 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		Bare:              f.Bare,
 	})
 	summary := report.NewSummary()
-	ctx, stop := cli.Signals()
+	ctx, stop := signals()
 	defer stop()
-	w := jsonl.NewWriter(stdout)
+	out := cli.NewOutput(stdout)
+	w := jsonl.NewWriter(out)
 	failed := 0
-	err = cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
-		r.SetMaxLineSize(f.MaxLineBytes)
-		r.SetSkipLongLines(true)
-		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
-			res, err := m.Line(line)
-			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
-		}, func(err error, _ pipeline.Output) {
-			fmt.Fprintf(stderr, "measure: %v\n", err)
-			summary.AddFailure(measure.FailureKind(err))
-		}, func(v any) {
-			for _, isl := range v.([]records.ISL) {
-				summary.Add(isl)
-			}
+	// A signal ends the run within cli.StopGrace even while a worker is
+	// busy on one huge line or the input is a FIFO that never goes on.
+	abandoned, err := cli.Interruptible(ctx, func() error {
+		return cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
+			r.SetMaxLineSize(f.MaxLineBytes)
+			r.SetSkipLongLines(true)
+			st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
+				res, err := m.Line(line)
+				return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
+			}, func(err error, _ pipeline.Output) {
+				fmt.Fprintf(stderr, "measure: %v\n", err)
+				summary.AddFailure(measure.FailureKind(err))
+			}, func(v any) {
+				for _, isl := range v.([]records.ISL) {
+					summary.Add(isl)
+				}
+			})
+			failed += st.Failed
+			return err
 		})
-		failed += st.Failed
-		return err
 	})
+	if abandoned {
+		// Given up on: flush the whole lines done, take no more.
+		cli.StopOutput(w, out)
+		return 0, cli.Cause(ctx, err)
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/send"
 )
 
@@ -51,6 +52,9 @@ type flags struct {
 	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
 }
 
+// signals gives the context a signal cancels (tests deliver one).
+var signals = cli.Signals
+
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -60,7 +64,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	ctx, stop := cli.HandleSignals(context.Background())
+	ctx, stop := signals()
 	defer stop()
 	code, err := c.run(ctx, cli.Given(kctx), stdin, stdout, stderr)
 	if err != nil {
@@ -130,7 +134,13 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		in, name = f, c.Input
 	}
 	// Read everything first: a bad line stops the run before any request.
-	convs, err := send.ReadConversations(in, name)
+	// A signal stops the read too, even one blocked on a FIFO.
+	var convs []records.Conversation
+	_, err = cli.Interruptible(ctx, func() error {
+		var err error
+		convs, err = send.ReadConversations(in, name)
+		return err
+	})
 	if err != nil {
 		return cli.ExitFailed, err
 	}
@@ -151,8 +161,13 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		}
 	}
 	if c.DryRun {
-		_, err := send.DryRun(stdout, convs, b, shard, c.Format)
-		return cli.ExitOK, err
+		out := cli.NewOutput(stdout)
+		_, err := cli.Interruptible(ctx, func() error {
+			_, err := send.DryRun(out, convs, b, shard, c.Format)
+			return err
+		})
+		out.Close() // whole lines only, if the signal did not wait for DryRun
+		return cli.ExitOK, cli.Cause(ctx, err)
 	}
 	if len(c.Header) > 0 {
 		opts.Header = http.Header{}
