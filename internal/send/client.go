@@ -9,9 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/records"
 )
@@ -27,6 +30,9 @@ type client struct {
 	url    string
 	header http.Header
 	hc     *http.Client
+	// fresh never reuses a connection: the one retry of a request whose
+	// kept-alive connection turned out dead goes through it.
+	fresh *http.Client
 }
 
 func newClient(endpoint, apiKey string, extra http.Header, conns int) *client {
@@ -49,7 +55,34 @@ func newClient(endpoint, apiKey string, extra http.Header, conns int) *client {
 		ReadBufferSize:      64 << 10,
 		ForceAttemptHTTP2:   false,
 	}
-	return &client{url: endpoint, header: h, hc: &http.Client{Transport: tr}}
+	once := tr.Clone()
+	once.DisableKeepAlives = true
+	return &client{url: endpoint, header: h, hc: &http.Client{Transport: tr}, fresh: &http.Client{Transport: once}}
+}
+
+// closeIdle drops the kept-alive connections at the end of a run.
+func (c *client) closeIdle() {
+	c.hc.CloseIdleConnections()
+	c.fresh.CloseIdleConnections()
+}
+
+// post sends body once. stale reports a failure on a reused connection
+// before any byte of a response came back: the server closed a kept-alive
+// connection we took from the pool (llama.cpp closes after each stream
+// while advertising Keep-Alive), so it never saw this request.
+func (c *client) post(ctx context.Context, hc *http.Client, body []byte) (resp *http.Response, stale bool, err error) {
+	var reused, answered bool
+	trace := &httptrace.ClientTrace{
+		GotConn:              func(i httptrace.GotConnInfo) { reused = i.Reused },
+		GotFirstResponseByte: func() { answered = true },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, false, err
+	}
+	req.Header = c.header // shared read-only: the transport does not modify it
+	resp, err = hc.Do(req)
+	return resp, err != nil && reused && !answered, err
 }
 
 // CheckReachable connects once (and does the TLS handshake for https), so
@@ -89,15 +122,15 @@ func CheckReachable(ctx context.Context, endpoint string) error {
 // request from a timed-out one.
 func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	var res records.Result
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		res.Error = &records.RequestError{Kind: records.ErrProtocol, Message: err.Error()}
-		return res
-	}
-	req.Header = c.header // shared read-only: the transport does not modify it
 	start := time.Now()
 	res.StartNs = start.UnixNano()
-	resp, err := c.hc.Do(req)
+	resp, stale, err := c.post(reqCtx, c.hc, body)
+	if stale && reqCtx.Err() == nil {
+		// Safe to send again: nothing was processed. Only once, and only
+		// this case; any other failure is recorded as it is.
+		res.Retried = true
+		resp, _, err = c.post(reqCtx, c.fresh, body)
+	}
 	if err != nil {
 		res.LatencyNs = time.Since(start).Nanoseconds()
 		res.Error = classify(err, reqCtx, hard, records.ErrConnection)
@@ -118,6 +151,14 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 			kind = records.ErrProtocol
 		}
 		res.Error = &records.RequestError{Kind: kind, Message: resp.Status, Body: string(excerpt)}
+		var body struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(excerpt, &body) == nil {
+			if se := parseAPIError(body.Error); se != nil {
+				res.Error.Code, res.Error.Type = se.code, se.typ
+			}
+		}
 		return res
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -132,7 +173,10 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	res.LatencyNs = time.Since(start).Nanoseconds()
 	if err != nil {
 		var pe *protocolError
-		if errors.As(err, &pe) {
+		var se *serverError
+		if errors.As(err, &se) {
+			res.Error = &records.RequestError{Kind: records.ErrServer, Message: se.Error(), Code: se.code, Type: se.typ}
+		} else if errors.As(err, &pe) {
 			res.Error = &records.RequestError{Kind: records.ErrProtocol, Message: err.Error()}
 		} else {
 			res.Error = classify(err, reqCtx, hard, records.ErrTruncated)
