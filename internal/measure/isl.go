@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/payload"
@@ -113,7 +112,7 @@ func (m *Measurer) renderInput(messages []chat.Message, ex *payload.Extracted, w
 // probeConstants are compose's assumptions: the chat-template probe and
 // the marker estimate, computed the way probe does.
 type probeConstants struct {
-	template budget.TemplateOverhead
+	template records.TemplateOverhead
 	markers  map[cachebust.Target]int
 }
 
