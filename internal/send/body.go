@@ -26,7 +26,9 @@ type PayloadOptions struct {
 	ExtraBody string
 }
 
-// Builder serialises request bodies. It is safe for concurrent use.
+// Builder builds the chat-completions request bodies send puts on the
+// wire (the messages come from wire.Messages; internal/extract reads such
+// bodies back). It is safe for concurrent use.
 type Builder struct {
 	opts  PayloadOptions
 	extra []field
