@@ -13,7 +13,7 @@ ORACLE    := .bench/oracle
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export ISLKIT_SHARED := $(abspath $(SHARED))
 
-.PHONY: all help build test test-short bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff
+.PHONY: all help build test test-short bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference
 
 ## all: build the four tools (the default)
 all: build
@@ -92,6 +92,14 @@ bench-compose:
 bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
 	bash scripts/bench-send.sh 16 8s
+
+## jinja-diff: the jinja fork's changes against its upstream release (module proxy)
+jinja-diff:
+	GO="$(GO)" bash scripts/jinja-diff.sh
+
+## jinja-reference: re-render the jinja fork's Python Jinja2 references (python3-jinja2)
+jinja-reference:
+	/usr/bin/python3 scripts/jinja-reference.py internal/chat/internal/jinja/testdata
 
 ## demo: the README's pipeline on the embedded model, offline (scripts/demo.sh)
 demo: build
