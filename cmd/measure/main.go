@@ -152,14 +152,14 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		return cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
 			r.SetMaxLineSize(f.MaxLineBytes)
 			r.SetSkipLongLines(true)
-			st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
+			st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[[]records.ISL], error) {
 				res, err := m.Line(line)
-				return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
-			}, func(err error, _ pipeline.Output) {
+				return pipeline.Output[[]records.ISL]{Lines: res.Lines, Value: res.ISLs}, err
+			}, func(err error, _ pipeline.Output[[]records.ISL]) {
 				fmt.Fprintf(stderr, "measure: %v\n", err)
 				summary.AddFailure(measure.FailureKind(err))
-			}, func(v any) {
-				for _, isl := range v.([]records.ISL) {
+			}, func(isls []records.ISL) {
+				for _, isl := range isls {
 					summary.Add(isl)
 				}
 			})

@@ -59,3 +59,26 @@ func TestDropLastWord(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusCacheIsBounded: the cache hands back what it holds, most
+// recently used first to stay, and never holds more than its bound.
+func TestCorpusCacheIsBounded(t *testing.T) {
+	c := corpusCache{max: 2}
+	key := func(b byte) corpusKey { return corpusKey{text: [32]byte{b}} }
+	gens := []*textGen{{}, {}, {}}
+	c.put(key(0), gens[0])
+	c.put(key(1), gens[1])
+	if c.get(key(0)) != gens[0] { // 0 is now the most recent
+		t.Fatal("entry 0 not found")
+	}
+	c.put(key(2), gens[2]) // evicts 1, the least recently used
+	if c.get(key(1)) != nil {
+		t.Error("entry 1 still held past the bound")
+	}
+	if c.get(key(0)) != gens[0] || c.get(key(2)) != gens[2] {
+		t.Error("entries 0 and 2 should be held")
+	}
+	if len(c.entries) != 2 {
+		t.Errorf("%d entries, want 2", len(c.entries))
+	}
+}

@@ -221,3 +221,19 @@ func TestProbeVerifyURL(t *testing.T) {
 		t.Errorf("llama3 probe against a Qwen3 server: %v\n%s", err, stderr.String())
 	}
 }
+
+// TestToolsLinkNoTestPackages: test helpers (testing, testing/fstest, ...)
+// stay out of the shipped binaries.
+func TestToolsLinkNoTestPackages(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./cmd/probe", "./cmd/compose", "./cmd/send", "./cmd/measure")
+	cmd.Dir = testutil.RepoRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "testing" || strings.HasPrefix(pkg, "testing/") || strings.HasSuffix(pkg, "/internal/testutil") || strings.HasSuffix(pkg, "/internal/testserver") {
+			t.Errorf("a tool links %s", pkg)
+		}
+	}
+}

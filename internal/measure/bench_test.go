@@ -14,6 +14,7 @@ import (
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/pipeline"
+	"github.com/islkit/islkit/internal/records"
 )
 
 // benchPayloads builds n single-turn chat bodies of about isl tokens each,
@@ -112,10 +113,10 @@ func BenchmarkWorkers(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				w := jsonl.NewWriter(io.Discard)
 				_, err := pipeline.Map(context.Background(), jsonl.NewReader(bytes.NewReader(input), "bench"), w, workers,
-					func(line jsonl.Line) (pipeline.Output, error) {
+					func(line jsonl.Line) (pipeline.Output[[]records.ISL], error) {
 						res, err := m.Record(line.Data)
-						return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
-					}, func(error, pipeline.Output) {}, nil)
+						return pipeline.Output[[]records.ISL]{Lines: res.Lines, Value: res.ISLs}, err
+					}, func(error, pipeline.Output[[]records.ISL]) {}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

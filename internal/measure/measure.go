@@ -15,9 +15,9 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/jsonobj"
-	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
@@ -87,7 +87,7 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		out, err = m.text(obj)
 		return Result{Lines: lines(out)}, classify(err)
 	case obj.Has("model"):
-		return Result{}, &BadRecordError{Kind: FailNoMessages, Err: payload.ErrNoMessages}
+		return Result{}, &BadRecordError{Kind: FailNoMessages, Err: extract.ErrNoMessages}
 	default:
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: ErrUnknownShape}
 	}
@@ -158,7 +158,7 @@ func classify(err error) error {
 	switch {
 	case err == nil || errors.As(err, &bad):
 		return err
-	case errors.Is(err, payload.ErrNoMessages):
+	case errors.Is(err, extract.ErrNoMessages):
 		return &BadRecordError{Kind: FailNoMessages, Err: err}
 	default:
 		return &BadRecordError{Kind: FailBadRecord, Err: err}
@@ -218,7 +218,7 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 	// The texts are read the way request payloads are (one rule for
 	// "the text of a request"); the bare count needs them, and reading
 	// them also rejects messages of the wrong shape.
-	ex, err := payload.ExtractObject(obj)
+	ex, err := extract.Object(obj)
 	if err != nil {
 		return nil, err
 	}

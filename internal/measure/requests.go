@@ -8,8 +8,8 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonobj"
-	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -31,7 +31,7 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	if err != nil {
 		return nil, records.ISL{}, fmt.Errorf("payload: %w", err)
 	}
-	ex, err := payload.ExtractObject(members)
+	ex, err := extract.Object(members)
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
@@ -91,7 +91,7 @@ func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.IS
 	if _, ok := obj.Get("isl"); ok {
 		return m.withISL(obj, data, data, requestMeta{})
 	}
-	ex, err := payload.ExtractObject(obj)
+	ex, err := extract.Object(obj)
 	if err != nil {
 		return nil, records.ISL{}, err
 	}

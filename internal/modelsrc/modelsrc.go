@@ -6,6 +6,7 @@
 package modelsrc
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -19,7 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing/fstest"
+	"time"
 
 	"github.com/islkit/islkit/internal/hub"
 	"github.com/islkit/islkit/internal/tokenizer"
@@ -164,13 +165,13 @@ func isTerminal(w io.Writer) bool {
 
 // Default returns the embedded Qwen3 tokenizer folder.
 func Default() (*Source, error) {
-	files := fstest.MapFS{}
+	files := memFS{}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
 		data, err := gunzip(defaultFiles, "defaultmodel/"+name+".gz")
 		if err != nil {
 			return nil, fmt.Errorf("embedded default model: %s: %w", name, err)
 		}
-		files[name] = &fstest.MapFile{Data: data, Mode: 0o444}
+		files[name] = data
 	}
 	return &Source{Name: DefaultName, FS: files, TokenizerFile: "(embedded)/tokenizer.json"}, nil
 }
@@ -234,3 +235,37 @@ func (s singleFileFS) Open(name string) (fs.File, error) {
 	}
 	return os.DirFS(s.dir).Open(name)
 }
+
+// memFS is a flat read-only folder of in-memory files (the embedded model,
+// decompressed). It replaces testing/fstest.MapFS, which would link a test
+// package into every binary.
+type memFS map[string][]byte
+
+func (m memFS) Open(name string) (fs.File, error) {
+	data, ok := m[name]
+	if !ok {
+		if !fs.ValidPath(name) {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return &memFile{Reader: bytes.NewReader(data), name: name, size: int64(len(data))}, nil
+}
+
+type memFile struct {
+	*bytes.Reader
+	name string
+	size int64
+}
+
+func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f}, nil }
+func (f *memFile) Close() error               { return nil }
+
+type memInfo struct{ f *memFile }
+
+func (i memInfo) Name() string       { return i.f.name }
+func (i memInfo) Size() int64        { return i.f.size }
+func (i memInfo) Mode() fs.FileMode  { return 0o444 }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return false }
+func (i memInfo) Sys() any           { return nil }

@@ -1,6 +1,8 @@
 package modelsrc
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,5 +121,34 @@ func TestResolveErrorsSayWhatIsWrong(t *testing.T) {
 	}
 	if _, err := src.Tokenizer(); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("truncated tokenizer.json: error %v does not name the file", err)
+	}
+}
+
+// TestDefaultFSBehavesLikeAFolder: the embedded model's in-memory folder
+// answers as os.DirFS would for what the loaders ask of it.
+func TestDefaultFSBehavesLikeAFolder(t *testing.T) {
+	src, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.ReadFile("chat_template.jinja"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := src.FS.Open("../tokenizer.json"); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("invalid path: %v, want fs.ErrInvalid", err)
+	}
+	if m, err := fs.Glob(src.FS, "additional_chat_templates/*.jinja"); err != nil || len(m) != 0 {
+		t.Errorf("glob in a missing folder: %v, %v; want no match, no error", m, err)
+	}
+	data, err := src.ReadFile("tokenizer_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := fs.Stat(src.FS, "tokenizer_config.json")
+	if err != nil || st.Size() != int64(len(data)) || st.IsDir() || st.Name() != "tokenizer_config.json" {
+		t.Errorf("stat: %v, %v; want a %d-byte file", st, err, len(data))
+	}
+	if !strings.Contains(string(data), `"chat_template"`) {
+		t.Errorf("tokenizer_config.json has no chat_template")
 	}
 }
