@@ -18,7 +18,6 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/pipeline"
-	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 )
 
@@ -57,6 +56,11 @@ Examples:
   probe --apply-chat-template | compose --isl 1000 --conversations 100 --model m \
     | send --dry-run | measure --apply-chat-template --summary > measured.jsonl
   measure --apply-chat-template --summary --plot isl.html profile_export_raw.jsonl
+  send --url http://localhost:8000 < convs.jsonl | measure --summary \
+    --slo ttft=200ms,tpot=50ms --summary-json run.json --report run.html
+  measure --compare before.json after.json
+
+` + report.Definitions + `
 `
 
 type flags struct {
@@ -68,9 +72,13 @@ type flags struct {
 	Rendered          bool     `help:"Add the rendered template text to message records."`
 	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (costs a second encode)."`
 	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does."`
-	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause."`
+	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
 	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json)." placeholder:"FILE"`
 	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
+	Report            string   `help:"Write the whole summary as one self-contained HTML page to FILE.html: ISL error histograms, latency CDFs, TTFT against ISL, throughput and concurrency over time, and the tables (no JavaScript, no network)." placeholder:"FILE.html"`
+	Percentiles       string   `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
+	SLO               string   `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
+	Compare           bool     `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
 	MaxLineBytes      int      `help:"Longest input line accepted, in bytes; a longer one is reported and skipped." default:"268435456"`
 	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
@@ -83,6 +91,9 @@ func main() {
 }
 
 func run(f *flags) int {
+	if f.Compare {
+		return compare(f)
+	}
 	if f.MaxLineBytes < 1 {
 		fmt.Fprintln(os.Stderr, "measure: --max-line-bytes must be positive")
 		return cli.ExitUsage
@@ -102,6 +113,22 @@ func run(f *flags) int {
 			fmt.Fprintf(os.Stderr, "measure: --plot %s: the file must end in .svg or .html\n", f.Plot)
 			return cli.ExitUsage
 		}
+	}
+	if f.Report != "" {
+		if ext := strings.ToLower(filepath.Ext(f.Report)); ext != ".html" && ext != ".htm" {
+			fmt.Fprintf(os.Stderr, "measure: --report %s: the file must end in .html\n", f.Report)
+			return cli.ExitUsage
+		}
+	}
+	var opts report.Options
+	var err error
+	if opts.Percentiles, err = report.ParsePercentiles(f.Percentiles); err != nil {
+		fmt.Fprintf(os.Stderr, "measure: %v\n", err)
+		return cli.ExitUsage
+	}
+	if opts.SLO, err = report.ParseSLO(f.SLO); err != nil {
+		fmt.Fprintf(os.Stderr, "measure: %v\n", err)
+		return cli.ExitUsage
 	}
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
@@ -123,7 +150,7 @@ func run(f *flags) int {
 		NoTools:           f.NoTools,
 		Bare:              f.Bare,
 	})
-	summary := report.NewSummary()
+	summary := report.NewSummaryWith(opts)
 	ctx, stop := cli.Signals()
 	defer stop()
 	w := jsonl.NewWriter(os.Stdout)
@@ -133,13 +160,13 @@ func run(f *flags) int {
 		r.SetSkipLongLines(true)
 		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
 			res, err := m.Line(line)
-			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
+			return pipeline.Output{Lines: res.Lines, Value: res.Requests}, err
 		}, func(err error, _ pipeline.Output) {
 			fmt.Fprintf(os.Stderr, "measure: %v\n", err)
-			summary.AddFailure(measure.FailureKind(err))
+			summary.AddUnreadable(measure.FailureKind(err))
 		}, func(v any) {
-			for _, isl := range v.([]records.ISL) {
-				summary.Add(isl)
+			for _, req := range v.([]report.Request) {
+				summary.AddRequest(req)
 			}
 		})
 		failed += st.Failed
@@ -185,5 +212,26 @@ func writeReports(f *flags, summary *report.Summary, plotFormat string) error {
 			return err
 		}
 	}
+	if f.Report != "" {
+		var buf bytes.Buffer
+		if err := summary.WriteReport(&buf); err != nil {
+			return err
+		}
+		if err := cli.WriteFile(f.Report, buf.Bytes()); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// compare prints two summary files side by side (measure --compare).
+func compare(f *flags) int {
+	if len(f.Files) != 2 {
+		fmt.Fprintln(os.Stderr, "measure: --compare takes two summary files: measure --compare A.json B.json")
+		return cli.ExitUsage
+	}
+	if err := report.CompareFiles(os.Stdout, f.Files[0], f.Files[1]); err != nil {
+		return cli.Fail("measure", err)
+	}
+	return cli.ExitOK
 }

@@ -70,7 +70,7 @@ func BenchmarkPayloads(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sendRecords[i] = fmt.Appendf(nil, `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c%d","conversation_index":%d,"turn":0,"pass":0,"target_isl":%d,"max_tokens":100,"marker":"","cache_bust":"first_turn_prefix","marker_landing":"first_user_turn/prefix","dry_run":true,"payload":%s}`, i, i, *res.ISLs[0].Templated, body)
+			sendRecords[i] = fmt.Appendf(nil, `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c%d","conversation_index":%d,"turn":0,"pass":0,"target_isl":%d,"max_tokens":100,"marker":"","cache_bust":"first_turn_prefix","marker_landing":"first_user_turn/prefix","dry_run":true,"payload":%s}`, i, i, *res.Requests[0].ISL.Templated, body)
 		}
 		for _, shape := range []struct {
 			name  string
@@ -114,7 +114,7 @@ func BenchmarkWorkers(b *testing.B) {
 				_, err := pipeline.Map(context.Background(), jsonl.NewReader(bytes.NewReader(input), "bench"), w, workers,
 					func(line jsonl.Line) (pipeline.Output, error) {
 						res, err := m.Record(line.Data)
-						return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
+						return pipeline.Output{Lines: res.Lines, Value: res.Requests}, err
 					}, func(error, pipeline.Output) {}, nil)
 				if err != nil {
 					b.Fatal(err)

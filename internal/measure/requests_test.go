@@ -161,7 +161,7 @@ func TestInputsJSONDocument(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "data[0].payloads[1]") {
 		t.Errorf("error %v should name data[0].payloads[1]", err)
 	}
-	if len(res.Lines) != 2 || len(res.ISLs) != 2 {
+	if len(res.Lines) != 2 || len(res.Requests) != 2 {
 		t.Fatalf("got %d records, want 2 (the bad payload skipped)", len(res.Lines))
 	}
 	if !strings.HasPrefix(string(res.Lines[1]), `{"session_id":"b","turn":0,`) {
