@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -34,7 +35,7 @@ const (
 const pageStyle = `body { font-family: %s; margin: 24px; color: #212121; max-width: 1100px; }
 h1 { font-size: 22px; margin-bottom: 4px; }
 h2 { font-size: 17px; margin: 28px 0 6px; border-bottom: 1px solid #e0e0e0; padding-bottom: 3px; }
-p { margin: 4px 0; font-size: 14px; }
+p { margin: 4px 0; font-size: 14px; white-space: pre-wrap; }
 p.note { font-size: 12px; color: #555; }
 p.bad { color: #b71c1c; font-weight: bold; }
 table { border-collapse: collapse; margin: 10px 0 18px; font-size: 13px; }
@@ -159,7 +160,7 @@ type series struct {
 const (
 	chartW, chartH   = 470.0, 230.0
 	chartL, chartR   = 62.0, 16.0
-	chartT, chartB   = 30.0, 44.0
+	chartT, chartB   = 42.0, 44.0
 	chartPlotW       = chartW - chartL - chartR
 	chartPlotH       = chartH - chartT - chartB
 	colTTFT, colTPOT = "#1f77b4", "#2ca02c"
@@ -224,8 +225,8 @@ func (s *svgw) chart(c chart, ox, oy float64) {
 		}
 		wdt := float64(len([]rune(sr.label)))*5.8 + 16
 		legendX -= wdt
-		s.f(`<rect x="%s" y="%s" width="9" height="9" fill="%s"/>`+"\n", n1(legendX), n1(oy+10), sr.colour)
-		s.text(legendX+12, oy+18, "start", "10", "", sr.label)
+		s.f(`<rect x="%s" y="%s" width="9" height="9" fill="%s"/>`+"\n", n1(legendX), n1(oy+24), sr.colour)
+		s.text(legendX+12, oy+32, "start", "10", "", sr.label)
 	}
 	for _, sr := range c.series {
 		var pts strings.Builder
@@ -341,14 +342,17 @@ func (p *Performance) writeCDFs(w io.Writer) {
 const maxScatter = 4000
 
 func (p *Performance) writeScatter(w io.Writer) {
-	c := chart{title: "TTFT against ISL (succeeded streamed requests)", xlabel: "ISL (reported count, tokens)", ylabel: "TTFT (ms)"}
+	c := chart{title: "TTFT against ISL, one point per request", xlabel: "ISL (reported count, tokens)", ylabel: "TTFT (ms)"}
 	ok := series{kind: "points", colour: colTTFT, label: "succeeded"}
-	fail := series{kind: "cross", colour: colFail, label: "failed (at their latency)"}
+	fail := series{kind: "cross", colour: colFail, label: "failed (drawn at 0)"}
 	step := max(1, len(p.points)/maxScatter)
 	first := true
 	for i := 0; i < len(p.points); i += step {
 		pt := p.points[i]
 		x, y := float64(pt.isl), pt.ms
+		if pt.fail {
+			y = 0 // no TTFT; the axis keeps the scale of the successes
+		}
 		if first {
 			c.xlo, c.xhi, c.ylo, c.yhi = x, x, 0, y
 			first = false
@@ -378,8 +382,8 @@ func (p *Performance) writeScatter(w io.Writer) {
 
 func (p *Performance) writeThroughput(w io.Writer) {
 	tl := p.Timeline
-	tok := chart{title: fmt.Sprintf("Output tokens/s per %s s bin", trimZero(tl.BinS)), xlabel: "time since first request (s)", ylabel: "tokens/s"}
-	req := chart{title: fmt.Sprintf("Requests ending per second (%s s bins)", trimZero(tl.BinS)), xlabel: "time since first request (s)", ylabel: "requests/s"}
+	tok := chart{title: "Output tokens/s per "+binLabel(tl.BinS)+" bin", xlabel: "time since first request (s)", ylabel: "tokens/s"}
+	req := chart{title: "Requests ending per second ("+binLabel(tl.BinS)+" bins)", xlabel: "time since first request (s)", ylabel: "requests/s"}
 	if len(tl.Bins) == 0 {
 		tok.empty, req.empty = "no data", "no data"
 		writeCharts(w, []chart{tok, req})
@@ -409,7 +413,7 @@ func (p *Performance) writeThroughput(w io.Writer) {
 
 func (p *Performance) writeConcurrency(w io.Writer) {
 	tl := p.Timeline
-	c := chart{title: fmt.Sprintf("Requests in flight (mean per %s s bin; peak %d)", trimZero(tl.BinS), p.PeakConcurrency),
+	c := chart{title: fmt.Sprintf("Requests in flight (mean per %s bin; peak %d)", binLabel(tl.BinS), p.PeakConcurrency),
 		xlabel: "time since first request (s)", ylabel: "requests in flight"}
 	if len(tl.Bins) == 0 {
 		c.empty = "no data"
@@ -423,4 +427,12 @@ func (p *Performance) writeConcurrency(w io.Writer) {
 	c.xhi, c.yhi = p.DurationS, float64(max(p.PeakConcurrency, 1))
 	c.series = []series{sr}
 	writeCharts(w, []chart{c})
+}
+
+// binLabel names a bin width: "50 ms", "2 s".
+func binLabel(sec float64) string {
+	if sec < 1 {
+		return strconv.FormatFloat(sec*1000, 'f', -1, 64) + " ms"
+	}
+	return strconv.FormatFloat(sec, 'f', -1, 64) + " s"
 }
