@@ -382,8 +382,8 @@ func (p *Performance) writeScatter(w io.Writer) {
 
 func (p *Performance) writeThroughput(w io.Writer) {
 	tl := p.Timeline
-	tok := chart{title: "Output tokens/s per "+binLabel(tl.BinS)+" bin", xlabel: "time since first request (s)", ylabel: "tokens/s"}
-	req := chart{title: "Requests ending per second ("+binLabel(tl.BinS)+" bins)", xlabel: "time since first request (s)", ylabel: "requests/s"}
+	tok := chart{title: "Output tokens/s per " + binLabel(tl.BinS) + " bin", xlabel: "time since first request (s)", ylabel: "tokens/s"}
+	req := chart{title: "Requests ending per second (" + binLabel(tl.BinS) + " bins)", xlabel: "time since first request (s)", ylabel: "requests/s"}
 	if len(tl.Bins) == 0 {
 		tok.empty, req.empty = "no data", "no data"
 		writeCharts(w, []chart{tok, req})
