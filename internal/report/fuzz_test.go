@@ -1,0 +1,44 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzCompare: any second file is compared or refused with an error,
+// never a panic.
+func FuzzCompare(f *testing.F) {
+	// Small seeds: the mutator stalls on whole summaries.
+	a, _ := json.Marshal(NewSummary())
+	f.Add(a)
+	f.Add([]byte(`{"kind":"islkit.summary","schema_version":1,"performance":{"ttft_ms":{"n":1,"p50":null},"errors":{"timeout":2},"timeline":{"bins":[{"start_s":0}]}},"by_turn":[{"turn":"x"},[1,{}]]}`))
+	f.Add([]byte(`{"kind":"islkit.summary","schema_version":1,"x":[[[[]]]]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = Compare(&bytes.Buffer{}, "a", a, "b", b)
+	})
+}
+
+// FuzzParseFlags: --slo and --percentiles accept or refuse, and what they
+// accept is in range.
+func FuzzParseFlags(f *testing.F) {
+	for _, s := range []string{"ttft=200ms,tpot=50ms,e2e=10s", "tpot=1e3", "25,75,99.9", "e2e=1h", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if o, err := ParseSLO(s); err == nil {
+			for _, v := range []*float64{o.TTFT, o.TPOT, o.E2E} {
+				if v != nil && !(*v > 0) {
+					t.Errorf("%q: SLO %v", s, *v)
+				}
+			}
+		}
+		if ps, err := ParsePercentiles(s); err == nil {
+			for _, p := range ps {
+				if !(p >= 0 && p <= 100) {
+					t.Errorf("%q: percentile %v", s, p)
+				}
+			}
+		}
+	})
+}
