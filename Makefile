@@ -10,7 +10,7 @@ TOOLS     := probe compose send measure
 ORACLE    := .bench/oracle
 export ISLKIT_SHARED := $(abspath $(SHARED))
 
-.PHONY: all build test test-short bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle
+.PHONY: all build test test-short test-browser browser bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle
 
 all: build
 
@@ -22,12 +22,27 @@ build:
 # match. ISLKIT_REQUIRE_SHARED makes a missing $(SHARED) a failure, not a
 # skip. The race detector then reruns the suite in -short mode, which skips
 # only the long conformance sweeps (they are single-goroutine loops).
-test:
+test: browser
 	ISLKIT_REQUIRE_SHARED=1 $(GO) test -count=1 ./...
 	ISLKIT_REQUIRE_SHARED=1 $(GO) test -race -short -count=1 ./...
 
 test-short:
 	$(GO) test -short -count=1 ./...
+
+# Headless Chromium renders measure's HTML report in the tests
+# (internal/report TestReportInBrowser). Installed from Debian when absent;
+# where it cannot be (no apt-get, not root), the test skips and says so.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing chromium (apt-get) for the HTML report's browser test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	    || echo "browser: could not install chromium; TestReportInBrowser will skip"; \
+	else echo "browser: chromium absent and cannot be installed here (needs root and apt-get); TestReportInBrowser will skip"; fi
+
+# The browser check alone, required to run (fails if chromium is missing).
+test-browser: browser
+	ISLKIT_REQUIRE_BROWSER=1 $(GO) test -count=1 -run TestReportInBrowser -v ./internal/report
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

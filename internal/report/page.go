@@ -44,7 +44,7 @@ th { text-align: right; background: #f5f5f5; }
 td { text-align: right; font-variant-numeric: tabular-nums; }
 th:first-child, td:first-child { text-align: left; white-space: pre; }
 table.key td:first-child { font-weight: bold; }
-svg { display: block; margin: 6px 0; }
+svg { display: block; margin: 6px 0; max-width: 100%%; height: auto; }
 `
 
 func (r *Report) writeReport(w io.Writer) {
