@@ -3,7 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"math"
 	"testing"
+
+	"github.com/islkit/islkit/internal/records"
 )
 
 // FuzzCompare: any second file is compared or refused with an error,
@@ -39,6 +43,31 @@ func FuzzParseFlags(f *testing.F) {
 					t.Errorf("%q: percentile %v", s, p)
 				}
 			}
+		}
+	})
+}
+
+// FuzzPerformance: any timings (however absurd) give a report that
+// validates and renders, never a panic or a huge allocation.
+func FuzzPerformance(f *testing.F) {
+	f.Add(int64(0), int64(1000), int64(100), int64(300), int64(5), 4, true)
+	f.Add(int64(math.MinInt64), int64(math.MaxInt64), int64(-1), int64(math.MaxInt64), int64(0), -3, false)
+	f.Fuzz(func(t *testing.T, start, lat, ttft, gap, lag int64, tokens int, ok bool) {
+		s := NewSummaryWith(Options{SLO: SLO{TTFT: ptr(1.0)}, Percentiles: []float64{0, 100}})
+		for i := range 3 {
+			l := &Live{StartNs: start + int64(i), LatencyNs: lat, TTFTNs: &ttft, ITLNs: []int64{gap, gap}, OK: ok || i == 0, Stream: true,
+				Usage: &records.Usage{CompletionTokens: tokens, PromptTokens: tokens}, ScheduleLagNs: &lag}
+			s.AddRequest(Request{ISL: rec(tokens, ip(tokens), nil, ip(i)), Live: l})
+		}
+		r := s.Report()
+		if len(r.Performance.Timeline.Bins) > maxTimelineBins {
+			t.Fatalf("%d bins", len(r.Performance.Timeline.Bins))
+		}
+		if err := s.WriteText(io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WriteReport(io.Discard); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -172,6 +172,7 @@ type Options struct {
 // perfReq is one live request, kept until Report.
 type perfReq struct {
 	start, end     int64
+	lat            int64 // latency_ns (end − start unless end saturated)
 	ok, cancelled  bool
 	streamed       bool // succeeded, streamed, with a TTFT
 	ttft           int64
@@ -196,7 +197,8 @@ type perfAcc struct {
 
 func (p *perfAcc) add(isl records.ISL, l *Live) {
 	p.live = true
-	r := perfReq{start: l.StartNs, end: l.StartNs + max(l.LatencyNs, 0), ok: l.OK}
+	// Nonsense times saturate instead of wrapping into a small span.
+	r := perfReq{start: l.StartNs, end: satAdd(l.StartNs, max(l.LatencyNs, 0)), lat: max(l.LatencyNs, 0), ok: l.OK}
 	r.isl, _ = Reported(isl)
 	if isl.TurnIndex != nil {
 		r.turn, r.hasTurn = *isl.TurnIndex, true
@@ -408,7 +410,7 @@ func (p *perfAcc) report(o Options) *Performance {
 	var inFlight float64
 	for _, r := range p.reqs {
 		lo, hi = min(lo, r.start), max(hi, r.end)
-		inFlight += float64(r.end - r.start)
+		inFlight += float64(r.lat)
 		switch {
 		case r.ok:
 			pr.Succeeded++
@@ -428,7 +430,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		}
 	}
 	if len(p.reqs) > 0 {
-		pr.DurationS = float64(hi-lo) / 1e9
+		pr.DurationS = (float64(hi) - float64(lo)) / 1e9
 	}
 	if pr.DurationS > 0 {
 		d := pr.DurationS
@@ -475,7 +477,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		case r.streamed:
 			pr.points = append(pr.points, point{isl: r.isl, ms: float64(r.ttft) / 1e6})
 		case !r.ok:
-			pr.points = append(pr.points, point{isl: r.isl, ms: float64(r.end-r.start) / 1e6, fail: true})
+			pr.points = append(pr.points, point{isl: r.isl, ms: float64(r.lat) / 1e6, fail: true})
 		}
 	}
 	return pr
@@ -487,7 +489,7 @@ func tpot(r perfReq) (float64, bool) {
 	if !r.streamed || !r.usage || r.output <= 1 {
 		return 0, false
 	}
-	return float64(r.end-r.start-r.ttft) / float64(r.output-1), true
+	return (float64(r.lat) - float64(r.ttft)) / float64(r.output-1), true
 }
 
 // meets says whether a succeeded request meets every SLO set (vLLM:
@@ -506,7 +508,7 @@ func meets(r perfReq, o SLO) bool {
 			return false
 		}
 	}
-	if o.E2E != nil && float64(r.end-r.start) > *o.E2E*ms {
+	if o.E2E != nil && float64(r.lat) > *o.E2E*ms {
 		return false
 	}
 	return true
@@ -529,7 +531,7 @@ func (p *perfAcc) latencyValues(reqs []perfReq, pcts []float64) ([4]Stats, [4][]
 			continue
 		}
 		tt = append(tt, r.ttft)
-		ee = append(ee, r.end-r.start)
+		ee = append(ee, r.lat)
 		gaps = append(gaps, p.itl[r.itlOff:r.itlOff+r.itlLen]...)
 		if t, ok := tpot(r); ok {
 			tps = append(tps, t)
@@ -650,47 +652,48 @@ func cmpInt64(a, b int64) int {
 }
 
 // binWidth is the narrowest 1-2-5 width in ns (≥ 1 ms) that cuts span
-// into at most maxTimelineBins bins.
-func binWidth(span int64) int64 {
-	w := int64(time.Millisecond)
-	for {
-		for _, m := range []int64{1, 2, 5} {
+// into at most maxTimelineBins bins. Floats: absurd spans must not
+// overflow.
+func binWidth(span float64) float64 {
+	for w := 1e6; ; w *= 10 {
+		for _, m := range []float64{1, 2, 5} {
 			if span <= m*w*maxTimelineBins {
 				return m * w
 			}
 		}
-		if w > math.MaxInt64/100 {
-			return w * 10
-		}
-		w *= 10
 	}
 }
 
+// timeline bins the run. Times are float offsets from lo in ns, so
+// nonsense records cannot overflow the arithmetic.
 func (p *perfAcc) timeline(lo, hi int64) Timeline {
-	if len(p.reqs) == 0 || hi <= lo {
+	span := float64(hi) - float64(lo)
+	if len(p.reqs) == 0 || !(span > 0) {
 		return Timeline{Bins: []Bin{}}
 	}
-	span := hi - lo
 	w := binWidth(span)
-	n := int((span + w - 1) / w)
+	n := int(min(math.Ceil(span/w), maxTimelineBins))
+	n = max(n, 1)
 	bins := make([]Bin, n)
-	idx := func(t int64) int { return min(max(int((t-lo)/w), 0), n-1) }
+	rel := func(t int64) float64 { return float64(t) - float64(lo) }
+	idx := func(t float64) int { return int(min(max(math.Floor(t/w), 0), float64(n-1))) }
 	for i := range bins {
-		bins[i].StartS = float64(int64(i)*w) / 1e9
+		bins[i].StartS = float64(i) * w / 1e9
 	}
 	for _, r := range p.reqs {
-		bins[idx(r.start)].Started++
-		end := idx(r.end)
+		s0, e0 := rel(r.start), rel(r.end)
+		bins[idx(s0)].Started++
+		end := idx(e0)
 		if r.ok {
 			bins[end].Completed++
 		} else {
 			bins[end].Failed++
 		}
 		// Time-weighted concurrency: this request's overlap with each bin.
-		for i := idx(r.start); i <= end; i++ {
-			b0, b1 := lo+int64(i)*w, lo+int64(i+1)*w
-			if ov := min(b1, r.end) - max(b0, r.start); ov > 0 {
-				bins[i].Concurrency += float64(ov)
+		for i := idx(s0); i <= end; i++ {
+			b0, b1 := float64(i)*w, float64(i+1)*w
+			if ov := min(b1, e0) - max(b0, s0); ov > 0 {
+				bins[i].Concurrency += ov
 			}
 		}
 		if !r.ok || !r.usage || r.output <= 0 {
@@ -701,22 +704,22 @@ func (p *perfAcc) timeline(lo, hi int64) Timeline {
 			continue
 		}
 		per := float64(r.output) / float64(r.itlLen+1)
-		t := r.start + r.ttft
+		t := s0 + float64(r.ttft)
 		bins[idx(t)].OutputTokens += per
 		for _, g := range p.itl[r.itlOff : r.itlOff+r.itlLen] {
-			t += g
+			t += float64(g)
 			bins[idx(t)].OutputTokens += per
 		}
 	}
 	for i := range bins {
 		// The last bin may be cut short by the end of the run.
-		width := float64(min(lo+int64(i+1)*w, hi) - (lo + int64(i)*w))
+		width := min(float64(i+1)*w, span) - float64(i)*w
 		if width > 0 {
 			bins[i].Concurrency /= width
 			bins[i].OutputTokenThroughput = bins[i].OutputTokens / (width / 1e9)
 		}
 	}
-	return Timeline{BinS: float64(w) / 1e9, Bins: bins}
+	return Timeline{BinS: w / 1e9, Bins: bins}
 }
 
 // MarshalJSON writes n, mean, std, min, max, then each percentile by Key.
