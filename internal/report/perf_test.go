@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/testutil"
 )
 
 const msNs = int64(1e6)
@@ -436,5 +437,35 @@ func TestStatsJSONRoundTrip(t *testing.T) {
 	empty, _ := json.Marshal(statsOf(nil, DefaultPercentiles))
 	if string(empty) != `{"n":0,"mean":null,"std":null,"min":null,"max":null,"p50":null,"p90":null,"p95":null,"p99":null}` {
 		t.Errorf("empty stats %s", empty)
+	}
+}
+
+// The schema holds the performance section to its shape: a latency
+// figure needs its default percentiles, nulls exactly when n is 0, and
+// errors counts; a made-up member is refused.
+func TestPerformanceSchemaRefuses(t *testing.T) {
+	data, _ := json.Marshal(handRun(Options{}))
+	for name, edit := range map[string]func(map[string]any){
+		"no p50":          func(p map[string]any) { delete(p["ttft_ms"].(map[string]any), "p50") },
+		"null with n > 0": func(p map[string]any) { p["ttft_ms"].(map[string]any)["mean"] = nil },
+		"number with n=0": func(p map[string]any) {
+			p["by_isl"].([]any)[3].(map[string]any)["ttft_ms"].(map[string]any)["p90"] = 1.0
+		},
+		"bad percentile": func(p map[string]any) { p["e2e_ms"].(map[string]any)["q50"] = 1.0 },
+		"negative error": func(p map[string]any) { p["errors"].(map[string]any)["timeout"] = -1 },
+		"unknown member": func(p map[string]any) { p["latency"] = 1 },
+		"goodput fraction": func(p map[string]any) {
+			p["goodput"] = map[string]any{"slo": map[string]any{"ttft_ms": 1}, "requests": 1, "request_throughput": 1, "fraction": 2}
+		},
+	} {
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		edit(doc["performance"].(map[string]any))
+		bad, _ := json.Marshal(doc)
+		if testutil.SchemaError(t, "summary.schema.json", bad) == nil {
+			t.Errorf("%s: the schema accepts it", name)
+		}
 	}
 }
