@@ -469,3 +469,31 @@ func TestPerformanceSchemaRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Past maxTurnRows turns the table folds the rest into one row computed
+// over their requests together (turns 8–11: 4 requests, TTFT 80..110 ms,
+// p50 at rank 1.5 = 95 ms).
+func TestPerformanceTurnsFold(t *testing.T) {
+	s := NewSummary()
+	for turn := range 12 {
+		s.AddRequest(Request{ISL: rec(100, nil, nil, ip(turn)), Live: live(int64(turn)*10, 500, int64(turn)*10, nil, 1, 1)})
+	}
+	p := s.Report().Performance
+	if len(p.ByTurn) != 12 || p.turnFold == nil || p.turnFold.Requests != 4 {
+		t.Fatalf("by_turn %d, fold %+v", len(p.ByTurn), p.turnFold)
+	}
+	near(t, "folded ttft p50", p.turnFold.TTFT.Get(50), 95)
+	var buf bytes.Buffer
+	if err := s.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 5 && f[0] == "turns" {
+			found = f[1] == "8–11" && f[2] == "4" && f[5] == "95.00"
+		}
+	}
+	if !found || strings.Contains(buf.String(), "turn 9 ") {
+		t.Errorf("text:\n%s", buf.String())
+	}
+}

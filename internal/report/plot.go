@@ -233,6 +233,9 @@ func (r *Report) writeSVG(w io.Writer) {
 		r.Requests, r.Counted.Templated, r.Counted.Bare, r.UnreadableLines.Total)
 	if p := r.Performance; p != nil {
 		sub += fmt.Sprintf(" · failed requests %d", p.Failed+p.Cancelled)
+		if len(p.Errors) > 0 {
+			sub += " (" + byKind(p.Errors) + ")"
+		}
 	}
 	s.text(16, 46, "start", "12", ` fill="#555"`, sub)
 	// Legend.
