@@ -12,7 +12,7 @@ ORACLE    := .bench/oracle
 # module proxy by `go run` and cached by the Go build cache.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all help build test test-short conformance-check conformance-pack conformance-regen bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference
+.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference
 
 ## all: build the four tools (the default)
 all: build
@@ -30,13 +30,30 @@ build:
 # The full suite, conformance included (testdata/conformance). The race
 # detector then reruns it in -short mode, which leaves out only the long
 # conformance sweeps (they are single-goroutine loops).
-test:
+test: browser
 	$(GO) test -count=1 ./...
 	$(GO) test -race -short -count=1 ./...
 
 ## test-short: the suite without the long conformance sweeps
 test-short:
 	$(GO) test -short -count=1 ./...
+
+## browser: install Debian's chromium when absent (for the HTML report's browser test)
+# Headless Chromium renders measure's HTML report in the tests
+# (internal/report TestReportInBrowser). Installed from Debian when absent;
+# where it cannot be (no apt-get, not root), the test skips and says so.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing chromium (apt-get) for the HTML report's browser test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	    || echo "browser: could not install chromium; TestReportInBrowser will skip"; \
+	else echo "browser: chromium absent and cannot be installed here (needs root and apt-get); TestReportInBrowser will skip"; fi
+
+## test-browser: the HTML report's browser check alone, required to run
+# The browser check alone, required to run (fails if chromium is missing).
+test-browser: browser
+	ISLKIT_REQUIRE_BROWSER=1 $(GO) test -count=1 -run TestReportInBrowser -v ./internal/report
 
 ## lint: gofmt check, go vet and staticcheck (pinned) on the whole module
 lint:

@@ -74,10 +74,10 @@ func TestDemo(t *testing.T) {
 	}
 	testutil.ValidateSchema(t, "summary.schema.json", data)
 	var s struct {
-		Requests int `json:"requests"`
-		Failures struct {
+		Requests   int `json:"requests"`
+		Unreadable struct {
 			Total int `json:"total"`
-		} `json:"failures"`
+		} `json:"unreadable_lines"`
 		VsTarget struct {
 			N        int      `json:"n"`
 			ExactPct *float64 `json:"exact_pct"`
@@ -95,8 +95,8 @@ func TestDemo(t *testing.T) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Requests == 0 || s.Failures.Total != 0 {
-		t.Fatalf("summary: %d requests, %d failures", s.Requests, s.Failures.Total)
+	if s.Requests == 0 || s.Unreadable.Total != 0 {
+		t.Fatalf("summary: %d requests, %d unreadable lines", s.Requests, s.Unreadable.Total)
 	}
 	if len(s.ByTurn) == 0 || s.ByTurn[0].Turn != 0 {
 		t.Fatalf("summary has no turn 0: %s", data)
@@ -152,17 +152,17 @@ func TestMeasureBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s struct {
-		Failures struct {
+		Unreadable struct {
 			Total  int            `json:"total"`
 			ByKind map[string]int `json:"by_kind"`
-		} `json:"failures"`
+		} `json:"unreadable_lines"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
 	wantKinds := map[string]int{"bad_json": 2, "bad_utf8": 1, "line_too_long": 1, "no_messages": 1, "bad_record": 2}
-	if s.Failures.Total != 7 || !maps.Equal(s.Failures.ByKind, wantKinds) {
-		t.Errorf("failures %+v, want 7: %v", s.Failures, wantKinds)
+	if s.Unreadable.Total != 7 || !maps.Equal(s.Unreadable.ByKind, wantKinds) {
+		t.Errorf("unreadable lines %+v, want 7: %v", s.Unreadable, wantKinds)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
 
@@ -70,16 +71,16 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		return Result{}, &BadRecordError{Kind: FailBadJSON, Err: err}
 	}
 	var out []byte
-	var isl records.ISL
+	var req report.Request
 	switch {
 	case isKind(obj, records.KindRequest):
-		out, isl, err = m.sendRecord(obj, data)
+		out, req, err = m.sendRecord(obj, data)
 	case obj.Has("payload"):
-		out, isl, err = m.aiperfRaw(obj, data)
+		out, req.ISL, err = m.aiperfRaw(obj, data)
 	case obj.Has("data") && !obj.Has("messages"):
 		return m.inputsJSON(obj)
 	case obj.Has("messages") && obj.Has("model"):
-		out, isl, err = m.chatBody(obj, data)
+		out, req.ISL, err = m.chatBody(obj, data)
 	case obj.Has("messages"):
 		out, err = m.messages(obj)
 		return Result{Lines: lines(out)}, classify(err)
@@ -94,7 +95,7 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	if err != nil {
 		return Result{}, classify(err)
 	}
-	return Result{Lines: [][]byte{out}, ISLs: []records.ISL{isl}}, nil
+	return Result{Lines: [][]byte{out}, Requests: []report.Request{req}}, nil
 }
 
 // Line measures one input line: Record, after checking that the line is
@@ -123,8 +124,9 @@ func FailureKind(err error) string {
 type Result struct {
 	// Lines are the output records (one; several for inputs.json).
 	Lines [][]byte
-	// ISLs holds the counts of each request measured, for the summary.
-	ISLs []records.ISL
+	// Requests holds each request measured, for the summary: its counts
+	// and, for a live send record, its outcome.
+	Requests []report.Request
 }
 
 func lines(out []byte) [][]byte {
