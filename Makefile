@@ -26,11 +26,12 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(TOOLS))
 
-## test: the full suite with conformance, then the race detector on -short
+## test: lint, the full suite with conformance, then the race detector on -short (what CI runs)
 # The full suite, conformance included (testdata/conformance). The race
 # detector then reruns it in -short mode, which leaves out only the long
-# conformance sweeps (they are single-goroutine loops).
-test: browser
+# conformance sweeps (they are single-goroutine loops). Lint first: CI
+# runs exactly this target.
+test: lint browser
 	$(GO) test -count=1 ./...
 	$(GO) test -race -short -count=1 ./...
 
