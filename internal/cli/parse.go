@@ -5,17 +5,20 @@ import (
 	"io"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/islkit/islkit/internal/version"
 )
 
 // Parse parses a command's arguments into flags, writing help to stdout
 // and errors to stderr, never exiting the process. done reports that the
 // command is over before it started: --help was printed (code 0) or the
 // command line was refused with one line on stderr (code ExitUsage; kong's
-// own default would be 80).
+// own default would be 80). Every tool gets --version.
 func Parse(name string, args []string, stdout, stderr io.Writer, flags any, options ...kong.Option) (ctx *kong.Context, code int, done bool) {
 	exit := -1
 	opts := append([]kong.Option{kong.Name(name), kong.Writers(stdout, stderr),
-		kong.Exit(func(c int) { exit = c })}, options...)
+		kong.Exit(func(c int) { exit = c }),
+		kong.Embed(&common{}), kong.Vars{"version": name + " " + version.Full()}}, options...)
 	parser, err := kong.New(flags, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -30,6 +33,11 @@ func Parse(name string, args []string, stdout, stderr io.Writer, flags any, opti
 		return nil, ExitUsage, true
 	}
 	return ctx, ExitOK, false
+}
+
+// common are the flags every tool has.
+type common struct {
+	Version kong.VersionFlag `help:"Print the version (module version and VCS revision, or dev) and exit."`
 }
 
 // Given lists the flags spelled out on the command line, by name: kong's
