@@ -17,6 +17,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/version"
 )
 
 // bodyExcerpt is how much of an error response a record keeps.
@@ -36,7 +37,8 @@ type client struct {
 }
 
 func newClient(endpoint, apiKey string, extra http.Header, conns int) *client {
-	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"}}
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"},
+		"User-Agent": {"islkit-send/" + version.String()}}
 	if apiKey != "" {
 		h.Set("Authorization", "Bearer "+apiKey)
 	}
