@@ -3,7 +3,7 @@
 // --url and writes one islkit.request record per request.
 //
 // Exit status: 0 all requests succeeded, 1 a request or the run failed,
-// 2 usage error.
+// 2 usage error, 130/143 stopped by a signal.
 package main
 
 import (
@@ -17,12 +17,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/send"
 )
+
+const description = `Send compose's conversations as chat-completions requests (or write them with --dry-run).
+
+A live run writes one islkit.request record per request, in completion
+order. Requests cut off at a stop (Ctrl-C, the end of --duration plus
+--grace) are recorded with error kind "cancelled" and are not failures.`
 
 type flags struct {
 	Input string `arg:"" optional:"" default:"-" help:"Conversations JSONL (compose's output); - for stdin."`
@@ -60,7 +64,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c flags
 	kctx, code, done := cli.Parse("send", args, stdout, stderr, &c,
-		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run)."))
+		cli.Description(description))
 	if done {
 		return code
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -18,7 +19,8 @@ func Parse(name string, args []string, stdout, stderr io.Writer, flags any, opti
 	exit := -1
 	opts := append([]kong.Option{kong.Name(name), kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { exit = c }),
-		kong.Embed(&common{}), kong.Vars{"version": name + " " + version.Full()}}, options...)
+		kong.Embed(&common{}), kong.Vars{"version": name + " " + version.Full()},
+		kong.ValueFormatter(withDefault)}, options...)
 	parser, err := kong.New(flags, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -33,6 +35,27 @@ func Parse(name string, args []string, stdout, stderr io.Writer, flags any, opti
 		return nil, ExitUsage, true
 	}
 	return ctx, ExitOK, false
+}
+
+// ExitStatus is the exit-status paragraph of every tool's --help.
+const ExitStatus = `Exit status: 0 done (also when the reader of stdout went away, as with
+| head); 1 a failure (failed lines or requests, unreadable input, an
+unreachable server); 2 a usage error, refused before any output; 130 or
+143 stopped by SIGINT or SIGTERM.`
+
+// Description is a tool's --help text, the exit status appended.
+func Description(text string) kong.Option {
+	return kong.Description(strings.TrimRight(text, "\n") + "\n\n" + ExitStatus + "\n")
+}
+
+// withDefault adds a flag's default to its help, unless the help already
+// speaks of it or it is a boolean's false.
+func withDefault(v *kong.Value) string {
+	h := kong.DefaultHelpValueFormatter(v)
+	if v.Default == "" || (v.IsBool() && v.Default == "false") || strings.Contains(strings.ToLower(v.OrigHelp), "default") {
+		return h
+	}
+	return h + " (default: " + v.Default + ")"
 }
 
 // common are the flags every tool has.
