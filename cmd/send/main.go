@@ -42,6 +42,8 @@ type flags struct {
 	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST /v1/chat/completions)."`
 	APIKey      string            `env:"OPENAI_API_KEY" help:"Bearer token."`
 	Header      map[string]string `short:"H" placeholder:"NAME=VALUE" help:"Extra request header (repeatable)."`
+	Insecure    bool              `help:"Do not check the server's TLS certificate (https with a self-signed certificate)."`
+	CACert      string            `name:"ca-cert" placeholder:"FILE" help:"PEM certificate(s) to trust for an https --url, besides the system's."`
 	Concurrency int               `help:"Sessions in flight (default 1 when --rate is unset)."`
 	Rate        float64           `help:"Requests per second (0: as fast as --concurrency allows)."`
 	RateDist    string            `name:"rate-distribution" default:"constant" enum:"constant,poisson" help:"Arrival process for --rate (${enum})."`
@@ -87,7 +89,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // liveOnly are the flags a dry run has no use for.
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
-	"timeout", "grace", "header", "api-key", "no-payload", "progress"}
+	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -126,6 +128,16 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)
+		}
+		if opts.TLS, err = send.TLSConfig(c.Insecure, c.CACert); err != nil {
+			return cli.ExitUsage, usage(err)
+		}
+		if opts.TLS != nil && !strings.HasPrefix(c.URL, "https:") {
+			flag := "--insecure"
+			if c.CACert != "" {
+				flag = "--ca-cert"
+			}
+			return cli.ExitUsage, usage(fmt.Errorf("%s applies to an https --url only", flag))
 		}
 	}
 	in, name := stdin, "<stdin>"

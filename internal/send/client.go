@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -36,7 +38,33 @@ type client struct {
 	fresh *http.Client
 }
 
-func newClient(endpoint, apiKey string, extra http.Header, conns int) *client {
+// TLSConfig is the client side of --insecure (no certificate check) and
+// --ca-cert FILE (PEM certificates trusted besides the system's); nil when
+// neither is set.
+func TLSConfig(insecure bool, caFile string) (*tls.Config, error) {
+	switch {
+	case insecure && caFile != "":
+		return nil, errors.New("--insecure skips the certificate check that --ca-cert is for: give one of them")
+	case insecure:
+		return &tls.Config{InsecureSkipVerify: true}, nil //nolint:gosec // asked for by --insecure
+	case caFile == "":
+		return nil, nil
+	}
+	data, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-cert: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in the file", caFile)
+	}
+	return &tls.Config{RootCAs: pool}, nil
+}
+
+func newClient(endpoint, apiKey string, extra http.Header, conns int, tc *tls.Config) *client {
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"},
 		"User-Agent": {"islkit-send/" + version.String()}}
 	if apiKey != "" {
@@ -56,6 +84,7 @@ func newClient(endpoint, apiKey string, extra http.Header, conns int) *client {
 		WriteBufferSize:     64 << 10,
 		ReadBufferSize:      64 << 10,
 		ForceAttemptHTTP2:   false,
+		TLSClientConfig:     tc,
 	}
 	once := tr.Clone()
 	once.DisableKeepAlives = true
@@ -89,7 +118,7 @@ func (c *client) post(ctx context.Context, hc *http.Client, body []byte) (resp *
 
 // CheckReachable connects once (and does the TLS handshake for https), so
 // a wrong host, port or certificate is one clear error before any request.
-func CheckReachable(ctx context.Context, endpoint string) error {
+func CheckReachable(ctx context.Context, endpoint string, tc *tls.Config) error {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return err
@@ -111,8 +140,12 @@ func CheckReachable(ctx context.Context, endpoint string) error {
 	}
 	defer conn.Close()
 	if u.Scheme == "https" {
-		tc := tls.Client(conn, &tls.Config{ServerName: u.Hostname()})
-		if err := tc.HandshakeContext(ctx); err != nil {
+		cfg := &tls.Config{}
+		if tc != nil {
+			cfg = tc.Clone()
+		}
+		cfg.ServerName = u.Hostname()
+		if err := tls.Client(conn, cfg).HandshakeContext(ctx); err != nil {
 			return fmt.Errorf("TLS handshake with %s failed: %w", endpoint, err)
 		}
 	}

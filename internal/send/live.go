@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,9 @@ type LiveOptions struct {
 	Grace     time.Duration
 	Shard     Shard
 	NoPayload bool
+	// TLS is the client TLS configuration (TLSConfig); nil: the system's
+	// roots.
+	TLS *tls.Config
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
 	// observe, when set (benchmarks), gets send's own per-request time.
@@ -154,14 +158,14 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 		return sum, err
 	}
 	mine, planned := selectShard(convs, o.Shard)
-	if err := CheckReachable(ctx, endpoint); err != nil {
+	if err := CheckReachable(ctx, endpoint, o.TLS); err != nil {
 		return sum, err
 	}
 	workers := o.Concurrency
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl := newClient(endpoint, o.APIKey, o.Header, min(workers, 1024))
+	cl := newClient(endpoint, o.APIKey, o.Header, min(workers, 1024), o.TLS)
 	defer cl.closeIdle()
 
 	st := newStopper(ctx, o.Duration, o.Grace)
