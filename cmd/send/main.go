@@ -42,6 +42,7 @@ type flags struct {
 	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST /v1/chat/completions)."`
 	APIKey      string            `env:"OPENAI_API_KEY" help:"Bearer token."`
 	Header      map[string]string `short:"H" placeholder:"NAME=VALUE" help:"Extra request header (repeatable)."`
+	MaxErrors   int               `name:"max-consecutive-errors" placeholder:"N" help:"Stop issuing after N failed requests in a row (the server is down); the requests sent are all recorded. 0: never stop."`
 	Insecure    bool              `help:"Do not check the server's TLS certificate (https with a self-signed certificate)."`
 	CACert      string            `name:"ca-cert" placeholder:"FILE" help:"PEM certificate(s) to trust for an https --url, besides the system's."`
 	Concurrency int               `help:"Sessions in flight (default 1 when --rate is unset)."`
@@ -89,7 +90,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // liveOnly are the flags a dry run has no use for.
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
-	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert"}
+	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
+	"max-consecutive-errors"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -124,7 +126,8 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	}
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
-		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload}
+		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
+		MaxConsecutiveErrors: c.MaxErrors}
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)
@@ -201,6 +204,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if sum.Cancelled > 0 {
 		why := "still running when the grace period (--grace " + c.Grace.String() + ") ended"
 		fmt.Fprintf(stderr, "send: %s cancelled: %s\n", plural(sum.Cancelled, "request"), why)
+	}
+	if sum.GaveUp {
+		fmt.Fprintf(stderr, "send: stopped issuing after %d consecutive errors (--max-consecutive-errors): the server looks down\n", c.MaxErrors)
 	}
 	if sum.Failed > 0 {
 		fmt.Fprintf(stderr, "send: %d of %d requests failed: %s\n", sum.Failed, sum.Requests, sum.FailedKinds())

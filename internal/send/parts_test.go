@@ -218,3 +218,22 @@ func TestCheckDataset(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderStopAfter: n failures in a row call the stop once; a success
+// between them starts the count over; cancelled requests do not count.
+func TestRecorderStopAfter(t *testing.T) {
+	r := newRecorder(&bytes.Buffer{})
+	calls := 0
+	r.stopAfter(3, func() { calls++ })
+	fail := records.Result{Error: &records.RequestError{Kind: records.ErrHTTP5xx}}
+	cancelled := records.Result{Error: &records.RequestError{Kind: records.ErrCancelled}}
+	ok := records.Result{OK: true}
+	for i, res := range []records.Result{fail, fail, ok, fail, cancelled, fail, fail, fail, fail} {
+		if err := r.write(&records.Request{Result: &res}); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 1, false: 0}[i >= 6]; calls != want {
+			t.Errorf("after record %d: %d calls, want %d", i, calls, want)
+		}
+	}
+}
