@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -102,10 +103,12 @@ func (c *client) closeIdle() {
 // connection we took from the pool (llama.cpp closes after each stream
 // while advertising Keep-Alive), so it never saw this request.
 func (c *client) post(ctx context.Context, hc *http.Client, body []byte) (resp *http.Response, stale bool, err error) {
-	var reused, answered bool
+	// Atomics: the transport's read loop may call GotFirstResponseByte
+	// after Do has returned (a request cancelled as its answer came).
+	var reused, answered atomic.Bool
 	trace := &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { reused = i.Reused },
-		GotFirstResponseByte: func() { answered = true },
+		GotConn:              func(i httptrace.GotConnInfo) { reused.Store(i.Reused) },
+		GotFirstResponseByte: func() { answered.Store(true) },
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
@@ -113,7 +116,7 @@ func (c *client) post(ctx context.Context, hc *http.Client, body []byte) (resp *
 	}
 	req.Header = c.header // shared read-only: the transport does not modify it
 	resp, err = hc.Do(req)
-	return resp, err != nil && reused && !answered, err
+	return resp, err != nil && reused.Load() && !answered.Load(), err
 }
 
 // CheckReachable connects once (and does the TLS handshake for https), so
