@@ -181,7 +181,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 
 	st := newStopper(ctx, o.Duration, o.Grace)
 	defer st.release()
-	is := newIssuer(st.issue, mine, o)
+	is := newIssuer(st.issue, st.deadline, mine, o)
 	defer is.close()
 	rec := newRecorder(w)
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
