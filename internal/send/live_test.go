@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,7 +203,14 @@ func TestValidate(t *testing.T) {
 func TestInterrupt(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, TokensPerSecond: 20, DefaultMaxTokens: 200})
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
+	// Interrupt once all four sessions are at the server (each takes 10 s),
+	// whatever the machine's speed.
+	var arrived atomic.Int64
+	s.Observe = func([]byte, int) {
+		if arrived.Add(1) == 4 {
+			cancel()
+		}
+	}
 	var out bytes.Buffer
 	convs := dataset(50, 1)
 	for i := range convs {
