@@ -77,7 +77,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	kctx, code, done := cli.Parse("compose", args, stdout, stderr, &f,
-		kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
+		cli.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
 	if done {
 		return code
 	}

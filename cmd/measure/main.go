@@ -96,7 +96,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	if _, code, done := cli.Parse("measure", args, stdout, stderr, &f,
-		kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}); done {
+		cli.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}); done {
 		return code
 	}
 	failed, err := f.run(stdin, stdout, stderr)
