@@ -9,6 +9,7 @@ import (
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testutil"
 )
 
@@ -112,7 +113,10 @@ func TestNoToolsReproducesAIPerfAndExplainsTheGap(t *testing.T) {
 }
 
 func TestPartJoinAndMediaCauses(t *testing.T) {
-	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	// AIPerf's view (parts joined with "", media dropped) against a
+	// multimodal vLLM-like server; --server vllm would refuse the image
+	// for our text-only model (TestVLLMRefusesMedia).
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Server: serverprofile.AIPerf})
 	body := `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"[rid:eb232ceb3496]"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"Describe it."}]}]}`
 	joined := templatedCount(t, m, `[{"role":"user","content":"[rid:eb232ceb3496]Describe it."}]`, "")
 	newline := templatedCount(t, m, `[{"role":"user","content":"[rid:eb232ceb3496]\nDescribe it."}]`, "")
@@ -184,7 +188,7 @@ func TestNullTemplateShortCircuitsToBare(t *testing.T) {
 // TestOutputMatchesSchema validates real measure output of each request
 // shape against schemas/measurement.schema.json.
 func TestOutputMatchesSchema(t *testing.T) {
-	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Bare: true})
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Bare: true, Server: serverprofile.AIPerf, CompareServer: serverprofile.VLLM})
 	for _, rec := range []string{
 		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`,
 		`{"kind":"islkit.request","schema_version":1,"conversation_id":"c","turn":1,"target_isl":3,"marker":"","payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]},"result":{"usage":{"prompt_tokens":40}}}`,

@@ -349,13 +349,5 @@ func (r *Request) Count(tok Counter, prompt []byte) int {
 // CountBody prepares, renders and counts one body under rules: the
 // server's prompt_tokens.
 func CountBody(rules Rules, ex *payload.Extracted, t *chat.Template, tok Counter, now time.Time) (int, error) {
-	req, err := Prepare(rules, ex, t)
-	if err != nil {
-		return 0, err
-	}
-	text, err := req.Append(t, now, nil)
-	if err != nil {
-		return 0, err
-	}
-	return req.Count(tok, text), nil
+	return countRules(rules, ex, t, tok, now, false)
 }
