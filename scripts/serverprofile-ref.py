@@ -5,6 +5,7 @@ chat body, written from ../shared/reference/server-preprocessing.md (and the
 AIPerf rules of aiperf-behaviour.md §6), not from the Go code.
 
   serverprofile-ref.py CASES.jsonl MODELS_DIR MODEL... > rendered.jsonl
+  serverprofile-ref.py --formats LABEL=DIR... > formats.jsonl   (content formats of DIR/*.jinja)
 
 Each CASES line is {"case": NAME, "body": {...}}. For every model and
 profile one line is written: {"case", "model", "profile"} and either
@@ -398,7 +399,21 @@ def render(src, special, r, tools):
     return out + r["suffix"]
 
 
+def formats(dirs):
+    """Each LABEL/NAME.jinja's content format as vLLM and SGLang detect it."""
+    for arg in dirs:
+        label, d = arg.split("=", 1)
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".jinja"):
+                src = open(os.path.join(d, name), encoding="utf-8", newline="").read()
+                print(json.dumps({"template": label + "/" + name[:-6], "vllm": vllm_format(src),
+                                  "sglang": sglang_format(src)}))
+    return 0
+
+
 def main(argv):
+    if len(argv) >= 3 and argv[1] == "--formats":
+        return formats(argv[2:])
     if len(argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
