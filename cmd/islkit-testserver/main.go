@@ -1,5 +1,6 @@
 // Command islkit-testserver runs internal/testserver for demos: an
-// OpenAI-compatible server that counts prompt tokens like vLLM.
+// OpenAI-compatible server that counts prompt tokens like vLLM (or the
+// server -server names).
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testserver"
 )
 
@@ -23,8 +25,13 @@ func main() {
 	faultRate := flag.Float64("fault-rate", 0, "fraction of requests that get a fault")
 	faults := flag.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
 	seed := flag.Uint64("seed", 1, "fault seed")
+	server := flag.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
 	flag.Parse()
-	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed}
+	profile, err := serverprofile.Parse(*server)
+	if err != nil {
+		fail(err)
+	}
+	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed, Profile: profile}
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}

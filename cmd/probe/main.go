@@ -17,6 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/verify"
 )
 
@@ -61,6 +62,7 @@ type flags struct {
 	Model     string        `help:"Model name for --verify-url requests." default:"default"`
 	APIKey    string        `name:"api-key" help:"Bearer token for --verify-url." env:"OPENAI_API_KEY"`
 	Timeout   time.Duration `help:"Timeout of each --verify-url request." default:"60s"`
+	Server    string        `help:"The server behind --verify-url, whose preprocessing our counts follow: vllm, sglang, transformers or aiperf; the record's verify.profile names it." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
 }
 
 func main() {
@@ -142,5 +144,5 @@ func verifyServer(f *flags, src *modelsrc.Source, now time.Time) (*records.Probe
 	ctx, stop := cli.Signals()
 	defer stop()
 	return verify.Run(ctx, verify.Options{URL: f.VerifyURL, APIKey: f.APIKey, Model: f.Model,
-		Template: tmpl, Counter: tok, Now: now, Timeout: f.Timeout})
+		Template: tmpl, Counter: tok, Now: now, Timeout: f.Timeout, Profile: serverprofile.Profile(f.Server)})
 }

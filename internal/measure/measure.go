@@ -149,6 +149,9 @@ const (
 	FailBadRecord    = "bad_record"
 	FailBadUTF8      = "bad_utf8"
 	FailTooLong      = "line_too_long"
+	// FailRefused: the server profile's server would refuse the request
+	// (serverprofile.RefusalError names the rule).
+	FailRefused = "refused"
 )
 
 // BadRecordError is a record measure could not measure, with its kind.
@@ -165,6 +168,8 @@ func classify(err error) error {
 	switch {
 	case err == nil || errors.As(err, &bad):
 		return err
+	case serverprofile.IsRefusal(err):
+		return &BadRecordError{Kind: FailRefused, Err: err}
 	case errors.Is(err, payload.ErrNoMessages):
 		return &BadRecordError{Kind: FailNoMessages, Err: err}
 	default:

@@ -2,6 +2,8 @@ package measure
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -201,5 +203,30 @@ func TestOutputMatchesSchema(t *testing.T) {
 	testutil.ValidateSchema(t, "measurement.schema.json", out)
 	if !strings.Contains(string(out), `"template_error"`) {
 		t.Errorf("mistral's template should raise on a system message: %s", out)
+	}
+}
+
+// TestProfileCausesInSchema: every rule family a profile comparison can
+// name is a cause the measurement schema allows.
+func TestProfileCausesInSchema(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "schemas", "measurement.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range serverprofile.Causes() {
+		if !strings.Contains(string(data), `"`+c+`"`) {
+			t.Errorf("cause %q is not in measurement.schema.json", c)
+		}
+	}
+}
+
+// TestVLLMRefusesMedia: under the default vllm profile an image part for
+// our text-only model fails the line, naming the rule; the summary counts
+// it as "refused".
+func TestVLLMRefusesMedia(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	_, err := m.Record([]byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "vllm would refuse this request: media part for a text-only model") || FailureKind(err) != FailRefused {
+		t.Errorf("error %v (kind %s), want a vllm refusal of the media part", err, FailureKind(err))
 	}
 }

@@ -98,8 +98,9 @@ const (
 	// CauseMedia: image/audio/video parts, which servers count and the
 	// text-only templated count drops.
 	CauseMedia = "media"
-	// CausePartJoin: list content whose text parts the server joined with
-	// "\n" (vLLM) where we join them with "" (AIPerf).
+	// CausePartJoin: list content whose text parts one side joined with
+	// "\n" (vLLM) or " " (SGLang) or kept as a list, where the other
+	// joined them with "" (AIPerf, transformers' wire reference).
 	CausePartJoin = "content_part_join"
 	// Rule families in which server profiles differ (VsProfile; see
 	// serverprofile.Axis): null content, tool-call argument format,

@@ -7,6 +7,8 @@ package records
 type ProbeVerify struct {
 	URL   string `json:"url"`
 	Model string `json:"model"`
+	// Profile is the server profile our counts assumed (probe --server).
+	Profile string `json:"profile"`
 	// Agree is true when every request's counts are equal.
 	Agree    bool                 `json:"agree"`
 	Requests []ProbeVerifyRequest `json:"requests"`

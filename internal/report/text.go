@@ -66,11 +66,26 @@ func (r *Report) headline() []string {
 		l += " (" + strings.Join(kinds, ", ") + ")"
 	}
 	lines := []string{l}
+	if len(r.Profiles) > 0 {
+		lines = append(lines, "server profile: "+countsLine(r.Profiles))
+	}
+	if len(r.Compared) > 0 {
+		lines = append(lines, "compared with: "+countsLine(r.Compared)+" (causes vs profile: counted − the other profile's count)")
+	}
 	if m := r.Media; m.Requests > 0 {
 		lines = append(lines, fmt.Sprintf("media: %d requests with images %d, audios %d, videos %d (not in templated counts)",
 			m.Requests, m.Images, m.Audios, m.Videos))
 	}
 	return lines
+}
+
+// countsLine is "a 3, b 1" in name order.
+func countsLine(m map[string]uint64) string {
+	names := slices.Sorted(maps.Keys(m))
+	for i, k := range names {
+		names[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(names, ", ")
 }
 
 // tables builds the error table (totals, then per turn under each
@@ -109,7 +124,7 @@ func (r *Report) tables() []table {
 	for _, g := range []struct {
 		label string
 		g     CauseGroup
-	}{{"causes vs target", r.Causes.VsTarget}, {"causes vs server", r.Causes.VsServer}} {
+	}{{"causes vs target", r.Causes.VsTarget}, {"causes vs server", r.Causes.VsServer}, {"causes vs profile", r.Causes.VsProfile}} {
 		if len(g.g.Causes) == 0 {
 			continue // no gap to explain
 		}
