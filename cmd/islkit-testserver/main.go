@@ -1,5 +1,6 @@
 // Command islkit-testserver runs internal/testserver for demos: an
-// OpenAI-compatible server that counts prompt tokens like vLLM.
+// OpenAI-compatible server that counts prompt tokens like vLLM (or the
+// server -server names).
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/version"
 )
@@ -44,6 +46,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
 	seed := fs.Uint64("seed", 1, "fault seed")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -55,8 +58,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		fmt.Fprintln(stdout, "islkit-testserver", version.Full())
 		return cli.ExitOK
 	}
+	profile, err := serverprofile.Parse(*server)
+	if err != nil {
+		fmt.Fprintf(stderr, "islkit-testserver: -server: %v\n", err)
+		return cli.ExitUsage
+	}
 	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
-		CloseAfterStream: *closeAfter}
+		CloseAfterStream: *closeAfter, Profile: profile}
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/pipeline"
 	"github.com/islkit/islkit/internal/report"
+	"github.com/islkit/islkit/internal/serverprofile"
 )
 
 const description = `Count tokens exactly as the model server does.
@@ -76,6 +77,8 @@ type flags struct {
 	Rendered          bool     `help:"Add the rendered template text to message records."`
 	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (costs a second encode)."`
 	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does."`
+	Server            string   `help:"Count requests as this server preprocesses them: vllm, sglang, transformers (apply_chat_template on the messages as given) or aiperf (AIPerf's own count). A request that server would refuse fails its line." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
+	CompareServer     string   `name:"compare-server" help:"Also count each templated request as this server would and split the difference by cause (isl.vs_profile): part join, tool-call arguments, reasoning, null content, generation prompt, ..." enum:",vllm,sglang,transformers,aiperf" default:""`
 	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
 	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json)." placeholder:"FILE"`
 	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
@@ -163,6 +166,8 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		Now:               mdl.Now,
 		NoTools:           f.NoTools,
 		Bare:              f.Bare,
+		Server:            serverprofile.Profile(f.Server),
+		CompareServer:     serverprofile.Profile(f.CompareServer),
 	})
 	summary := report.NewSummaryWith(opts)
 	ctx, stop := signals()

@@ -15,6 +15,7 @@ import (
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/verify"
 )
 
@@ -60,6 +61,7 @@ type flags struct {
 	Model     string        `help:"Model name for --verify-url requests." default:"default"`
 	APIKey    string        `name:"api-key" help:"Bearer token for --verify-url." env:"OPENAI_API_KEY"`
 	Timeout   time.Duration `help:"Timeout of each --verify-url request." default:"60s"`
+	Server    string        `help:"The server behind --verify-url, whose preprocessing our counts follow: vllm, sglang, transformers or aiperf; the record's verify.profile names it." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -135,5 +137,5 @@ func verifyServer(f *flags, m *model.Model) (*records.ProbeVerify, error) {
 	ctx, stop := cli.Signals()
 	defer stop()
 	return verify.Run(ctx, verify.Options{URL: f.VerifyURL, APIKey: f.APIKey, Model: f.Model,
-		Template: m.Template, Counter: m.Tokenizer, Now: m.Now, Timeout: f.Timeout})
+		Template: m.Template, Counter: m.Tokenizer, Now: m.Now, Timeout: f.Timeout, Profile: serverprofile.Profile(f.Server)})
 }

@@ -54,17 +54,25 @@ func buildTools(t *testing.T) string {
 }
 
 // TestDemo runs scripts/demo.sh (what `make demo` and the README run) and
-// checks what it promises: every first turn's wire ISL is exactly --isl.
+// checks what it promises: every first turn's wire ISL is exactly --isl,
+// counted under measure's default vllm profile and under transformers
+// (compose's requests have string contents only, where the two agree).
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the whole pipeline")
 	}
+	for _, server := range []string{"vllm", "transformers"} {
+		t.Run(server, func(t *testing.T) { testDemo(t, server) })
+	}
+}
+
+func testDemo(t *testing.T, server string) {
 	root := testutil.RepoRoot(t)
 	bin := buildTools(t)
 	dir := t.TempDir()
 	summaryPath := filepath.Join(dir, "summary.json")
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "demo.sh"))
-	cmd.Env = append(os.Environ(), "BIN="+bin, "OUT="+filepath.Join(dir, "requests.jsonl"), "SUMMARY_JSON="+summaryPath)
+	cmd.Env = append(os.Environ(), "BIN="+bin, "OUT="+filepath.Join(dir, "requests.jsonl"), "SUMMARY_JSON="+summaryPath, "SERVER="+server)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
 	}
@@ -74,7 +82,8 @@ func TestDemo(t *testing.T) {
 	}
 	testutil.ValidateSchema(t, "summary.schema.json", data)
 	var s struct {
-		Requests   int `json:"requests"`
+		Requests   int            `json:"requests"`
+		Profiles   map[string]int `json:"profiles"`
 		Unreadable struct {
 			Total int `json:"total"`
 		} `json:"unreadable_lines"`
@@ -95,8 +104,8 @@ func TestDemo(t *testing.T) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Requests == 0 || s.Unreadable.Total != 0 {
-		t.Fatalf("summary: %d requests, %d unreadable lines", s.Requests, s.Unreadable.Total)
+	if s.Requests == 0 || s.Unreadable.Total != 0 || s.Profiles[server] != s.Requests {
+		t.Fatalf("summary: %d requests, %d unreadable lines, profiles %v", s.Requests, s.Unreadable.Total, s.Profiles)
 	}
 	if len(s.ByTurn) == 0 || s.ByTurn[0].Turn != 0 {
 		t.Fatalf("summary has no turn 0: %s", data)

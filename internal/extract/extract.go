@@ -46,6 +46,10 @@ type Inputs struct {
 	// parts: servers that join parts with "\n" (vLLM) then see other text
 	// than AIPerf's "" join.
 	MultiTextParts bool
+	// Body is the request's members; RawMessages counts the elements of
+	// "messages" (Chat leaves out those without a string role).
+	Body        jsonobj.Object
+	RawMessages int
 }
 
 // Message is one message of the chat view.
@@ -53,6 +57,13 @@ type Message struct {
 	Role      string
 	Parts     []string
 	ToolCalls json.RawMessage // nil when absent or null
+	// Index is the message's position in "messages"; Fields are all its
+	// members, for server profiles that read more than the chat view.
+	Index  int
+	Fields jsonobj.Object
+	// StringContent is true when "content" is a JSON string (Parts then
+	// holds it, decoded, as its one element).
+	StringContent bool
 }
 
 // Content is the message's text parts joined with sep ("" for AIPerf's
@@ -74,6 +85,7 @@ type message struct {
 	HasRole   bool
 	Content   json.RawMessage
 	ToolCalls json.RawMessage
+	Fields    jsonobj.Object
 }
 
 // part is a content part with a string "type"; Text is the raw "text".
@@ -142,12 +154,14 @@ func Object(obj jsonobj.Object) (*Inputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := &Inputs{Chat: make([]Message, 0, len(msgs))}
+	ex := &Inputs{Chat: make([]Message, 0, len(msgs)), Body: obj, RawMessages: len(msgs)}
 	for i, m := range msgs {
 		var parts []string
+		stringContent := false
 		switch c := bytes.TrimSpace(m.Content); {
 		case len(c) == 0 || string(c) == "null":
 		case c[0] == '"':
+			stringContent = true
 			s, err := jsonobj.String(c)
 			if err != nil {
 				return nil, fmt.Errorf("payload: messages[%d].content: %w", i, err)
@@ -188,7 +202,7 @@ func Object(obj jsonobj.Object) (*Inputs, error) {
 		}
 		ex.Texts = append(ex.Texts, toolCallTexts(m.ToolCalls)...)
 		if m.HasRole {
-			msg := Message{Role: m.Role, Parts: parts}
+			msg := Message{Role: m.Role, Parts: parts, Index: i, Fields: m.Fields, StringContent: stringContent}
 			if !isNull(m.ToolCalls) {
 				msg.ToolCalls = m.ToolCalls
 			}
@@ -296,6 +310,7 @@ func decodeMessages(raw json.RawMessage) ([]message, error) {
 			return nil, fmt.Errorf("payload: messages[%d] is not an object", i)
 		}
 		m := &msgs[i]
+		m.Fields = obj
 		if role, ok := obj.Get("role"); ok && jsonobj.IsString(role) {
 			if m.Role, err = jsonobj.String(role); err != nil {
 				return nil, fmt.Errorf("payload: messages[%d].role: %w", i, err)

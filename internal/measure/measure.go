@@ -20,6 +20,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
 
@@ -43,6 +44,12 @@ type Options struct {
 	// NoTools reproduces AIPerf: request tools are not passed to the
 	// template; their texts are counted bare and added instead.
 	NoTools bool
+	// Server is the server profile whose preprocessing templated counts
+	// follow (serverprofile.Default when empty).
+	Server serverprofile.Profile
+	// CompareServer, when set, also counts each templated request under
+	// that profile and explains the difference (isl.vs_profile).
+	CompareServer serverprofile.Profile
 }
 
 // Measurer processes records; it is safe for concurrent use.
@@ -144,6 +151,9 @@ const (
 	FailBadRecord    = "bad_record"
 	FailBadUTF8      = "bad_utf8"
 	FailTooLong      = "line_too_long"
+	// FailRefused: the server profile's server would refuse the request
+	// (serverprofile.RefusalError names the rule).
+	FailRefused = "refused"
 )
 
 // BadRecordError is a record measure could not measure, with its kind.
@@ -160,6 +170,8 @@ func classify(err error) error {
 	switch {
 	case err == nil || errors.As(err, &bad):
 		return err
+	case serverprofile.IsRefusal(err):
+		return &BadRecordError{Kind: FailRefused, Err: err}
 	case errors.Is(err, extract.ErrNoMessages):
 		return &BadRecordError{Kind: FailNoMessages, Err: err}
 	default:
@@ -197,26 +209,11 @@ func (m *Measurer) text(obj jsonobj.Object) ([]byte, error) {
 	return obj.Marshal(), nil
 }
 
-// messageRecord is the shape of a "messages" record (a chat request).
-type messageRecord struct {
-	Messages            json.RawMessage `json:"messages"`
-	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
-	Tools               json.RawMessage `json:"tools"`
-	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
-}
-
+// messages measures a "messages" record (a chat request without a
+// model): its add_generation_prompt (default true), continue_final_message,
+// tools and chat_template_kwargs are read as a chat body's are, through the
+// server profile.
 func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
-	var rec messageRecord
-	for _, f := range []struct {
-		key string
-		dst any
-	}{{"messages", &rec.Messages}, {"add_generation_prompt", &rec.AddGenerationPrompt}, {"tools", &rec.Tools}, {"chat_template_kwargs", &rec.ChatTemplateKwargs}} {
-		if raw, ok := obj.Get(f.key); ok {
-			if err := json.Unmarshal(raw, f.dst); err != nil {
-				return nil, fmt.Errorf("field %q: %v", f.key, err)
-			}
-		}
-	}
 	// The texts are read the way request payloads are (one rule for
 	// "the text of a request"); the bare count needs them, and reading
 	// them also rejects messages of the wrong shape.
@@ -227,21 +224,15 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 	counted := "bare"
 	tokens := 0
 	var renderErr error
-	var rendered string
+	var rendered []byte
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil {
-		in := chat.RenderInput{
-			Messages:            rec.Messages,
-			AddGenerationPrompt: rec.AddGenerationPrompt == nil || *rec.AddGenerationPrompt,
-			Kwargs:              rec.ChatTemplateKwargs,
-			Now:                 m.opts.Now,
-			FlattenContent:      true,
+		req, err := m.prepare(ex)
+		if err != nil {
+			return nil, err
 		}
-		if len(rec.Tools) > 0 && string(rec.Tools) != "null" {
-			in.Tools = rec.Tools
-		}
-		rendered, renderErr = m.opts.Template.Render(in)
+		rendered, renderErr = req.Append(m.opts.Template, m.opts.Now, nil)
 		if renderErr == nil {
-			tokens = m.opts.Tokenizer.Count(rendered)
+			tokens = req.Count(m.opts.Tokenizer, rendered)
 			counted = "templated"
 		}
 	}
@@ -255,7 +246,7 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 		return nil, err
 	}
 	if m.opts.Rendered && counted == "templated" {
-		if obj, err = obj.Set("rendered", rendered); err != nil {
+		if obj, err = obj.Set("rendered", string(rendered)); err != nil {
 			return nil, err
 		}
 	}

@@ -36,7 +36,10 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
-	isl := m.measureRequest(ex, meta)
+	isl, err := m.measureRequest(ex, meta)
+	if err != nil {
+		return nil, records.ISL{}, err
+	}
 	if _, ok := obj.Get("isl"); !ok && data != nil {
 		// Copy the line once instead of serialising every member again.
 		out, err := jsonobj.AppendMember(data, "isl", isl)
@@ -113,7 +116,10 @@ func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.IS
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
-	isl := m.measureRequest(ex, requestMeta{})
+	isl, err := m.measureRequest(ex, requestMeta{})
+	if err != nil {
+		return nil, records.ISL{}, err
+	}
 	out, err := jsonobj.AppendMember(data, "isl", isl)
 	return out, isl, err
 }

@@ -2,6 +2,8 @@ package measure
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testutil"
 )
 
@@ -112,7 +115,10 @@ func TestNoToolsReproducesAIPerfAndExplainsTheGap(t *testing.T) {
 }
 
 func TestPartJoinAndMediaCauses(t *testing.T) {
-	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	// AIPerf's view (parts joined with "", media dropped) against a
+	// multimodal vLLM-like server; --server vllm would refuse the image
+	// for our text-only model (TestVLLMRefusesMedia).
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Server: serverprofile.AIPerf})
 	body := `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"[rid:eb232ceb3496]"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"Describe it."}]}]}`
 	joined := templatedCount(t, m, `[{"role":"user","content":"[rid:eb232ceb3496]Describe it."}]`, "")
 	newline := templatedCount(t, m, `[{"role":"user","content":"[rid:eb232ceb3496]\nDescribe it."}]`, "")
@@ -184,7 +190,7 @@ func TestNullTemplateShortCircuitsToBare(t *testing.T) {
 // TestOutputMatchesSchema validates real measure output of each request
 // shape against schemas/measurement.schema.json.
 func TestOutputMatchesSchema(t *testing.T) {
-	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Bare: true})
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Bare: true, Server: serverprofile.AIPerf, CompareServer: serverprofile.VLLM})
 	for _, rec := range []string{
 		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`,
 		`{"kind":"islkit.request","schema_version":1,"conversation_id":"c","turn":1,"target_isl":3,"marker":"","payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]},"result":{"usage":{"prompt_tokens":40}}}`,
@@ -231,5 +237,30 @@ func TestSendRecordLiveOutcome(t *testing.T) {
 	}
 	if res.Requests[0].Live != nil {
 		t.Errorf("dry run has an outcome: %+v", res.Requests[0].Live)
+	}
+}
+
+// TestProfileCausesInSchema: every rule family a profile comparison can
+// name is a cause the measurement schema allows.
+func TestProfileCausesInSchema(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "schemas", "measurement.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range serverprofile.Causes() {
+		if !strings.Contains(string(data), `"`+c+`"`) {
+			t.Errorf("cause %q is not in measurement.schema.json", c)
+		}
+	}
+}
+
+// TestVLLMRefusesMedia: under the default vllm profile an image part for
+// our text-only model fails the line, naming the rule; the summary counts
+// it as "refused".
+func TestVLLMRefusesMedia(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	_, err := m.Record([]byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "vllm would refuse this request: media part for a text-only model") || FailureKind(err) != FailRefused {
+		t.Errorf("error %v (kind %s), want a vllm refusal of the media part", err, FailureKind(err))
 	}
 }

@@ -12,6 +12,9 @@ type ISL struct {
 	// Templated is the messages rendered through the chat template with
 	// add_generation_prompt=true, then encoded: what the server processes.
 	Templated *int `json:"templated,omitempty"`
+	// Profile is the server profile the templated count follows (vllm,
+	// sglang, transformers or aiperf; see internal/serverprofile).
+	Profile string `json:"profile,omitempty"`
 	// Counted names the count measure reports as the request's ISL:
 	// "templated", or "bare" (no --apply-chat-template, no template, or a
 	// template error, see TemplateError).
@@ -32,6 +35,21 @@ type ISL struct {
 	// Server − Counted.
 	VsTarget *Gap `json:"vs_target,omitempty"`
 	VsServer *Gap `json:"vs_server,omitempty"`
+	// VsProfile compares the templated count with the same request
+	// counted under another profile (measure --compare-server).
+	VsProfile *ProfileGap `json:"vs_profile,omitempty"`
+}
+
+// ProfileGap compares a templated count with Count, the same request
+// counted under another server profile: Gap is Templated − Count split by
+// the rule families in which the two profiles differ. Error, instead of
+// Count and Gap, says why the other profile could not count it (a
+// refusal, a template error).
+type ProfileGap struct {
+	Profile string `json:"profile"`
+	Count   *int   `json:"count,omitempty"`
+	Gap     *Gap   `json:"gap,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Media counts a request's non-text content parts.
@@ -80,9 +98,23 @@ const (
 	// CauseMedia: image/audio/video parts, which servers count and the
 	// text-only templated count drops.
 	CauseMedia = "media"
-	// CausePartJoin: list content whose text parts the server joined with
-	// "\n" (vLLM) where we join them with "" (AIPerf).
+	// CausePartJoin: list content whose text parts one side joined with
+	// "\n" (vLLM) or " " (SGLang) or kept as a list, where the other
+	// joined them with "" (AIPerf, transformers' wire reference).
 	CausePartJoin = "content_part_join"
+	// Rule families in which server profiles differ (VsProfile; see
+	// serverprofile.Axis): null content, tool-call argument format,
+	// reasoning fields, other message keys, the generation prompt
+	// (add_generation_prompt, continue_final_message, SGLang's final
+	// assistant rewrite), template kwargs, special tokens. Part join and
+	// tools are CausePartJoin and CauseTools.
+	CauseNullContent    = "null_content"
+	CauseToolCallArgs   = "tool_call_arguments"
+	CauseReasoning      = "reasoning"
+	CauseMessageKeys    = "message_keys"
+	CauseGenPrompt      = "generation_prompt"
+	CauseTemplateKwargs = "template_kwargs"
+	CauseSpecialTokens  = "special_tokens"
 	// CauseUnexplained: the rest — a different tokenizer, template or
 	// server-side prompt.
 	CauseUnexplained = "unexplained"

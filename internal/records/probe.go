@@ -93,6 +93,8 @@ type TemplateOverhead struct {
 type ProbeVerify struct {
 	URL   string `json:"url"`
 	Model string `json:"model"`
+	// Profile is the server profile our counts assumed (probe --server).
+	Profile string `json:"profile"`
 	// Agree is true when every request's counts are equal.
 	Agree    bool                 `json:"agree"`
 	Requests []ProbeVerifyRequest `json:"requests"`

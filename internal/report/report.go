@@ -1,6 +1,7 @@
 package report
 
 import (
+	"maps"
 	"math"
 	"sort"
 
@@ -14,6 +15,10 @@ type Report struct {
 	SchemaVersion int    `json:"schema_version"`
 	// Requests is the number of records added with Add.
 	Requests uint64 `json:"requests"`
+	// Profiles counts requests per server profile their templated count
+	// followed (measure --server); Compared, per --compare-server profile.
+	Profiles map[string]uint64 `json:"profiles"`
+	Compared map[string]uint64 `json:"compared"`
 	// Counted says which count was reported as the ISL, per request.
 	Counted Counted `json:"counted"`
 	// TemplateErrors counts records whose template failed (counted bare).
@@ -86,10 +91,11 @@ type TurnStats struct {
 	VsServer   ErrorStats `json:"vs_server"`
 }
 
-// Causes splits the VsTarget and VsServer gaps by named cause.
+// Causes splits the VsTarget, VsServer and VsProfile gaps by named cause.
 type Causes struct {
-	VsTarget CauseGroup `json:"vs_target"`
-	VsServer CauseGroup `json:"vs_server"`
+	VsTarget  CauseGroup `json:"vs_target"`
+	VsServer  CauseGroup `json:"vs_server"`
+	VsProfile CauseGroup `json:"vs_profile"`
 }
 
 // CauseGroup is one gap kind: how many records carried it, and each cause
@@ -114,6 +120,8 @@ func (s *Summary) Report() Report {
 		Kind:            records.KindSummary,
 		SchemaVersion:   records.SchemaVersion,
 		Requests:        s.requests,
+		Profiles:        maps.Clone(s.profiles),
+		Compared:        maps.Clone(s.compared),
 		Counted:         Counted{Templated: s.counted["templated"], Bare: s.counted["bare"]},
 		TemplateErrors:  s.tmplErr,
 		WarmupExcluded:  s.warmup,
@@ -126,8 +134,9 @@ func (s *Summary) Report() Report {
 		ByTurn:              []TurnStats{},
 		RequestsWithoutTurn: s.noTurn,
 		Causes: Causes{
-			VsTarget: causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
-			VsServer: causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),
+			VsTarget:  causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
+			VsServer:  causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),
+			VsProfile: causeGroup(s.causeRecs[gapProfile], s.causes[gapProfile]),
 		},
 	}
 	for k, n := range s.unread {

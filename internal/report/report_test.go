@@ -196,7 +196,8 @@ func TestByTurnAndCauses(t *testing.T) {
 			{Cause: records.CauseBoundary, Requests: 2, Tokens: 2, AbsTokens: 4},
 			{Cause: records.CauseContent, Requests: 1, Tokens: -1, AbsTokens: 1},
 		}},
-		VsServer: CauseGroup{Requests: 2, Causes: []CauseStats{{Cause: records.CauseDoubledBOS, Requests: 2, Tokens: 2, AbsTokens: 2}}},
+		VsServer:  CauseGroup{Requests: 2, Causes: []CauseStats{{Cause: records.CauseDoubledBOS, Requests: 2, Tokens: 2, AbsTokens: 2}}},
+		VsProfile: CauseGroup{Causes: []CauseStats{}},
 	}
 	gotJ, _ := json.Marshal(r.Causes)
 	wantJ, _ := json.Marshal(want)
@@ -377,6 +378,14 @@ func sample() *Summary {
 		}
 		if i%4 == 3 {
 			isl.VsServer = &records.Gap{Total: 1, Causes: []records.Cause{{Cause: records.CauseDoubledBOS, Tokens: 1}}}
+		}
+		isl.Profile = "vllm"
+		if i%10 == 0 {
+			// --compare-server aiperf: vLLM's "\n" join and parsed tool-call
+			// arguments cost more than AIPerf's count.
+			n := 2000 + e - 3
+			isl.VsProfile = &records.ProfileGap{Profile: "aiperf", Count: &n, Gap: &records.Gap{Total: 3,
+				Causes: []records.Cause{{Cause: records.CausePartJoin, Tokens: 2}, {Cause: records.CauseToolCallArgs, Tokens: 1}}}}
 		}
 		if i == 7 {
 			isl.Templated, isl.Counted, isl.TemplateError = nil, "bare", "template raised"

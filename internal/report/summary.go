@@ -31,8 +31,10 @@ const (
 
 // The gaps split by cause: indexes of Summary.causes.
 const (
-	gapTarget = iota // isl.VsTarget
-	gapServer        // isl.VsServer
+	gapTarget  = iota // isl.VsTarget
+	gapServer         // isl.VsServer
+	gapProfile        // isl.VsProfile.Gap
+	gaps
 )
 
 // hist counts records per signed integer error.
@@ -68,11 +70,13 @@ type Summary struct {
 	media     mediaAcc
 	all       *stats
 	turns     map[int]*stats
-	noTurn    uint64                  // records without a turn index
-	turnReqs  map[int]uint64          // requests per turn
-	causes    [2]map[string]*causeAcc // by gapTarget, gapServer
-	causeRecs [2]uint64               // records that carried the gap
-	warmup    uint64                  // warmup requests, left out
+	noTurn    uint64                     // records without a turn index
+	turnReqs  map[int]uint64             // requests per turn
+	causes    [gaps]map[string]*causeAcc // by gapTarget, gapServer, gapProfile
+	causeRecs [gaps]uint64               // records that carried the gap
+	profiles  map[string]uint64          // requests per server profile
+	compared  map[string]uint64          // requests per --compare-server profile
+	warmup    uint64                     // warmup requests, left out
 	perf      perfAcc
 	opts      Options
 }
@@ -92,7 +96,9 @@ func NewSummaryWith(o Options) *Summary {
 		all:      newStats(),
 		turns:    map[int]*stats{},
 		turnReqs: map[int]uint64{},
-		causes:   [2]map[string]*causeAcc{{}, {}},
+		causes:   [gaps]map[string]*causeAcc{{}, {}, {}},
+		profiles: map[string]uint64{},
+		compared: map[string]uint64{},
 	}
 }
 
@@ -169,7 +175,15 @@ func (s *Summary) Add(isl records.ISL) {
 			ts[i].add(*e)
 		}
 	}
-	for i, g := range [2]*records.Gap{gapTarget: isl.VsTarget, gapServer: isl.VsServer} {
+	if isl.Profile != "" {
+		s.profiles[isl.Profile]++
+	}
+	var vsProfile *records.Gap
+	if p := isl.VsProfile; p != nil {
+		s.compared[p.Profile]++
+		vsProfile = p.Gap
+	}
+	for i, g := range [gaps]*records.Gap{gapTarget: isl.VsTarget, gapServer: isl.VsServer, gapProfile: vsProfile} {
 		if g == nil {
 			continue
 		}

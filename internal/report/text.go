@@ -75,6 +75,12 @@ func (r *Report) headline() []string {
 		l += fmt.Sprintf("   warmup left out %d", r.WarmupExcluded)
 	}
 	lines := []string{l}
+	if len(r.Profiles) > 0 {
+		lines = append(lines, "server profile: "+byKind(r.Profiles))
+	}
+	if len(r.Compared) > 0 {
+		lines = append(lines, "compared with: "+byKind(r.Compared)+" (causes vs profile: counted − the other profile's count)")
+	}
 	if m := r.Media; m.Requests > 0 {
 		lines = append(lines, fmt.Sprintf("media: %d requests with images %d, audios %d, videos %d (not in templated counts)",
 			m.Requests, m.Images, m.Audios, m.Videos))
@@ -127,7 +133,7 @@ func (r *Report) tables() []table {
 	for _, g := range []struct {
 		label string
 		g     CauseGroup
-	}{{"causes vs target", r.Causes.VsTarget}, {"causes vs server", r.Causes.VsServer}} {
+	}{{"causes vs target", r.Causes.VsTarget}, {"causes vs server", r.Causes.VsServer}, {"causes vs profile", r.Causes.VsProfile}} {
 		if len(g.g.Causes) == 0 {
 			continue // no gap to explain
 		}
