@@ -183,6 +183,9 @@ func (m *Measurer) text(obj jsonobj.Object) ([]byte, error) {
 	var err error
 	if m.opts.IDs {
 		ids := m.opts.Tokenizer.Encode(text)
+		if ids == nil {
+			ids = []int{} // JSON consumers expect [], not null
+		}
 		if obj, err = obj.Set("tokens", len(ids)); err != nil {
 			return nil, err
 		}
