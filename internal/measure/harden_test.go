@@ -1,7 +1,11 @@
 package measure
 
 import (
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/islkit/islkit/internal/jsonl"
 )
 
 // TestIDsOfEmptyTextIsEmptyArray: an empty text has no tokens, and its ids
@@ -12,4 +16,66 @@ func TestIDsOfEmptyTextIsEmptyArray(t *testing.T) {
 	if want := `{"text":"","tokens":0,"ids":[]}`; string(out) != want {
 		t.Errorf("got %s, want %s", out, want)
 	}
+}
+
+// sendRec is a send record of one user turn; result is the raw "result"
+// member ("" for none) and target the raw "target_isl".
+func sendRec(target, result string) string {
+	rec := `{"kind":"islkit.request","schema_version":1,"conversation_id":"c","turn":0,"target_isl":` + target +
+		`,"marker":"","payload":{"model":"m","messages":[{"role":"user","content":"Hello there"}]}`
+	if result != "" {
+		rec += `,"result":` + result
+	}
+	return rec + "}"
+}
+
+// TestUsageWithoutPromptTokensIsNoServerCount: a usage object that does not
+// carry prompt_tokens (empty, null, only completion tokens) is not a server
+// count of 0 (issue 11, item 11).
+func TestUsageWithoutPromptTokensIsNoServerCount(t *testing.T) {
+	m := defaultMeasurer(t)
+	for _, result := range []string{
+		`{"status":200,"ok":true,"usage":{}}`,
+		`{"status":200,"ok":true,"usage":null}`,
+		`{"status":200,"ok":true,"usage":{"prompt_tokens":null,"completion_tokens":3,"total_tokens":3}}`,
+		`{"status":200,"ok":true,"usage":{"completion_tokens":3,"total_tokens":3}}`,
+	} {
+		isl := islOf(t, m, sendRec("10", result))
+		if isl.Server != nil || isl.VsServer != nil {
+			t.Errorf("result %s: server %s, vs_server %+v; want neither", result, fmtCount(isl.Server), isl.VsServer)
+		}
+	}
+	// AIPerf's raw responses: a usage chunk without prompt_tokens neither.
+	raw := `{"payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]},"responses":[{"text":"data: {\"usage\":{\"completion_tokens\":4,\"total_tokens\":4}}"}]}`
+	if isl := islOf(t, m, raw); isl.Server != nil {
+		t.Errorf("AIPerf record: server %d, want none", *isl.Server)
+	}
+}
+
+// TestBadCountsRejectedWithFileLineField: negative or non-integer counts are
+// bad input, reported with file, line and field (issue 11, item 11).
+func TestBadCountsRejectedWithFileLineField(t *testing.T) {
+	m := defaultMeasurer(t)
+	for _, c := range []struct{ rec, field string }{
+		{sendRec("10", `{"status":200,"ok":true,"usage":{"prompt_tokens":-5}}`), "result.usage.prompt_tokens"},
+		{sendRec("10", `{"status":200,"ok":true,"usage":{"prompt_tokens":7.5}}`), "result.usage.prompt_tokens"},
+		{sendRec("10", `{"status":200,"ok":true,"usage":{"prompt_tokens":"7"}}`), "result.usage.prompt_tokens"},
+		{sendRec("-1000", ""), "target_isl"},
+		{sendRec("12.5", ""), "target_isl"},
+		{sendRec(`"12"`, ""), "target_isl"},
+		{`{"payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]},"responses":["data: {\"usage\":{\"prompt_tokens\":-3}}"]}`, "responses.0.usage.prompt_tokens"},
+	} {
+		_, err := m.Line(jsonl.Line{File: "in.jsonl", Num: 3, Data: []byte(c.rec)})
+		want := `in.jsonl:3: field "` + c.field + `": `
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
+			t.Errorf("%s: error %v, want one starting %q", c.rec, err, want)
+		}
+	}
+}
+
+func fmtCount(n *int) string {
+	if n == nil {
+		return "none"
+	}
+	return strconv.Itoa(*n)
 }

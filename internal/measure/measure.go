@@ -103,7 +103,8 @@ func (m *Measurer) Line(line jsonl.Line) (Result, error) {
 	if err := line.CheckUTF8(); err != nil {
 		return Result{}, &BadRecordError{Kind: FailBadUTF8, Err: err}
 	}
-	return m.Record(line.Data)
+	res, err := m.Record(line.Data)
+	return res, withLine(line, err)
 }
 
 // FailureKind is the summary's name for why a line failed.
