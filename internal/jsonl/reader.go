@@ -76,6 +76,18 @@ func (r *Reader) SetMaxLineSize(n int) {
 // Without it the error ends the input, as any read error does.
 func (r *Reader) SetSkipLongLines(skip bool) { r.skipLong = skip }
 
+// LineBuffered reports whether the next line is already buffered, so that
+// Next returns without reading from the input (which may block). Callers
+// flush what they have done before a read that may wait, so that a slow
+// producer's results still come out as they arrive.
+func (r *Reader) LineBuffered() bool {
+	if r.err != nil {
+		return true
+	}
+	b, _ := r.br.Peek(r.br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 // Next returns the next non-blank line. At the end of the input it returns
 // io.EOF; any other error is a *LineError naming the file and line.
 func (r *Reader) Next() (Line, error) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/islkit/islkit/internal/jsonl"
 )
@@ -50,7 +51,9 @@ type result struct {
 // writing every result that precedes the first unfinished line, and with
 // a write error (e.g. a closed stdout) as soon as one happens. report gets
 // each failed line's error; sink, when not nil, each Output.Value, both in
-// input order and on Map's goroutine.
+// input order and on Map's goroutine. Whenever the input stalls (the next
+// line is not yet buffered), w is flushed once every line read so far is
+// written, so a live producer's results come out as they arrive.
 func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func, report func(error, Output), sink func(any)) (Stats, error) {
 	if workers < 1 {
 		workers = 1
@@ -62,10 +65,22 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 	// window bounds the lines between the reader and the in-order writer:
 	// one slow line holds back at most this many finished ones in memory.
 	window := make(chan struct{}, workers*16)
+	// When the next read may block (no whole line buffered), the reader
+	// tells the writer how many lines it has read; the writer flushes once
+	// it has written those, so a slow input's results are not held back.
+	var readSoFar atomic.Int64
+	stalled := make(chan struct{}, 1)
 	var readErr error
 	go func() {
 		defer close(jobs)
 		for seq := 0; ; seq++ {
+			if seq > 0 && !r.LineBuffered() {
+				readSoFar.Store(int64(seq))
+				select {
+				case stalled <- struct{}{}:
+				default:
+				}
+			}
 			line, err := r.Next()
 			var lineErr error
 			switch {
@@ -120,7 +135,30 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 	pending := map[int]result{}
 	next := 0
 	var werr error
-	for res := range results {
+	flushAt := 0 // flush once next reaches it (0: no flush due)
+	flush := func() {
+		flushAt = 0
+		if werr == nil {
+			if werr = w.Flush(); werr != nil {
+				cancel()
+			}
+		}
+	}
+loop:
+	for {
+		var res result
+		select {
+		case r, ok := <-results:
+			if !ok {
+				break loop
+			}
+			res = r
+		case <-stalled:
+			if flushAt = int(readSoFar.Load()); next >= flushAt {
+				flush()
+			}
+			continue
+		}
 		pending[res.seq] = res
 		for {
 			cur, ok := pending[next]
@@ -151,6 +189,9 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 					cancel()
 				}
 			}
+		}
+		if flushAt > 0 && next >= flushAt {
+			flush()
 		}
 		if werr != nil {
 			break
