@@ -1,11 +1,14 @@
 package measure
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/records"
 )
 
 // TestIDsOfEmptyTextIsEmptyArray: an empty text has no tokens, and its ids
@@ -78,4 +81,40 @@ func fmtCount(n *int) string {
 		return "none"
 	}
 	return strconv.Itoa(*n)
+}
+
+// TestTemplateErrorIsNamedAndCounted: with --apply-chat-template, a
+// template that raises or is missing counts the request bare; its gaps are
+// blamed on template_error, not unexplained, and the run has one warning
+// that says how many requests (issue 11, item 12).
+func TestTemplateErrorIsNamedAndCounted(t *testing.T) {
+	tok := defaultMeasurer(t).opts.Tokenizer
+	raising, err := chat.Compile(`{{ raise_exception("this template takes no system message") }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tmpl := range map[string]*chat.Template{"raising": raising, "missing": nil} {
+		m := New(Options{Tokenizer: tok, Template: tmpl, ApplyChatTemplate: true})
+		if w := m.Warnings(); len(w) != 0 {
+			t.Errorf("%s: warnings %q before any record", name, w)
+		}
+		bare := tok.Count("Hello there")
+		for i := 0; i < 3; i++ {
+			isl := islOf(t, m, sendRec(strconv.Itoa(bare+7), fmt.Sprintf(`{"status":200,"ok":true,"usage":{"prompt_tokens":%d}}`, bare+9)))
+			if isl.Counted != "bare" || isl.TemplateError == "" {
+				t.Fatalf("%s: counted %s, template error %q", name, isl.Counted, isl.TemplateError)
+			}
+			for gname, g := range map[string]*records.Gap{"vs_target": isl.VsTarget, "vs_server": isl.VsServer} {
+				if c := causes(g); len(c) != 1 || c[records.CauseTemplateError] != g.Total {
+					t.Errorf("%s: %s causes %v, want all %d tokens template_error", name, gname, c, g.Total)
+				}
+			}
+		}
+		// A messages record counts too.
+		one(t, m, `{"messages":[{"role":"user","content":"Hi"}]}`)
+		w := m.Warnings()
+		if len(w) != 1 || !strings.Contains(w[0], "4 request") {
+			t.Errorf("%s: warnings %q, want one naming 4 requests", name, w)
+		}
+	}
 }

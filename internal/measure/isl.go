@@ -38,6 +38,7 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 		text, err := m.opts.Template.Append((*buf)[:0], m.renderInput(chatView(ex, "", nil), ex, !m.opts.NoTools))
 		if err != nil {
 			isl.TemplateError = err.Error()
+			m.templateFailed("chat template: " + err.Error())
 		} else {
 			if meta.server != nil { // explainServer asks
 				startsBOS = m.startsWithBOS(text)
@@ -54,6 +55,10 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 			renderBufs.Put(buf)
 		}
 	}
+	if m.opts.ApplyChatTemplate && m.opts.Template == nil && ex.Chat != nil {
+		isl.TemplateError = noTemplate
+		m.templateFailed(noTemplate)
+	}
 	if isl.Counted == "bare" || m.opts.Bare {
 		b := tok.Count(strings.Join(ex.Texts, " "))
 		isl.Bare = &b
@@ -67,7 +72,24 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 	if meta.server != nil {
 		isl.VsServer = m.explainServer(ex, *meta.server, counted, isl.Counted == "templated", startsBOS)
 	}
+	if isl.TemplateError != "" {
+		blameTemplate(isl.VsTarget)
+		blameTemplate(isl.VsServer)
+	}
 	return isl
+}
+
+// blameTemplate names what a gap leaves unexplained after a template
+// failure: the template's share, which the bare count could not include.
+func blameTemplate(g *records.Gap) {
+	if g == nil {
+		return
+	}
+	for i := range g.Causes {
+		if g.Causes[i].Cause == records.CauseUnexplained {
+			g.Causes[i].Cause = records.CauseTemplateError
+		}
+	}
 }
 
 // chatView is the messages as AIPerf templates them: role, content (text

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -51,6 +52,29 @@ type Measurer struct {
 	// have used, computed once, for explaining gaps.
 	probeOnce sync.Once
 	probe     probeConstants
+	// templateFailures counts requests counted bare although the template
+	// was asked for; firstTemplateError is the first one's reason.
+	templateFailures   atomic.Int64
+	firstTemplateError atomic.Pointer[string]
+}
+
+// noTemplate is the template error of a model without a chat template.
+const noTemplate = "the model has no chat template (give one with --chat-template)"
+
+// templateFailed records one request counted bare for reason.
+func (m *Measurer) templateFailed(reason string) {
+	m.templateFailures.Add(1)
+	m.firstTemplateError.CompareAndSwap(nil, &reason)
+}
+
+// Warnings returns what the run should tell on stderr once, at its end:
+// how many requests were counted bare because the chat template failed.
+func (m *Measurer) Warnings() []string {
+	n := m.templateFailures.Load()
+	if n == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load())}
 }
 
 // New returns a Measurer.
@@ -245,7 +269,12 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 		if renderErr == nil {
 			tokens = m.opts.Tokenizer.Count(rendered)
 			counted = "templated"
+		} else {
+			m.templateFailed("chat template: " + renderErr.Error())
 		}
+	} else if m.opts.ApplyChatTemplate {
+		renderErr = errors.New(noTemplate)
+		m.templateFailed(noTemplate)
 	}
 	if counted == "bare" {
 		tokens = m.opts.Tokenizer.Count(strings.Join(ex.Texts, " "))

@@ -83,6 +83,10 @@ const (
 	// CausePartJoin: list content whose text parts the server joined with
 	// "\n" (vLLM) where we join them with "" (AIPerf).
 	CausePartJoin = "content_part_join"
+	// CauseTemplateError: the request was counted bare because the chat
+	// template raised or the model has none (ISL.TemplateError says which),
+	// so the template's whole share of the gap is unknown.
+	CauseTemplateError = "template_error"
 	// CauseUnexplained: the rest — a different tokenizer, template or
 	// server-side prompt.
 	CauseUnexplained = "unexplained"
