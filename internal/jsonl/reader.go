@@ -19,6 +19,8 @@ const DefaultMaxLineSize = 256 << 20
 // from several reads, so it bounds syscall count, not line length.
 const readBufferSize = 64 << 10
 
+var utf8BOM = []byte("\ufeff")
+
 // ErrLineTooLong is wrapped by the error a Reader returns for a line over
 // its maximum size.
 var ErrLineTooLong = errors.New("line too long")
@@ -102,6 +104,11 @@ func (r *Reader) Next() (Line, error) {
 			}
 			r.err = err
 			break
+		}
+		if r.num == 1 {
+			// A byte order mark at the start of a file is no part of the
+			// first record (Python reads such files as utf-8-sig).
+			data = bytes.TrimPrefix(data, utf8BOM)
 		}
 		if isBlank(data) {
 			continue

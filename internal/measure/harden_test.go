@@ -118,3 +118,19 @@ func TestTemplateErrorIsNamedAndCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherToolsOutputSaysWhatToRun: compose's conversations (and probe's
+// record) are not requests; the error says which tool makes them from it
+// (issue 11, item 13).
+func TestOtherToolsOutputSaysWhatToRun(t *testing.T) {
+	m := defaultMeasurer(t)
+	for rec, want := range map[string]string{
+		`{"kind":"islkit.conversation","schema_version":1,"id":"c","turns":[]}`: "send --dry-run",
+		`{"kind":"islkit.probe","schema_version":1}`:                            "compose",
+	} {
+		_, err := m.Record([]byte(rec))
+		if err == nil || !strings.Contains(err.Error(), want) || FailureKind(err) != FailUnknownShape {
+			t.Errorf("%s: %v (kind %s), want a hint naming %q", rec, err, FailureKind(err), want)
+		}
+	}
+}

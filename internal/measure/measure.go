@@ -98,6 +98,10 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	switch {
 	case isKind(obj, records.KindRequest):
 		out, isl, err = m.sendRecord(obj, data)
+	case isKind(obj, records.KindConversation):
+		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
+	case isKind(obj, records.KindProbe):
+		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is probe's output: pipe it into compose, then `send --dry-run`, and measure what that writes")}
 	case obj.Has("payload"):
 		out, isl, err = m.aiperfRaw(obj, data)
 	case obj.Has("data") && !obj.Has("messages"):
