@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
@@ -27,15 +27,14 @@ func startServer(t *testing.T, model string) *testserver.Server {
 // qwen3 is the embedded default model's options for our side.
 func qwen3(t *testing.T, url string) Options {
 	t.Helper()
-	m, err := cli.LoadModel("", "", "", true)
+	m, err := model.Load(model.Options{})
+	if err == nil {
+		err = m.TemplateErr
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := m.Source.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Options{URL: url, Model: "qwen3", Template: m.Template, Counter: tok, Timeout: 5 * time.Second}
+	return Options{URL: url, Model: "qwen3", Template: m.Template, Counter: m.Tokenizer, Timeout: 5 * time.Second}
 }
 
 func TestAgreesWithAServerOfTheSameModel(t *testing.T) {
