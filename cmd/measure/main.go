@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/model"
+	"github.com/islkit/islkit/internal/outfile"
 	"github.com/islkit/islkit/internal/pipeline"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
@@ -67,11 +67,11 @@ type flags struct {
 	ApplyChatTemplate bool     `help:"Count message records through the chat template, as the server does."`
 	Now               string   `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
 	IDs               bool     `name:"ids" help:"Add the token ids to text records."`
-	Rendered          bool     `help:"Add the rendered template text to message records."`
-	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (costs a second encode)."`
-	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does."`
+	Rendered          bool     `help:"Add the rendered template text to message records (with --apply-chat-template)."`
+	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (with --apply-chat-template; costs a second encode)."`
+	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does (with --apply-chat-template)."`
 	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause."`
-	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json)." placeholder:"FILE"`
+	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
 	MaxLineBytes      int      `help:"Longest input line accepted, in bytes; a longer one is reported and skipped." default:"268435456"`
 	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
@@ -105,6 +105,16 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if f.Workers < 1 {
 		return 0, cli.Usagef("--workers must be at least 1")
 	}
+	if !f.ApplyChatTemplate {
+		for _, fl := range []struct {
+			name string
+			set  bool
+		}{{"--bare", f.Bare}, {"--rendered", f.Rendered}, {"--no-tools", f.NoTools}} {
+			if fl.set {
+				return 0, cli.Usagef("%s acts on counts through the chat template: give --apply-chat-template too", fl.name)
+			}
+		}
+	}
 	plotFormat := ""
 	if f.Plot != "" {
 		switch strings.ToLower(filepath.Ext(f.Plot)) {
@@ -115,6 +125,17 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		default:
 			return 0, cli.Usagef("--plot %s: the file must end in .svg or .html", f.Plot)
 		}
+	}
+	// Report paths are checked before any work: an unwritable folder
+	// fails now, not after the whole input.
+	var outs outfile.Set
+	summaryOut, err := outs.Add("--summary-json", f.SummaryJSON)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	plotOut, err := outs.Add("--plot", f.Plot)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
 	}
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
@@ -139,6 +160,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	ctx, stop := cli.Signals()
 	defer stop()
 	w := jsonl.NewWriter(stdout)
+	errLog := pipeline.NewErrorLog(stderr, "measure")
 	failed := 0
 	err = cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
 		r.SetMaxLineSize(f.MaxLineBytes)
@@ -147,7 +169,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 			res, err := m.Line(line)
 			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
 		}, func(err error, _ pipeline.Output) {
-			fmt.Fprintf(stderr, "measure: %v\n", err)
+			errLog.Report(err)
 			summary.AddFailure(measure.FailureKind(err))
 		}, func(v any) {
 			for _, isl := range v.([]records.ISL) {
@@ -157,36 +179,36 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		failed += st.Failed
 		return err
 	})
+	errLog.Close()
+	for _, warning := range m.Warnings() {
+		fmt.Fprintf(stderr, "measure: %s\n", warning)
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	if err = cli.Cause(ctx, err); err != nil {
 		return failed, err
 	}
-	return failed, writeReports(f, stderr, summary, plotFormat)
+	return failed, writeReports(f, stderr, summary, summaryOut, plotOut, plotFormat)
 }
 
-func writeReports(f *flags, stderr io.Writer, summary *report.Summary, plotFormat string) error {
+func writeReports(f *flags, stderr io.Writer, summary *report.Summary, summaryOut, plotOut *outfile.File, plotFormat string) error {
 	if f.Summary {
 		if err := summary.WriteText(stderr); err != nil {
 			return err
 		}
 	}
-	if f.SummaryJSON != "" {
+	if summaryOut != nil {
 		data, err := json.MarshalIndent(summary, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := cli.WriteFile(f.SummaryJSON, append(data, '\n')); err != nil {
+		if err := summaryOut.Write(append(data, '\n')); err != nil {
 			return err
 		}
 	}
-	if f.Plot != "" {
-		var buf bytes.Buffer
-		if err := summary.WritePlot(&buf, plotFormat); err != nil {
-			return err
-		}
-		if err := cli.WriteFile(f.Plot, buf.Bytes()); err != nil {
+	if plotOut != nil {
+		if err := plotOut.WriteWith(func(w io.Writer) error { return summary.WritePlot(w, plotFormat) }); err != nil {
 			return err
 		}
 	}
