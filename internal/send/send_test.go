@@ -354,7 +354,8 @@ func TestReadConversationsErrors(t *testing.T) {
 			t.Errorf("error %v, want it to contain %q", err, c.want)
 		}
 	}
-	got, err := ReadConversations(strings.NewReader(good+"\n"+good), "in.jsonl")
+	other := mustLine(t, conv("d", 1, cachebust.FirstTurnPrefix, "", "x"))
+	got, err := ReadConversations(strings.NewReader(good+"\n"+other), "in.jsonl")
 	if err != nil || len(got) != 2 || got[1].Turns[0].Text != "x" {
 		t.Errorf("good input: %v %v", got, err)
 	}
