@@ -5,10 +5,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/tokenizer"
+	"github.com/islkit/islkit/internal/tokenizer/regex"
 )
 
 // TestIDsOfEmptyTextIsEmptyArray: an empty text has no tokens, and its ids
@@ -132,5 +135,32 @@ func TestOtherToolsOutputSaysWhatToRun(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || FailureKind(err) != FailUnknownShape {
 			t.Errorf("%s: %v (kind %s), want a hint naming %q", rec, err, FailureKind(err), want)
 		}
+	}
+}
+
+// hostileTokenizer is a tokenizer.json whose Split pattern backtracks
+// exponentially on a run of "a" that ends in no "b".
+const hostileTokenizer = `{"version":"1.0","added_tokens":[],"normalizer":null,
+ "pre_tokenizer":{"type":"Split","pattern":{"Regex":"(a+)+b"},"behavior":"Isolated","invert":false},
+ "post_processor":null,"decoder":null,
+ "model":{"type":"BPE","dropout":null,"unk_token":null,"continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,"ignore_merges":false,"vocab":{"a":0,"b":1,"c":2,"aa":3},"merges":[["a","a"]]}}`
+
+// TestHostileSplitPatternFailsTheLine: a record whose text makes the
+// tokenizer's regex time out fails on its own, with the reason, instead of
+// hanging or crashing the run (issue 11, item 18).
+func TestHostileSplitPatternFailsTheLine(t *testing.T) {
+	defer func(d time.Duration) { regex.MatchTimeout = d }(regex.MatchTimeout)
+	regex.MatchTimeout = 50 * time.Millisecond
+	tok, err := tokenizer.FromJSON([]byte(hostileTokenizer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Tokenizer: tok})
+	if out := one(t, m, `{"text":"aab"}`); string(out) != `{"text":"aab","tokens":2}` { // "aa", "b"
+		t.Errorf("got %s", out)
+	}
+	_, err = m.Line(jsonl.Line{File: "in.jsonl", Num: 2, Data: []byte(`{"text":"` + strings.Repeat("a", 64) + `c"}`)})
+	if err == nil || !strings.Contains(err.Error(), "in.jsonl:2") || !strings.Contains(err.Error(), "backtracks") {
+		t.Errorf("error %v, want the line to fail with the timeout", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/tokenizer"
+	"github.com/islkit/islkit/internal/tokenizer/regex"
 )
 
 // Options says what to count and what to add to each record.
@@ -127,11 +128,22 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 
 // Line measures one input line: Record, after checking that the line is
 // UTF-8 (a bad line fails as FailBadUTF8).
-func (m *Measurer) Line(line jsonl.Line) (Result, error) {
+func (m *Measurer) Line(line jsonl.Line) (res Result, err error) {
+	defer func() {
+		// A tokenizer regex that backtracks past its timeout fails this
+		// line only; the other lines are still measured.
+		if p := recover(); p != nil {
+			te, ok := p.(*regex.TimeoutError)
+			if !ok {
+				panic(p)
+			}
+			res, err = Result{}, &jsonl.LineError{File: line.File, Line: line.Num, Err: &BadRecordError{Kind: FailBadRecord, Err: te}}
+		}
+	}()
 	if err := line.CheckUTF8(); err != nil {
 		return Result{}, &BadRecordError{Kind: FailBadUTF8, Err: err}
 	}
-	res, err := m.Record(line.Data)
+	res, err = m.Record(line.Data)
 	return res, withLine(line, err)
 }
 
