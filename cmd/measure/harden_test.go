@@ -91,3 +91,17 @@ func TestIgnoredFlagsRefused(t *testing.T) {
 		t.Errorf("with --apply-chat-template: exit %d, %s", code, errs)
 	}
 }
+
+// TestMaxLineBytesDefaultStated: the default line limit is what bounded
+// tokenization allows (64 MiB, about 8 times that per worker), and --help
+// says it (issue 11, item 17).
+func TestMaxLineBytesDefaultStated(t *testing.T) {
+	code, out, _ := runCLI("", "--help")
+	if code != 0 || !strings.Contains(out, "default 64 MiB") || !strings.Contains(out, "67108864") {
+		t.Errorf("--help does not state the 64 MiB default: %s", out)
+	}
+	long := `{"text":"` + strings.Repeat("a", 64<<20) + `"}` + "\n"
+	if code, out, errs := runCLI(long+`{"text":"b"}`+"\n", "--workers", "1"); code != 1 || strings.Count(out, "\n") != 1 || !strings.Contains(errs, "line too long") {
+		t.Errorf("a 64 MiB line: exit %d, %d lines out, stderr %q", code, strings.Count(out, "\n"), errs)
+	}
+}

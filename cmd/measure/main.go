@@ -73,7 +73,7 @@ type flags struct {
 	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause."`
 	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
-	MaxLineBytes      int      `help:"Longest input line accepted, in bytes; a longer one is reported and skipped." default:"268435456"`
+	MaxLineBytes      int      `help:"Longest input line accepted, in bytes (default 64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
 	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
