@@ -32,3 +32,11 @@ func TestContextAndCorpusWarnings(t *testing.T) {
 		t.Errorf("--isl 1: exit %d, stderr %q, want the unreachable warning", code, errs)
 	}
 }
+
+// TestZeroNowRefused: --now at the zero time would silently read the clock
+// (issue 11, item 16).
+func TestZeroNowRefused(t *testing.T) {
+	if code, out, errs := runCLI(probeLine(t), "--isl", "10", "--now", "0001-01-01T00:00:00"); code != 2 || out != "" || !strings.Contains(errs, "zero time") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a usage error", code, out, errs)
+	}
+}
