@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,5 +163,21 @@ func TestHostileSplitPatternFailsTheLine(t *testing.T) {
 	_, err = m.Line(jsonl.Line{File: "in.jsonl", Num: 2, Data: []byte(`{"text":"` + strings.Repeat("a", 64) + `c"}`)})
 	if err == nil || !strings.Contains(err.Error(), "in.jsonl:2") || !strings.Contains(err.Error(), "backtracks") {
 		t.Errorf("error %v, want the line to fail with the timeout", err)
+	}
+}
+
+// TestReadInputSkipsBOM: a pretty-printed inputs.json saved with a BOM is
+// still read as one document (issue 11, item 13).
+func TestReadInputSkipsBOM(t *testing.T) {
+	r, err := ReadInput(strings.NewReader("\ufeff{\n  \"data\": []\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if _, err := io.Copy(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != `{"data":[]}`+"\n" {
+		t.Errorf("got %q, want the compacted document", b.String())
 	}
 }
