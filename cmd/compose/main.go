@@ -16,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/records"
 )
 
 const description = `Compose synthetic conversations sized to an exact wire ISL.
@@ -67,12 +68,15 @@ type flags struct {
 	AllowOverContext         bool    `help:"Compose first requests longer than the model's context length (model_max_length in tokenizer_config.json), which a server refuses; without it such an --isl is an error. Lengths are at most 16777216 tokens either way."`
 }
 
+// signals gives the context a signal cancels (tests deliver one).
+var signals = cli.Signals
+
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	kctx, code, done := cli.Parse("compose", args, stdout, stderr, &f,
-		kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
+		cli.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
 	if done {
 		return code
 	}
@@ -105,7 +109,15 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 		defer file.Close()
 		in, name = file, f.Probe
 	}
-	p, err := compose.ReadProbe(in, name)
+	ctx, stop := signals()
+	defer stop()
+	// A signal stops the read too, even one blocked on a FIFO.
+	var p *records.Probe
+	_, err := cli.Interruptible(ctx, func() error {
+		var err error
+		p, err = compose.ReadProbe(in, name)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -130,10 +142,13 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	if err != nil {
 		return usage(err)
 	}
-	ctx, stop := cli.Signals()
-	defer stop()
-	w := jsonl.NewWriter(stdout)
-	err = c.Run(ctx, w)
+	out := cli.NewOutput(stdout)
+	w := jsonl.NewWriter(out)
+	abandoned, err := cli.Interruptible(ctx, func() error { return c.Run(ctx, w) })
+	if abandoned {
+		cli.StopOutput(w, out)
+		return err
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testserver"
+	"github.com/islkit/islkit/internal/version"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -41,13 +42,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	faultRate := fs.Float64("fault-rate", 0, "fraction of requests that get a fault")
 	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
 	seed := fs.Uint64("seed", 1, "fault seed")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
 		}
 		return cli.ExitUsage // the flag package has printed why
 	}
-	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed}
+	if *showVersion {
+		fmt.Fprintln(stdout, "islkit-testserver", version.Full())
+		return cli.ExitOK
+	}
+	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
+		CloseAfterStream: *closeAfter}
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}

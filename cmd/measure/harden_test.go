@@ -97,7 +97,7 @@ func TestIgnoredFlagsRefused(t *testing.T) {
 // says it (issue 11, item 17).
 func TestMaxLineBytesDefaultStated(t *testing.T) {
 	code, out, _ := runCLI("", "--help")
-	if code != 0 || !strings.Contains(out, "default 64 MiB") || !strings.Contains(out, "67108864") {
+	if out = strings.Join(strings.Fields(out), " "); code != 0 || !strings.Contains(out, "(64 MiB)") || !strings.Contains(out, "(default: 67108864)") {
 		t.Errorf("--help does not state the 64 MiB default: %s", out)
 	}
 	long := `{"text":"` + strings.Repeat("a", 64<<20) + `"}` + "\n"

@@ -73,17 +73,20 @@ type flags struct {
 	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause."`
 	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
-	MaxLineBytes      int      `help:"Longest input line accepted, in bytes (default 64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
+	MaxLineBytes      int      `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
 	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
+
+// signals gives the context a signal cancels (tests deliver one).
+var signals = cli.Signals
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	if _, code, done := cli.Parse("measure", args, stdout, stderr, &f,
-		kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}); done {
+		cli.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}); done {
 		return code
 	}
 	failed, err := f.run(stdin, stdout, stderr)
@@ -157,28 +160,38 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		Bare:              f.Bare,
 	})
 	summary := report.NewSummary()
-	ctx, stop := cli.Signals()
+	ctx, stop := signals()
 	defer stop()
-	w := jsonl.NewWriter(stdout)
+	out := cli.NewOutput(stdout)
+	w := jsonl.NewWriter(out)
 	errLog := pipeline.NewErrorLog(stderr, "measure")
 	failed := 0
-	err = cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
-		r.SetMaxLineSize(f.MaxLineBytes)
-		r.SetSkipLongLines(true)
-		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
-			res, err := m.Line(line)
-			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
-		}, func(err error, _ pipeline.Output) {
-			errLog.Report(err)
-			summary.AddFailure(measure.FailureKind(err))
-		}, func(v any) {
-			for _, isl := range v.([]records.ISL) {
-				summary.Add(isl)
-			}
+	// A signal ends the run within cli.StopGrace even while a worker is
+	// busy on one huge line or the input is a FIFO that never goes on.
+	abandoned, err := cli.Interruptible(ctx, func() error {
+		return cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
+			r.SetMaxLineSize(f.MaxLineBytes)
+			r.SetSkipLongLines(true)
+			st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
+				res, err := m.Line(line)
+				return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
+			}, func(err error, _ pipeline.Output) {
+				errLog.Report(err)
+				summary.AddFailure(measure.FailureKind(err))
+			}, func(v any) {
+				for _, isl := range v.([]records.ISL) {
+					summary.Add(isl)
+				}
+			})
+			failed += st.Failed
+			return err
 		})
-		failed += st.Failed
-		return err
 	})
+	if abandoned {
+		// Given up on: flush the whole lines done, take no more.
+		cli.StopOutput(w, out)
+		return 0, cli.Cause(ctx, err)
+	}
 	errLog.Close()
 	for _, warning := range m.Warnings() {
 		fmt.Fprintf(stderr, "measure: %s\n", warning)

@@ -8,8 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
@@ -66,7 +64,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var f flags
-	if _, code, done := cli.Parse("probe", args, stdout, stderr, &f, kong.Description(description)); done {
+	if _, code, done := cli.Parse("probe", args, stdout, stderr, &f, cli.Description(description)); done {
 		return code
 	}
 	code, err := f.run(stdout, stderr)

@@ -67,6 +67,10 @@ type Result struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	OutputText   string `json:"output_text,omitempty"`
 	Reasoning    string `json:"reasoning_text,omitempty"`
+	// Retried is set when the request failed on a reused connection
+	// before any response byte (the server had closed it) and was sent
+	// again, once, on a fresh connection; StartNs is the first attempt's.
+	Retried bool `json:"retried,omitempty"`
 	// Usage is the server's last non-empty usage object, when reported.
 	Usage *Usage        `json:"usage,omitempty"`
 	Error *RequestError `json:"error,omitempty"`

@@ -26,13 +26,15 @@ type issuer struct {
 	ticks    <-chan struct{} // nil without --rate
 	drain    context.Context
 	stop     context.CancelFunc
+	deadline time.Time // --duration's end; zero: none
 }
 
 // newIssuer starts handing out the sessions of convs until issue is done,
-// the dataset is through (without o.Recycle) or the budget is spent.
-func newIssuer(issue context.Context, convs []*records.Conversation, o LiveOptions) *issuer {
+// the deadline (if not zero) is past, the dataset is through (without
+// o.Recycle) or the budget is spent.
+func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conversation, o LiveOptions) *issuer {
 	drain, stop := context.WithCancel(issue)
-	is := &issuer{limit: int64(o.Requests), drain: drain, stop: stop}
+	is := &issuer{limit: int64(o.Requests), drain: drain, stop: stop, deadline: deadline}
 	if o.Rate > 0 {
 		is.ticks = pace(drain, o.Rate, o.RateDistribution == RatePoisson, o.Seed)
 	}
@@ -66,7 +68,7 @@ func (is *issuer) admit() bool {
 			return false
 		}
 	}
-	if is.drain.Err() != nil {
+	if is.drain.Err() != nil || (!is.deadline.IsZero() && !time.Now().Before(is.deadline)) {
 		return false
 	}
 	if is.limit > 0 && is.issued.Add(1) > is.limit {

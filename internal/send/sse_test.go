@@ -56,6 +56,7 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"))
 	f.Add([]byte("data: {\"choices\":[{\"message\":{\"content\":null}}],\"usage\":{\"prompt_tokens\":1}}\r\n\r\n"))
 	f.Add([]byte(":\n\ndata\ndata:\n\n\r"))
+	f.Add([]byte("data: {\"error\":{\"message\":\"m\",\"type\":\"t\",\"code\":500}}\n\ndata: {\"error\":\"s\"}\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var res records.Result
 		err := readStream(strings.NewReader(string(data)), time.Now(), &res)

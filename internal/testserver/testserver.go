@@ -68,6 +68,10 @@ type Config struct {
 	Seed      uint64
 	// Now is what the template's strftime_now sees (zero: the clock).
 	Now time.Time
+	// CloseAfterStream closes the TCP connection right after each streamed
+	// response while still advertising Keep-Alive, as llama.cpp's
+	// llama-server does: a client that reuses the connection sees it die.
+	CloseAfterStream bool
 }
 
 // Server is an http.Handler; Start runs it on a loopback port.
@@ -396,6 +400,10 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, req *Request
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
+	if s.cfg.CloseAfterStream {
+		h.Set("Keep-Alive", "timeout=5, max=100")
+		defer closeAfterStream(w)
+	}
 	fl := w.(http.Flusher)
 	created := strconv.FormatInt(time.Now().Unix(), 10)
 	model, _ := json.Marshal(req.Model)
@@ -484,6 +492,23 @@ func apiErr(w http.ResponseWriter, status int, msg string) {
 	w.WriteHeader(status)
 	m, _ := json.Marshal(msg)
 	fmt.Fprintf(w, `{"error":{"message":%s,"type":"%s","code":%d}}`, m, strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_"), status)
+}
+
+// closeAfterStream ends a chunked response whole (the terminating
+// chunk) and closes the connection at once, without the
+// "Connection: close" that would tell the client not to reuse it.
+func closeAfterStream(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, rw, err := hj.Hijack() // flushes what the handler wrote
+	if err != nil {
+		return
+	}
+	rw.WriteString("0\r\n\r\n")
+	rw.Flush()
+	conn.Close()
 }
 
 // reset closes the connection with SO_LINGER 0, so the client gets a TCP
