@@ -9,3 +9,5 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/text v0.33.0
 )
+
+require github.com/klauspost/compress v1.20.4

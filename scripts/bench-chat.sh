@@ -4,13 +4,13 @@
 # llama3, qwen3 and gptoss). Python needs python3-jinja2 (Debian package).
 set -euo pipefail
 GO=${GO:-go}
-SHARED=${SHARED:-../shared}
+REF=${REF:-$($GO run ./internal/testutil/refdir)} # the unpacked reference tree
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-ISLKIT_SHARED=$(cd "$SHARED" && pwd) $GO test ./internal/chat/ -run '^$' -bench '^BenchmarkRender$' -cpu 1 -benchtime 2s >"$out/go.txt"
+$GO test ./internal/chat/ -run '^$' -bench '^BenchmarkRender$' -cpu 1 -benchtime 2s >"$out/go.txt"
 py=0
 if python3 -c 'import jinja2' 2>/dev/null; then
-  SHARED="$SHARED" bash internal/chat/bench_python.sh >"$out/py.txt" && py=1
+  REF="$REF" bash internal/chat/bench_python.sh >"$out/py.txt" && py=1
 else
   echo "python3-jinja2 not installed (apt-get install -y python3-jinja2): Python reference skipped" >&2
 fi

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Times the Rust HuggingFace tokenizers library (through the
-// @anush008/tokenizers Node binding, the reference in ../shared/oracle) on
+// @anush008/tokenizers Node binding, the reference in testdata/conformance/oracle) on
 // the same texts as `go test -bench` in internal/tokenizer: every "text" of
-// ../shared/golden/tokens/qwen3.jsonl. One thread (RAYON_NUM_THREADS=1).
+// golden/tokens/qwen3.jsonl of the reference tree. One thread (RAYON_NUM_THREADS=1).
 // Prints one line per model: model, load seconds, sequential MB/s,
 // batched MB/s, tokens.
 //
-//   NODE_PATH=.bench/oracle/node_modules node scripts/bench-tokenizer-rust.cjs ../shared llama3 qwen3 ...
+//   NODE_PATH=.bench/oracle/node_modules node scripts/bench-tokenizer-rust.cjs "$(go run ./internal/testutil/refdir)" llama3 qwen3 ...
 process.env.RAYON_NUM_THREADS = '1';
 process.env.TOKENIZERS_PARALLELISM = 'false';
 const fs = require('fs');

@@ -5,21 +5,21 @@
 # are available (`make oracle` installs the binding).
 set -euo pipefail
 GO=${GO:-go}
-SHARED=${SHARED:-../shared}
+REF=${REF:-$($GO run ./internal/testutil/refdir)} # the unpacked reference tree
 ORACLE=${ORACLE:-.bench/oracle}
 MODELS="llama3 qwen3 deepseek_v3 gptoss mistral7b mistral7b-metaspace"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 echo "Go: go test -bench (one core)…" >&2
-ISLKIT_SHARED=$(cd "$SHARED" && pwd) $GO test ./internal/tokenizer/ -run '^$' \
+$GO test ./internal/tokenizer/ -run '^$' \
   -bench '^Benchmark(Encode|CountFresh|Load)$' -cpu 1 -benchtime 3x >"$out/go.txt"
 
 rust=0
 if command -v node >/dev/null && command -v npm >/dev/null; then
   make --no-print-directory oracle ORACLE="$ORACLE" >&2 # the Makefile's one install line
   echo "Rust: HuggingFace tokenizers 0.22 via Node (one thread)…" >&2
-  NODE_PATH="$ORACLE/node_modules" node scripts/bench-tokenizer-rust.cjs "$SHARED" $MODELS >"$out/rust.txt"
+  NODE_PATH="$ORACLE/node_modules" node scripts/bench-tokenizer-rust.cjs "$REF" $MODELS >"$out/rust.txt"
   rust=1
 else
   echo "Node/npm not found: Rust reference skipped" >&2

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # check-compose-reference.sh — proves `probe | compose --exact` against the
-# reference renderer and tokenizer (../shared/oracle: Python Jinja2 as
+# reference renderer and tokenizer (testdata/conformance/oracle: Python Jinja2 as
 # transformers renders, and the Rust HuggingFace tokenizers).
 #
-# For every model folder in ../shared/models, every --cache-bust target and
+# For every reference model, every --cache-bust target and
 # --isl 64, 1000, 8000 it composes 2 conversations of 2 turns, rebuilds each
 # request independently of the Go code (marker digest and injection
 # re-implemented here), renders and counts it with the reference and checks:
@@ -20,11 +20,12 @@
 #       Go test TestReferenceCounts reads)
 #
 # Needs python3-jinja2 and node with @anush008/tokenizers@0.6.0 (see
-# ../shared/README.md); NODE_PATH defaults to /tmp/oracle/node_modules.
+# ARCHITECTURE.md); NODE_PATH defaults to /tmp/oracle/node_modules.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-shared=${ISLKIT_SHARED:-$root/../shared}
+shared=${REF:-$(cd "$root" && go run ./internal/testutil/refdir)} # the unpacked reference tree
+oracle=$root/testdata/conformance/oracle
 export NODE_PATH=${NODE_PATH:-/tmp/oracle/node_modules}
 export REF_NOW=2025-07-10T12:00:00 ISLKIT_NOW=2025-07-10T12:00:00
 update=0
@@ -91,10 +92,10 @@ for r in map(json.loads, open(sys.argv[1])):
     if r["kind"] == "system":
         print(json.dumps(r))
 PY
-      grep '"kind": "request"' "$tmp/req.jsonl" | python3 "$shared/oracle/wire_ref.py" "$dir" \
-        | node "$shared/oracle/tokenize_ref.cjs" "$dir/tokenizer.json" >"$tmp/counted.jsonl"
+      grep '"kind": "request"' "$tmp/req.jsonl" | python3 "$oracle/wire_ref.py" "$dir" \
+        | node "$oracle/tokenize_ref.cjs" "$dir/tokenizer.json" >"$tmp/counted.jsonl"
       if [[ -s $tmp/sys.jsonl ]]; then
-        node "$shared/oracle/tokenize_ref.cjs" "$dir/tokenizer.json" <"$tmp/sys.jsonl" >"$tmp/syscounted.jsonl"
+        node "$oracle/tokenize_ref.cjs" "$dir/tokenizer.json" <"$tmp/sys.jsonl" >"$tmp/syscounted.jsonl"
       else
         : >"$tmp/syscounted.jsonl"
       fi

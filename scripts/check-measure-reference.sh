@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # check-measure-reference.sh — checks measure's templated count against the
-# reference (../shared/oracle: Python Jinja2 rendering as transformers does,
+# reference (testdata/conformance/oracle: Python Jinja2 rendering as transformers does,
 # then the Rust HuggingFace tokenizers) on the payloads of an end-to-end dry
-# run, for every model folder of ../shared/models and every cache-bust
+# run, for every reference model and every cache-bust
 # target: probe | compose | send --dry-run | measure --apply-chat-template,
 # then each payload's messages rendered by wire_ref.py and counted by
 # tokenize_ref.cjs must give measure's "isl.templated", and compose's
 # exact-mode "expected_isl" for the request.
 #
 # Needs python3-jinja2 and node with @anush008/tokenizers@0.6.0 (see
-# ../shared/README.md); NODE_PATH defaults to .bench/oracle/node_modules
+# ARCHITECTURE.md); NODE_PATH defaults to .bench/oracle/node_modules
 # (`make oracle` installs it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-shared=${ISLKIT_SHARED:-$root/../shared}
+shared=${REF:-$(cd "$root" && go run ./internal/testutil/refdir)} # the unpacked reference tree
+oracle=$root/testdata/conformance/oracle
 export NODE_PATH=${NODE_PATH:-$root/.bench/oracle/node_modules}
 export REF_NOW=2025-07-10T12:00:00 ISLKIT_NOW=2025-07-10T12:00:00
 tmp=$(mktemp -d)
@@ -40,8 +41,8 @@ for line in open(sys.argv[1]):
     print(json.dumps({"messages": r["payload"]["messages"], "templated": r["isl"]["templated"],
                       "expected": r.get("expected_isl")}))
 ' "$tmp/measured.jsonl" >"$tmp/requests.jsonl"
-    python3 "$shared/oracle/wire_ref.py" "$dir" <"$tmp/requests.jsonl" \
-      | node "$shared/oracle/tokenize_ref.cjs" "$dir/tokenizer.json" >"$tmp/reference.jsonl"
+    python3 "$oracle/wire_ref.py" "$dir" <"$tmp/requests.jsonl" \
+      | node "$oracle/tokenize_ref.cjs" "$dir/tokenizer.json" >"$tmp/reference.jsonl"
     read -r n miss < <(python3 -c '
 import json, sys
 n = miss = 0

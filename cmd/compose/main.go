@@ -16,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -48,6 +49,7 @@ Example:
 type flags struct {
 	Probe                    string  `help:"Probe record file (default: stdin)." placeholder:"FILE" type:"existingfile"`
 	Tokenizer                string  `help:"Model (tokenizer.json, folder or ORG/NAME); must be the tokenizer the probe measured (SHA-256 checked). Default: the probe's --tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Revision                 string  `help:"Hub revision of --tokenizer ORG/NAME (branch, tag or commit). Default: main with --tokenizer, else the probe's." placeholder:"REV"`
 	ChatTemplate             string  `help:"Chat template file; must be the one the probe measured. Default: the probe's." placeholder:"FILE" type:"existingfile"`
 	Now                      string  `help:"Pin strftime_now (e.g. 2025-07-10T12:00:00). Default: $ISLKIT_NOW, else the probe's --now, else the clock." placeholder:"TIME"`
 	ISL                      int     `name:"isl" required:"" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn)." placeholder:"TOKENS"`
@@ -130,7 +132,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 			return fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
 		}
 	}
-	m, err := compose.LoadModel(p, f.Tokenizer, f.ChatTemplate, f.Now)
+	m, err := compose.LoadModel(p, modelsrc.Spec(f.Tokenizer, f.Revision), f.ChatTemplate, f.Now)
 	if err != nil {
 		return usage(err)
 	}

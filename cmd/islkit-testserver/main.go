@@ -36,6 +36,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (loopback)")
 	model := fs.String("tokenizer", "", "model folder, tokenizer.json or ORG/NAME (default: embedded Qwen3)")
+	revision := fs.String("revision", "main", "Hub revision of an ORG/NAME -tokenizer")
 	noTok := fs.Bool("no-tokenize", false, "skip prompt accounting (benchmark mode)")
 	tps := fs.Float64("tokens-per-second", 0, "streamed token rate (0: at once)")
 	ttft := fs.Duration("ttft", 0, "delay before the first token")
@@ -69,7 +70,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return cli.ExitUsage
 	}
 	if !*noTok {
-		src, err := modelsrc.Resolve(*model)
+		src, err := modelsrc.Resolve(modelsrc.Spec(*model, *revision))
 		if err != nil {
 			return cli.Fail(stderr, name, err)
 		}

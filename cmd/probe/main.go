@@ -12,6 +12,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/model"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/verify"
@@ -48,7 +49,8 @@ Examples:
 `
 
 type flags struct {
-	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the local HuggingFace cache (never downloaded). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Revision          string `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
 	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own (with --apply-chat-template or --verify-url)." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
 	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
@@ -84,7 +86,7 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 		return 0, cli.Usagef("--chat-template is used only with --apply-chat-template (or --verify-url): give one of them, or leave it out")
 	}
 	// Loaded once: probe and --verify-url share the parsed model.
-	m, err := model.Load(model.Options{Tokenizer: f.Tokenizer, ChatTemplate: f.ChatTemplate, Now: f.Now})
+	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now})
 	if err != nil {
 		return 0, cli.ModelError(err)
 	}

@@ -4,14 +4,15 @@
 # oracle/render_ref.py (transformers' apply_chat_template settings), so that
 # `make bench` can print the Go/Python ratio. Output lines:
 #   python <model> <renders/s>
-# Needs python3-jinja2. SHARED defaults to ../shared beside the repository.
+# Needs python3-jinja2. REF is the unpacked reference tree (go run ./internal/testutil/refdir).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-shared=${SHARED:-${ISLKIT_SHARED:-$here/../../../shared}}
-python3 - "$shared" <<'PY'
+root=$(cd "$here/../.." && pwd)
+ref=${REF:-$(cd "$root" && go run ./internal/testutil/refdir)}
+python3 - "$ref" "$root/testdata/conformance/oracle" <<'PY'
 import json, os, sys, time
 shared = sys.argv[1]
-sys.path.insert(0, os.path.join(shared, "oracle"))
+sys.path.insert(0, sys.argv[2])
 import render_ref, wire_ref
 
 render_ref.set_now("2025-07-10T12:00:00")

@@ -15,7 +15,7 @@ import (
 const benchCase = "tools_gp"
 
 func BenchmarkRender(b *testing.B) {
-	shared := testutil.SharedDir(b)
+	shared := testutil.RefDir(b)
 	for _, model := range []string{"llama3", "qwen3", "gptoss"} {
 		b.Run(model, func(b *testing.B) {
 			tmpl, err := LoadFS(os.DirFS(filepath.Join(shared, "models", model)), "")

@@ -66,7 +66,7 @@ func inputFromContext(t *testing.T, ctx map[string]json.RawMessage, now string) 
 var knownTemplateFailures = map[string]string{}
 
 func TestGoldenTemplates(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	cases := testutil.ReadJSONL[renderCase](t, filepath.Join(shared, "golden", "templates.jsonl"))
 	compiled := map[string]*Template{}
 	compileErr := map[string]error{}
@@ -122,7 +122,7 @@ func TestGoldenTemplates(t *testing.T) {
 }
 
 func TestGoldenWire(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	models, err := filepath.Glob(filepath.Join(shared, "golden", "wire", "*.jsonl"))
 	if err != nil || len(models) == 0 {
 		t.Fatalf("no wire golden files: %v", err)

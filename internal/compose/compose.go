@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,21 +197,62 @@ type corpusKey struct {
 	text [32]byte
 }
 
-// corpora caches tokenized corpora, so a process that composes several
-// times with one model (tests, benchmarks) tokenizes the corpus once.
-var corpora sync.Map // corpusKey -> *textGen
+// corpora keeps the few most recently used tokenized corpora, so a process
+// that composes several times with one model (tests, benchmarks) tokenizes
+// the corpus once, while one that goes through many models holds at most
+// corporaMax of them (an entry pins its tokenizer).
+var corpora = corpusCache{max: corporaMax}
+
+const corporaMax = 4
 
 func corpusGen(text string, m *Model, workers int) (*textGen, error) {
 	key := corpusKey{m.Tokenizer, sha256.Sum256([]byte(text))}
-	if g, ok := corpora.Load(key); ok {
-		return g.(*textGen), nil
+	if g := corpora.get(key); g != nil {
+		return g, nil
 	}
 	g, err := newTextGen(m.Tokenizer, text, workers)
 	if err != nil {
 		return nil, err
 	}
-	corpora.Store(key, g)
+	corpora.put(key, g)
 	return g, nil
+}
+
+// corpusCache is a small LRU: entries in use order, the most recent last.
+// Two callers missing on one key at once both tokenize; the second put
+// replaces the first.
+type corpusCache struct {
+	mu      sync.Mutex
+	max     int
+	entries []corpusEntry
+}
+
+type corpusEntry struct {
+	key corpusKey
+	gen *textGen
+}
+
+func (c *corpusCache) get(key corpusKey) *textGen {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key == key {
+			c.entries = append(slices.Delete(c.entries, i, i+1), e)
+			return e.gen
+		}
+	}
+	return nil
+}
+
+func (c *corpusCache) put(key corpusKey, g *textGen) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = slices.DeleteFunc(c.entries, func(e corpusEntry) bool { return e.key == key })
+	c.entries = append(c.entries, corpusEntry{key, g})
+	if len(c.entries) > c.max {
+		clear(c.entries[:len(c.entries)-c.max])
+		c.entries = slices.Clone(c.entries[len(c.entries)-c.max:])
+	}
 }
 
 // calibrate measures, on a throwaway two-turn conversation at the mean

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 var pinned = time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
@@ -25,10 +25,7 @@ var pinned = time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
 // constants, as AIPerf's tests patch them (§10).
 func fakeProbe(t *testing.T, target cachebust.Target, fixed, wrap, marker int) (*records.Probe, *Model) {
 	t.Helper()
-	src, err := modelsrc.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := testmodel.Source(t, "")
 	tok, err := src.Tokenizer()
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +36,7 @@ func fakeProbe(t *testing.T, target cachebust.Target, fixed, wrap, marker int) (
 		Tokenizer:    records.ProbeTokenizer{Source: modelsrc.DefaultName, SHA256: sum},
 		ChatTemplate: records.ProbeChatTemplate{Applied: true},
 		CacheBust:    target, MarkerTokens: marker,
-		Overhead: budget.TemplateOverhead{Fixed: fixed, Wrap: wrap},
+		Overhead: records.TemplateOverhead{Fixed: fixed, Wrap: wrap},
 	}
 	// No template: the average mode never renders.
 	return p, &Model{Source: src, Tokenizer: tok}
@@ -185,15 +182,12 @@ func TestValidate(t *testing.T) {
 
 func realProbe(t *testing.T, model string, target cachebust.Target) (*records.Probe, *Model) {
 	t.Helper()
-	dir := ""
-	if model != "" {
-		dir = filepath.Join(testutil.SharedDir(t), "models", model)
-	}
-	p, err := probe.Run(probe.Options{Tokenizer: dir, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
+	src := testmodel.Source(t, model)
+	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := LoadModel(p, "", "", "")
+	m, err := modelFor(p, src, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,18 +291,18 @@ func TestMistralRefusesSystemPrompt(t *testing.T) {
 }
 
 func TestLoadModelMismatch(t *testing.T) {
-	shared := testutil.SharedDir(t)
 	p, _ := realProbe(t, "llama3", cachebust.None)
-	_, err := LoadModel(p, filepath.Join(shared, "models", "qwen3"), "", "")
+	llama := testmodel.Source(t, "llama3")
+	_, err := modelFor(p, testmodel.Source(t, ""), "", "")
 	if err == nil || !strings.Contains(err.Error(), "tokenizer mismatch") {
 		t.Errorf("other tokenizer: %v", err)
 	}
-	other := filepath.Join(shared, "models", "llama3_1", "tokenizer_config.json") // not a template: any other file hashes differently
-	_, err = LoadModel(p, "", other, "")
+	other := filepath.Join(testutil.RefModel(t, "llama3_1"), "tokenizer_config.json") // not a template: any other file hashes differently
+	_, err = modelFor(p, llama, other, "")
 	if err == nil || !strings.Contains(err.Error(), "chat template mismatch") {
 		t.Errorf("other template: %v", err)
 	}
-	if _, err := LoadModel(p, "", "", "yesterday"); !IsUsage(err) {
+	if _, err := modelFor(p, llama, "", "yesterday"); !IsUsage(err) {
 		t.Errorf("bad --now: %v", err)
 	}
 }
@@ -317,11 +311,11 @@ func TestLoadModelMismatch(t *testing.T) {
 // messages' texts joined by one space (measure's bare count), marker
 // included; exact mode makes that exact too.
 func TestExactWithoutTemplate(t *testing.T) {
-	p, err := probe.Run(probe.Options{CacheBust: cachebust.FirstTurnPrefix})
+	p, err := probe.Run(probe.Options{Source: testmodel.Source(t, ""), CacheBust: cachebust.FirstTurnPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := LoadModel(p, "", "", "")
+	m, err := LoadModel(p, "", "", "") // LoadModel's own resolving of the probe's model, once
 	if err != nil {
 		t.Fatal(err)
 	}

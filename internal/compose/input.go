@@ -87,11 +87,20 @@ func LoadModel(p *records.Probe, tokenizerSpec, chatTemplate, now string) (*Mode
 	if spec == "" && p.Tokenizer.Source != modelsrc.DefaultName {
 		spec = p.Tokenizer.Source
 	}
+	src, err := modelsrc.Resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	return modelFor(p, src, chatTemplate, now)
+}
+
+// modelFor is LoadModel for a model already resolved.
+func modelFor(p *records.Probe, src *modelsrc.Source, chatTemplate, now string) (*Model, error) {
 	override := chatTemplate
 	if override == "" {
 		override = p.ChatTemplate.Override
 	}
-	m, err := model.Load(model.Options{Tokenizer: spec, ChatTemplate: override, Now: now})
+	m, err := model.FromSource(src, override, now)
 	if err != nil {
 		var ne *model.NowError
 		if errors.As(err, &ne) && now != "" {

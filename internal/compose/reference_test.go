@@ -10,12 +10,13 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 	"github.com/islkit/islkit/internal/wire"
 )
 
 // refRow is one line of testdata/reference.jsonl, written by
 // scripts/check-compose-reference.sh --update from the reference renderer
-// and tokenizer (../shared/oracle).
+// and tokenizer (testdata/conformance/oracle).
 type refRow struct {
 	Model, Target  string
 	ISL, System    int
@@ -42,7 +43,6 @@ func TestReferenceCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("composes 140 cases on 7 real models")
 	}
-	shared := testutil.SharedDir(t)
 	cases := map[refCase][]refRow{}
 	var order []refCase
 	for _, r := range testutil.ReadJSONL[refRow](t, filepath.Join("testdata", "reference.jsonl")) {
@@ -58,15 +58,15 @@ func TestReferenceCounts(t *testing.T) {
 	models := map[string]*Model{}
 	for _, k := range order {
 		t.Run(k.model+"/"+k.target+"/"+itoa(k.isl)+"/"+itoa(k.system), func(t *testing.T) {
-			dir := filepath.Join(shared, "models", k.model)
+			src := testmodel.Source(t, k.model)
 			target, _ := cachebust.ParseTarget(k.target)
-			p, err := probe.Run(probe.Options{Tokenizer: dir, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
+			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
 			if err != nil {
 				t.Fatal(err)
 			}
 			m := models[k.model]
 			if m == nil {
-				if m, err = LoadModel(p, "", "", ""); err != nil {
+				if m, err = modelFor(p, src, "", ""); err != nil {
 					t.Fatal(err)
 				}
 				models[k.model] = m

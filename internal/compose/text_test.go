@@ -2,22 +2,16 @@ package compose
 
 import (
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/islkit/islkit/internal/corpus"
-	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
-func genFor(t *testing.T, dir string) *textGen {
+func genFor(t *testing.T, model string) *textGen {
 	t.Helper()
-	src, err := modelsrc.Resolve(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := src.Tokenizer()
+	tok, err := testmodel.Source(t, model).Tokenizer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +27,9 @@ func genFor(t *testing.T, dir string) *textGen {
 // token length (pieces are encoded on their own, so seams may differ by a
 // token), and exact hits every length, the smallest ones included.
 func TestTextAndExactConverges(t *testing.T) {
-	shared := testutil.SharedDir(t)
-	entries, err := os.ReadDir(filepath.Join(shared, "models"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		t.Run(e.Name(), func(t *testing.T) {
-			g := genFor(t, filepath.Join(shared, "models", e.Name()))
+	for _, model := range testutil.RefModels(t) {
+		t.Run(model, func(t *testing.T) {
+			g := genFor(t, model)
 			rng := rand.New(rand.NewPCG(7, 7))
 			for i := range 40 {
 				n := 1 + rng.IntN(1500)
@@ -68,5 +57,28 @@ func TestDropLastWord(t *testing.T) {
 		if got := dropLastWord(in); got != want {
 			t.Errorf("dropLastWord(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestCorpusCacheIsBounded: the cache hands back what it holds, most
+// recently used first to stay, and never holds more than its bound.
+func TestCorpusCacheIsBounded(t *testing.T) {
+	c := corpusCache{max: 2}
+	key := func(b byte) corpusKey { return corpusKey{text: [32]byte{b}} }
+	gens := []*textGen{{}, {}, {}}
+	c.put(key(0), gens[0])
+	c.put(key(1), gens[1])
+	if c.get(key(0)) != gens[0] { // 0 is now the most recent
+		t.Fatal("entry 0 not found")
+	}
+	c.put(key(2), gens[2]) // evicts 1, the least recently used
+	if c.get(key(1)) != nil {
+		t.Error("entry 1 still held past the bound")
+	}
+	if c.get(key(0)) != gens[0] || c.get(key(2)) != gens[2] {
+		t.Error("entries 0 and 2 should be held")
+	}
+	if len(c.entries) != 2 {
+		t.Errorf("%d entries, want 2", len(c.entries))
 	}
 }

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
-	"github.com/islkit/islkit/internal/payload"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 )
@@ -17,7 +16,7 @@ import (
 // measureRequest counts one request and, where counts disagree, explains
 // why. Explanations cost extra renders, so they are computed only for
 // records with a gap.
-func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) records.ISL {
+func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) records.ISL {
 	tok := m.opts.Tokenizer
 	isl := records.ISL{
 		Counted:        "bare",
@@ -95,7 +94,7 @@ func blameTemplate(g *records.Gap) {
 // chatView is the messages as AIPerf templates them: role, content (text
 // parts joined by sep), tool calls, in that key order. rewrite, when not
 // nil, replaces each content.
-func chatView(ex *payload.Extracted, sep string, rewrite func(i int, content string) string) []chat.Message {
+func chatView(ex *extract.Inputs, sep string, rewrite func(i int, content string) string) []chat.Message {
 	out := make([]chat.Message, len(ex.Chat))
 	for i, msg := range ex.Chat {
 		content := msg.Content(sep)
@@ -115,11 +114,11 @@ var renderBufs = sync.Pool{New: func() any { return new([]byte) }}
 // not pin its buffer.
 const maxPooledRender = 1 << 20
 
-func (m *Measurer) render(messages []chat.Message, ex *payload.Extracted, withTools bool) (string, error) {
+func (m *Measurer) render(messages []chat.Message, ex *extract.Inputs, withTools bool) (string, error) {
 	return m.opts.Template.Render(m.renderInput(messages, ex, withTools))
 }
 
-func (m *Measurer) renderInput(messages []chat.Message, ex *payload.Extracted, withTools bool) chat.RenderInput {
+func (m *Measurer) renderInput(messages []chat.Message, ex *extract.Inputs, withTools bool) chat.RenderInput {
 	in := chat.RenderInput{
 		Messages:            messages,
 		AddGenerationPrompt: true,
@@ -135,7 +134,7 @@ func (m *Measurer) renderInput(messages []chat.Message, ex *payload.Extracted, w
 // probeConstants are compose's assumptions: the chat-template probe and
 // the marker estimate, computed the way probe does.
 type probeConstants struct {
-	template budget.TemplateOverhead
+	template records.TemplateOverhead
 	markers  map[cachebust.Target]int
 }
 
@@ -201,7 +200,7 @@ func markerTarget(marker string, role string) cachebust.Target {
 // the rendered count is the template's own tokens + content + marker +
 // merges across their seams. Each difference is one cause; "content" is
 // the content's share (exact mode moves it to cancel the others).
-func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counted int, templated bool) *records.Gap {
+func (m *Measurer) explainTarget(ex *extract.Inputs, meta requestMeta, counted int, templated bool) *records.Gap {
 	gap := &records.Gap{Total: counted - *meta.target}
 	if gap.Total == 0 {
 		return gap
@@ -272,7 +271,7 @@ func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counte
 }
 
 // explainServer splits server − counted into what servers do differently.
-func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, templated, startsBOS bool) *records.Gap {
+func (m *Measurer) explainServer(ex *extract.Inputs, server, counted int, templated, startsBOS bool) *records.Gap {
 	gap := &records.Gap{Total: server - counted}
 	if gap.Total == 0 {
 		return gap
@@ -329,7 +328,7 @@ func (m *Measurer) startsWithBOS(rendered []byte) bool {
 	return bos != "" && bytes.HasPrefix(rendered, []byte(bos))
 }
 
-func roles(ex *payload.Extracted) []string {
+func roles(ex *extract.Inputs) []string {
 	out := make([]string, len(ex.Chat))
 	for i, m := range ex.Chat {
 		out[i] = m.Role

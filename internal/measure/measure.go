@@ -16,10 +16,11 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/jsonobj"
-	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/tokenizer/regex"
 )
@@ -95,20 +96,20 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		return Result{}, &BadRecordError{Kind: FailBadJSON, Err: err}
 	}
 	var out []byte
-	var isl records.ISL
+	var req report.Request
 	switch {
 	case isKind(obj, records.KindRequest):
-		out, isl, err = m.sendRecord(obj, data)
+		out, req, err = m.sendRecord(obj, data)
 	case isKind(obj, records.KindConversation):
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
 	case isKind(obj, records.KindProbe):
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is probe's output: pipe it into compose, then `send --dry-run`, and measure what that writes")}
 	case obj.Has("payload"):
-		out, isl, err = m.aiperfRaw(obj, data)
+		out, req.ISL, err = m.aiperfRaw(obj, data)
 	case obj.Has("data") && !obj.Has("messages"):
 		return m.inputsJSON(obj)
 	case obj.Has("messages") && obj.Has("model"):
-		out, isl, err = m.chatBody(obj, data)
+		out, req.ISL, err = m.chatBody(obj, data)
 	case obj.Has("messages"):
 		out, err = m.messages(obj)
 		return Result{Lines: lines(out)}, classify(err)
@@ -116,14 +117,14 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		out, err = m.text(obj)
 		return Result{Lines: lines(out)}, classify(err)
 	case obj.Has("model"):
-		return Result{}, &BadRecordError{Kind: FailNoMessages, Err: payload.ErrNoMessages}
+		return Result{}, &BadRecordError{Kind: FailNoMessages, Err: extract.ErrNoMessages}
 	default:
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: ErrUnknownShape}
 	}
 	if err != nil {
 		return Result{}, classify(err)
 	}
-	return Result{Lines: [][]byte{out}, ISLs: []records.ISL{isl}}, nil
+	return Result{Lines: [][]byte{out}, Requests: []report.Request{req}}, nil
 }
 
 // Line measures one input line: Record, after checking that the line is
@@ -164,8 +165,9 @@ func FailureKind(err error) string {
 type Result struct {
 	// Lines are the output records (one; several for inputs.json).
 	Lines [][]byte
-	// ISLs holds the counts of each request measured, for the summary.
-	ISLs []records.ISL
+	// Requests holds each request measured, for the summary: its counts
+	// and, for a live send record, its outcome.
+	Requests []report.Request
 }
 
 func lines(out []byte) [][]byte {
@@ -199,7 +201,7 @@ func classify(err error) error {
 	switch {
 	case err == nil || errors.As(err, &bad):
 		return err
-	case errors.Is(err, payload.ErrNoMessages):
+	case errors.Is(err, extract.ErrNoMessages):
 		return &BadRecordError{Kind: FailNoMessages, Err: err}
 	default:
 		return &BadRecordError{Kind: FailBadRecord, Err: err}
@@ -262,7 +264,7 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 	// The texts are read the way request payloads are (one rule for
 	// "the text of a request"); the bare count needs them, and reading
 	// them also rejects messages of the wrong shape.
-	ex, err := payload.ExtractObject(obj)
+	ex, err := extract.Object(obj)
 	if err != nil {
 		return nil, err
 	}

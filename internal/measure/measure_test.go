@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,15 +9,26 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 var wireModels = []string{"llama3", "llama3_1", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
 
+// sharedMeasurer measures with a reference model, parsed once per test
+// binary, and its own chat template, as `measure --tokenizer DIR` does.
 func sharedMeasurer(t *testing.T, model string, opts Options) *Measurer {
 	t.Helper()
-	return loadMeasurer(t, filepath.Join(testutil.SharedDir(t), "models", model), testutil.WireNow, opts)
+	src := testmodel.Source(t, model)
+	tmpl, err := chat.LoadFS(src.FS, "")
+	if err != nil && !errors.Is(err, chat.ErrNoTemplate) {
+		t.Fatal(err)
+	}
+	opts.Tokenizer, _ = src.Tokenizer()
+	opts.Template, opts.Now = tmpl, testutil.WireNow
+	return New(opts)
 }
 
 // loadMeasurer loads a model as the measure command does (spec "" is the
@@ -37,7 +49,7 @@ func loadMeasurer(t testing.TB, spec string, now time.Time, opts Options) *Measu
 // TestWireGolden measures every line of ../shared/golden/wire as a message
 // record: the rendering must equal "text" and the count "tokens".
 func TestWireGolden(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	total := 0
 	for _, model := range wireModels {
 		m := sharedMeasurer(t, model, Options{ApplyChatTemplate: true, Rendered: true})

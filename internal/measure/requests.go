@@ -9,9 +9,10 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonobj"
-	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 )
 
 // requestMeta is what a record says about its request besides the body.
@@ -32,7 +33,7 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	if err != nil {
 		return nil, records.ISL{}, fmt.Errorf("payload: %w", err)
 	}
-	ex, err := payload.ExtractObject(members)
+	ex, err := extract.Object(members)
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
@@ -48,33 +49,41 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	return obj.Marshal(), isl, nil
 }
 
-// sendRecord measures a records.Request written by send.
-func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
+// sendRecord measures a records.Request written by send; a live record
+// also brings its outcome for the performance summary.
+func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.Request, error) {
 	// The request's fields without its payload (measured in place) and its
-	// result (of which only usage matters): those are most of the line.
+	// result (of which only the timings and usage matter): those are most
+	// of the line.
 	head := make(jsonobj.Object, 0, len(obj))
 	for _, mem := range obj {
 		if mem.Key != "payload" && mem.Key != "result" {
 			head = append(head, mem)
 		}
 	}
+	var req report.Request
 	for _, f := range []string{"target_isl", "expected_isl"} {
 		if raw, ok := obj.Get(f); ok {
 			if _, err := count(raw, f); err != nil {
-				return nil, records.ISL{}, err
+				return nil, req, err
 			}
 		}
 	}
-	var rec records.Request
+	var rec struct {
+		records.Request
+		// Written by send's warmup and scheduling (not in every version).
+		Warmup        bool   `json:"warmup"`
+		ScheduleLagNs *int64 `json:"schedule_lag_ns"`
+	}
 	if err := decodeHead(head.Marshal(), &rec); err != nil {
-		return nil, records.ISL{}, err
+		return nil, req, err
 	}
 	if rec.SchemaVersion != records.SchemaVersion {
-		return nil, records.ISL{}, fmt.Errorf(`send record: field "schema_version": unknown schema version %d (this measure reads version %d)`, rec.SchemaVersion, records.SchemaVersion)
+		return nil, req, fmt.Errorf(`send record: field "schema_version": unknown schema version %d (this measure reads version %d)`, rec.SchemaVersion, records.SchemaVersion)
 	}
 	body, _ := obj.Get("payload")
 	if isNull(body) {
-		return nil, records.ISL{}, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
+		return nil, req, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
 	}
 	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens}
 	target, turn := rec.TargetISL, rec.Turn
@@ -84,15 +93,30 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.
 			Usage json.RawMessage `json:"usage"`
 		}
 		if err := json.Unmarshal(result, &r); err != nil {
-			return nil, records.ISL{}, fieldErrorf("result", "must be an object")
+			return nil, req, fieldErrorf("result", "must be an object")
 		}
 		server, err := promptTokens(r.Usage)
 		if err != nil {
-			return nil, records.ISL{}, prefixField("result", err)
+			return nil, req, prefixField("result", err)
 		}
 		meta.server = server
+		// report.Live reads the result's timing members only; the texts
+		// are skipped.
+		var live report.Live
+		if err := decodeHead(result, &live); err != nil {
+			return nil, req, prefixField("result", err)
+		}
+		if !rec.DryRun {
+			if live.ScheduleLagNs == nil {
+				live.ScheduleLagNs = rec.ScheduleLagNs
+			}
+			req.Live = &live
+		}
 	}
-	return m.withISL(obj, data, body, meta)
+	req.Warmup = rec.Warmup
+	out, isl, err := m.withISL(obj, data, body, meta)
+	req.ISL = isl
+	return out, req, err
 }
 
 // chatBody measures a bare OpenAI chat-completions body (data is obj's
@@ -101,7 +125,7 @@ func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.IS
 	if _, ok := obj.Get("isl"); ok {
 		return m.withISL(obj, data, data, requestMeta{})
 	}
-	ex, err := payload.ExtractObject(obj)
+	ex, err := extract.Object(obj)
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
@@ -224,7 +248,7 @@ func (m *Measurer) inputsJSON(obj jsonobj.Object) (Result, error) {
 				continue
 			}
 			out.Lines = append(out.Lines, line)
-			out.ISLs = append(out.ISLs, isl)
+			out.Requests = append(out.Requests, report.Request{ISL: isl})
 		}
 	}
 	if len(errs) > 0 {

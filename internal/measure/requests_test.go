@@ -161,7 +161,7 @@ func TestInputsJSONDocument(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "data[0].payloads[1]") {
 		t.Errorf("error %v should name data[0].payloads[1]", err)
 	}
-	if len(res.Lines) != 2 || len(res.ISLs) != 2 {
+	if len(res.Lines) != 2 || len(res.Requests) != 2 {
 		t.Fatalf("got %d records, want 2 (the bad payload skipped)", len(res.Lines))
 	}
 	if !strings.HasPrefix(string(res.Lines[1]), `{"session_id":"b","turn":0,`) {
@@ -197,5 +197,39 @@ func TestOutputMatchesSchema(t *testing.T) {
 	testutil.ValidateSchema(t, "measurement.schema.json", out)
 	if !strings.Contains(string(out), `"template_error"`) {
 		t.Errorf("mistral's template should raise on a system message: %s", out)
+	}
+}
+
+// A live send record brings its outcome (the result's timings, usage and
+// error kind) to the summary; the client's schedule lag and the warmup
+// mark are read where send writes them; a dry run brings none.
+func TestSendRecordLiveOutcome(t *testing.T) {
+	m := defaultMeasurer(t)
+	head := `"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c","conversation_index":0,"turn":2,"pass":0,"target_isl":10,"max_tokens":4,"marker":"","cache_bust":"none","marker_landing":"none","payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]}`
+	live := `{` + head + `,"dry_run":false,"warmup":true,"schedule_lag_ns":7,"result":{"start_ns":1000,"latency_ns":900,"ttft_ns":100,"itl_ns":[300,500],"status":200,"ok":true,"stream":true,"chunks":4,"output_text":"a b c","usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}}`
+	res, err := m.Record([]byte(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Requests[0]
+	l := r.Live
+	if l == nil || !r.Warmup || l.StartNs != 1000 || l.LatencyNs != 900 || l.TTFTNs == nil || *l.TTFTNs != 100 ||
+		fmt.Sprint(l.ITLNs) != "[300 500]" || !l.OK || !l.Stream || l.Usage.CompletionTokens != 3 ||
+		l.ScheduleLagNs == nil || *l.ScheduleLagNs != 7 || *r.ISL.TurnIndex != 2 || *r.ISL.Server != 12 {
+		t.Errorf("request %+v live %+v", r, l)
+	}
+	failed := `{` + head + `,"dry_run":false,"result":{"start_ns":5,"latency_ns":9,"status":503,"ok":false,"stream":true,"error":{"kind":"http_5xx","message":"x"},"schedule_lag_ns":3}}`
+	if res, err = m.Record([]byte(failed)); err != nil {
+		t.Fatal(err)
+	}
+	if l := res.Requests[0].Live; l == nil || l.OK || l.Error == nil || l.Error.Kind != "http_5xx" || *l.ScheduleLagNs != 3 || res.Requests[0].Warmup {
+		t.Errorf("failed: %+v", res.Requests[0])
+	}
+	dry := `{` + head + `,"dry_run":true}`
+	if res, err = m.Record([]byte(dry)); err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests[0].Live != nil {
+		t.Errorf("dry run has an outcome: %+v", res.Requests[0].Live)
 	}
 }

@@ -42,9 +42,9 @@ func TestMapFlushesWhenInputStalls(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := Map(context.Background(), jsonl.NewReader(pr, "in"), w, 4,
-			func(line jsonl.Line) (Output, error) {
-				return Output{Lines: [][]byte{line.Data}}, nil
-			}, func(error, Output) {}, nil)
+			func(line jsonl.Line) (Output[struct{}], error) {
+				return Output[struct{}]{Lines: [][]byte{line.Data}}, nil
+			}, func(error, Output[struct{}]) {}, nil)
 		done <- err
 	}()
 	for i := 0; i < 10; i++ {

@@ -56,7 +56,7 @@ func Renderer(t Renderable, c Counter, now time.Time) budget.Renderer {
 }
 
 // Overhead runs the chat-template probe; t == nil means no template.
-func Overhead(t Renderable, c Counter, now time.Time) budget.TemplateOverhead {
+func Overhead(t Renderable, c Counter, now time.Time) records.TemplateOverhead {
 	if t == nil {
 		return budget.ProbeChatTemplate(nil, c)
 	}
@@ -136,7 +136,7 @@ func Run(opts Options) (*records.Probe, error) {
 	rec.MarkerTokens, rec.MarkerSamples = MarkerCost(opts.CacheBust, tok)
 	if !opts.ApplyChatTemplate {
 		// AIPerf never calls the template without --apply-chat-template.
-		rec.Overhead = budget.TemplateOverhead{Reason: "chat template not applied (--apply-chat-template off)"}
+		rec.Overhead = records.TemplateOverhead{Reason: "chat template not applied (--apply-chat-template off)"}
 		return rec, nil
 	}
 	tmpl, err := chat.LoadFS(src.FS, opts.ChatTemplate)
@@ -144,7 +144,7 @@ func Run(opts Options) (*records.Probe, error) {
 	case errors.Is(err, chat.ErrNoTemplate):
 		rec.Overhead = Overhead(nil, tok, opts.Now)
 	case err != nil:
-		rec.Overhead = budget.TemplateOverhead{Reason: "chat template unusable: " + err.Error()}
+		rec.Overhead = records.TemplateOverhead{Reason: "chat template unusable: " + err.Error()}
 	default:
 		rec.Overhead = Overhead(tmpl, tok, opts.Now)
 	}

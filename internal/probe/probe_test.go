@@ -16,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 // words counts whitespace-separated words: AIPerf's fake encode.
@@ -153,12 +154,12 @@ var realMarkers = map[string]map[cachebust.Target][]int{
 }
 
 func TestRunRealModels(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	now := time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
 	for _, want := range realOverheads {
 		t.Run(want.model, func(t *testing.T) {
 			dir := filepath.Join(shared, "models", want.model)
-			rec, err := Run(Options{Tokenizer: dir, ApplyChatTemplate: true, CacheBust: cachebust.FirstTurnPrefix, Now: now})
+			rec, err := Run(Options{Source: testmodel.Source(t, want.model), ApplyChatTemplate: true, CacheBust: cachebust.FirstTurnPrefix, Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +187,7 @@ func TestRunRealModels(t *testing.T) {
 				if got := rec.MarkerSamples; !slices.Equal(got, m[cachebust.FirstTurnPrefix]) {
 					t.Errorf("marker samples %v, reference %v", got, m[cachebust.FirstTurnPrefix])
 				}
-				rs, _ := Run(Options{Tokenizer: dir, CacheBust: cachebust.SystemSuffix})
+				rs, _ := Run(Options{Source: testmodel.Source(t, want.model), CacheBust: cachebust.SystemSuffix})
 				if !slices.Equal(rs.MarkerSamples, m[cachebust.SystemSuffix]) {
 					t.Errorf("system_suffix marker samples %v, reference %v", rs.MarkerSamples, m[cachebust.SystemSuffix])
 				}
@@ -204,7 +205,7 @@ func TestRunRealModels(t *testing.T) {
 // compile: zeros with the reason, never an error; and without
 // --apply-chat-template no template is even compiled.
 func TestRunWithoutUsableTemplate(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	dir := t.TempDir()
 	tj, err := os.ReadFile(filepath.Join(shared, "models", "llama3", "tokenizer.json"))
 	if err != nil {
@@ -246,8 +247,7 @@ func TestRunWithoutUsableTemplate(t *testing.T) {
 // Mistral v0.1 raises on a system message but not on [user, assistant,
 // user], so the probe itself works there.
 func TestRunMistralRaisesOnlyOnSystem(t *testing.T) {
-	shared := testutil.SharedDir(t)
-	rec, err := Run(Options{Tokenizer: filepath.Join(shared, "models", "mistral7b"), ApplyChatTemplate: true, CacheBust: cachebust.None})
+	rec, err := Run(Options{Source: testmodel.Source(t, "mistral7b"), ApplyChatTemplate: true, CacheBust: cachebust.None})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,14 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 var model *compose.Model
 
 func composeLines(t *testing.T, target cachebust.Target, exact bool, system int) [][]byte {
 	t.Helper()
-	p, err := probe.Run(probe.Options{ApplyChatTemplate: true, CacheBust: target, Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
+	p, err := probe.Run(probe.Options{Source: testmodel.Source(t, ""), ApplyChatTemplate: true, CacheBust: target, Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 // Real probe output (embedded Qwen3, template applied and not, every
@@ -16,7 +17,7 @@ import (
 func TestProbeRecordMatchesSchema(t *testing.T) {
 	for _, target := range cachebust.Targets() {
 		for _, apply := range []bool{true, false} {
-			rec, err := probe.Run(probe.Options{ApplyChatTemplate: apply, CacheBust: target, Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
+			rec, err := probe.Run(probe.Options{Source: testmodel.Source(t, ""), ApplyChatTemplate: apply, CacheBust: target, Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,7 +32,7 @@ func TestProbeRecordMatchesSchema(t *testing.T) {
 
 // The schema is strict enough to catch what compose refuses.
 func TestProbeSchemaRejects(t *testing.T) {
-	rec, err := probe.Run(probe.Options{ApplyChatTemplate: true, CacheBust: cachebust.FirstTurnPrefix})
+	rec, err := probe.Run(probe.Options{Source: testmodel.Source(t, ""), ApplyChatTemplate: true, CacheBust: cachebust.FirstTurnPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,13 @@ type Report struct {
 	// Counted says which count was reported as the ISL, per request.
 	Counted Counted `json:"counted"`
 	// TemplateErrors counts records whose template failed (counted bare).
-	TemplateErrors uint64   `json:"template_errors"`
-	Failures       Failures `json:"failures"`
-	Media          Media    `json:"media"`
+	TemplateErrors uint64 `json:"template_errors"`
+	// WarmupExcluded counts warmup requests, left out of everything.
+	WarmupExcluded uint64 `json:"warmup_excluded"`
+	// UnreadableLines are input lines that could not be measured; failed
+	// requests are in Performance.
+	UnreadableLines Unreadable `json:"unreadable_lines"`
+	Media           Media      `json:"media"`
 	// Errors of the reported count, all requests together.
 	VsTarget   ErrorStats `json:"vs_target"`
 	VsExpected ErrorStats `json:"vs_expected"`
@@ -29,6 +33,8 @@ type Report struct {
 	ByTurn              []TurnStats `json:"by_turn"`
 	RequestsWithoutTurn uint64      `json:"requests_without_turn"`
 	Causes              Causes      `json:"causes"`
+	// Performance is nil (null) unless some record was sent live.
+	Performance *Performance `json:"performance"`
 }
 
 // Counted is the number of requests reported by each count.
@@ -37,8 +43,8 @@ type Counted struct {
 	Bare      uint64 `json:"bare"`
 }
 
-// Failures are input lines measure could not measure, by kind.
-type Failures struct {
+// Unreadable counts input lines measure could not measure, by kind.
+type Unreadable struct {
 	Total  uint64            `json:"total"`
 	ByKind map[string]uint64 `json:"by_kind"` // encoded with sorted keys
 }
@@ -105,12 +111,13 @@ type CauseStats struct {
 // Report computes the summary of everything added so far.
 func (s *Summary) Report() Report {
 	r := Report{
-		Kind:           records.KindSummary,
-		SchemaVersion:  records.SchemaVersion,
-		Requests:       s.requests,
-		Counted:        Counted{Templated: s.counted["templated"], Bare: s.counted["bare"]},
-		TemplateErrors: s.tmplErr,
-		Failures:       Failures{ByKind: map[string]uint64{}},
+		Kind:            records.KindSummary,
+		SchemaVersion:   records.SchemaVersion,
+		Requests:        s.requests,
+		Counted:         Counted{Templated: s.counted["templated"], Bare: s.counted["bare"]},
+		TemplateErrors:  s.tmplErr,
+		WarmupExcluded:  s.warmup,
+		UnreadableLines: Unreadable{ByKind: map[string]uint64{}},
 		Media: Media{Requests: s.media.requests, Images: s.media.images,
 			Audios: s.media.audios, Videos: s.media.videos},
 		VsTarget:            errorStats(s.all[vsTarget]),
@@ -123,10 +130,11 @@ func (s *Summary) Report() Report {
 			VsServer: causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),
 		},
 	}
-	for k, n := range s.failures {
-		r.Failures.ByKind[k] = n
-		r.Failures.Total += n
+	for k, n := range s.unread {
+		r.UnreadableLines.ByKind[k] = n
+		r.UnreadableLines.Total += n
 	}
+	r.Performance = s.perf.report(s.opts)
 	for _, t := range s.sortedTurns() {
 		st := s.turns[t]
 		r.ByTurn = append(r.ByTurn, TurnStats{

@@ -206,24 +206,24 @@ func TestByTurnAndCauses(t *testing.T) {
 	validate(t, s)
 }
 
-func TestFailuresAndMedia(t *testing.T) {
+func TestUnreadableLinesAndMedia(t *testing.T) {
 	s := NewSummary()
-	s.AddFailure("bad_json")
-	s.AddFailure("bad_json")
-	s.AddFailure("unknown_shape")
-	s.AddFailure("")
+	s.AddUnreadable("bad_json")
+	s.AddUnreadable("bad_json")
+	s.AddUnreadable("unknown_shape")
+	s.AddUnreadable("")
 	s.Add(records.ISL{Bare: ip(10), Counted: "bare", Media: &records.Media{Images: 2, Videos: 1}})
 	s.Add(records.ISL{Bare: ip(10), Counted: "bare", Media: &records.Media{}})
 	r := s.Report()
-	if r.Failures.Total != 4 || r.Failures.ByKind["bad_json"] != 2 || r.Failures.ByKind["unknown"] != 1 {
-		t.Errorf("failures %+v", r.Failures)
+	if r.UnreadableLines.Total != 4 || r.UnreadableLines.ByKind["bad_json"] != 2 || r.UnreadableLines.ByKind["unknown"] != 1 {
+		t.Errorf("unreadable lines %+v", r.UnreadableLines)
 	}
 	if r.Media != (Media{Requests: 1, Images: 2, Videos: 1}) {
 		t.Errorf("media %+v", r.Media)
 	}
 	var buf bytes.Buffer
 	s.WriteText(&buf)
-	for _, want := range []string{"failures 4 (bad_json 2, unknown 1, unknown_shape 1)", "media: 1 requests with images 2"} {
+	for _, want := range []string{"unreadable lines 4 (bad_json 2, unknown 1, unknown_shape 1)", "media: 1 requests with images 2"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, buf.String())
 		}
@@ -384,7 +384,7 @@ func sample() *Summary {
 		}
 		s.Add(isl)
 	}
-	s.AddFailure("bad_json")
+	s.AddUnreadable("bad_json")
 	return s
 }
 

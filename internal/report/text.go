@@ -48,6 +48,16 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintln(bw)
 		t.writeText(bw)
 	}
+	if p := r.Performance; p != nil {
+		fmt.Fprintln(bw)
+		for _, l := range p.headline() {
+			fmt.Fprintln(bw, l)
+		}
+		for _, t := range p.tables() {
+			fmt.Fprintln(bw)
+			t.writeText(bw)
+		}
+	}
 	return bw.Flush()
 }
 
@@ -57,13 +67,12 @@ func (r *Report) headline() []string {
 	if r.TemplateErrors > 0 {
 		l += fmt.Sprintf(" (template errors %d)", r.TemplateErrors)
 	}
-	l += fmt.Sprintf("   failures %d", r.Failures.Total)
-	if r.Failures.Total > 0 {
-		kinds := slices.Sorted(maps.Keys(r.Failures.ByKind))
-		for i, k := range kinds {
-			kinds[i] = fmt.Sprintf("%s %d", k, r.Failures.ByKind[k])
-		}
-		l += " (" + strings.Join(kinds, ", ") + ")"
+	l += fmt.Sprintf("   unreadable lines %d", r.UnreadableLines.Total)
+	if r.UnreadableLines.Total > 0 {
+		l += " (" + byKind(r.UnreadableLines.ByKind) + ")"
+	}
+	if r.WarmupExcluded > 0 {
+		l += fmt.Sprintf("   warmup left out %d", r.WarmupExcluded)
 	}
 	lines := []string{l}
 	if m := r.Media; m.Requests > 0 {
@@ -71,6 +80,15 @@ func (r *Report) headline() []string {
 			m.Requests, m.Images, m.Audios, m.Videos))
 	}
 	return lines
+}
+
+// byKind lists counts by kind, sorted by kind: "http_5xx 3, timeout 1".
+func byKind(m map[string]uint64) string {
+	kinds := slices.Sorted(maps.Keys(m))
+	for i, k := range kinds {
+		kinds[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(kinds, ", ")
 }
 
 // tables builds the error table (totals, then per turn under each

@@ -81,19 +81,18 @@ func (is *issuer) admit() bool {
 // close stops the issuer's goroutines.
 func (is *issuer) close() { is.stop() }
 
-// pace emits one tick per request slot: evenly spaced, or with
-// exponential gaps (a Poisson process) from a seeded generator. Slots are
-// scheduled from the start time, so a slow consumer gets the missed ticks
-// at once rather than a lower rate.
+// pace emits one tick per request slot at the offsets arrivals gives.
+// Slots are scheduled from the start time, so a slow consumer gets the
+// missed ticks at once rather than a lower rate.
 func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() {
-		rng := rand.New(rand.NewPCG(seed, 0x15c7))
+		slots := newArrivals(rate, poisson, seed)
 		start := time.Now()
-		var at float64 // seconds since start of the next slot
 		timer := time.NewTimer(0)
 		defer timer.Stop()
-		for i := 0; ; i++ {
+		for {
+			at := slots.next()
 			if wait := time.Until(start.Add(time.Duration(at * float64(time.Second)))); wait > 0 {
 				timer.Reset(wait)
 				select {
@@ -107,12 +106,34 @@ func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan s
 			case <-ctx.Done():
 				return
 			}
-			if poisson {
-				at += rng.ExpFloat64() / rate
-			} else {
-				at = float64(i+1) / rate
-			}
 		}
 	}()
 	return ch
+}
+
+// arrivals is the arrival process of --rate: slot offsets in seconds from
+// the start, evenly spaced or with exponential gaps (a Poisson process)
+// from a seeded generator, so a run's schedule is reproducible.
+type arrivals struct {
+	rng     *rand.Rand
+	rate    float64
+	poisson bool
+	n       int     // slots handed out
+	at      float64 // offset of the next slot
+}
+
+func newArrivals(rate float64, poisson bool, seed uint64) *arrivals {
+	return &arrivals{rng: rand.New(rand.NewPCG(seed, 0x15c7)), rate: rate, poisson: poisson}
+}
+
+// next returns the next slot's offset; the first is 0.
+func (a *arrivals) next() float64 {
+	at := a.at
+	a.n++
+	if a.poisson {
+		a.at += a.rng.ExpFloat64() / a.rate
+	} else {
+		a.at = float64(a.n) / a.rate
+	}
+	return at
 }

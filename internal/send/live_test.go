@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"sort"
@@ -241,16 +240,12 @@ func TestRate(t *testing.T) {
 	const rate, seed = 200.0, 3
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	for _, dist := range []string{RateConstant, RatePoisson} {
-		// slots[i] is when request i may start, from the run's start.
-		rng := rand.New(rand.NewPCG(seed, 0x15c7))
+		// slots[i] is when request i may start, from the run's start (the
+		// schedule itself is checked in TestArrivals).
+		sched := newArrivals(rate, dist == RatePoisson, seed)
 		var slots []time.Duration
-		for i, at := 0, 0.0; i < 1000; i++ {
-			slots = append(slots, time.Duration(at*float64(time.Second)))
-			if dist == RatePoisson {
-				at += rng.ExpFloat64() / rate
-			} else {
-				at = float64(i+1) / rate
-			}
+		for range 1000 {
+			slots = append(slots, time.Duration(sched.next()*float64(time.Second)))
 		}
 
 		// --requests: every start at or after its slot.
@@ -294,5 +289,43 @@ func TestRate(t *testing.T) {
 		if n := len(liveRecords(t, &out)); n > inDuration || sum.Failed != 0 {
 			t.Errorf("%s: %d records in %v at %v/s (at most %d slots), %d failed", dist, n, d, rate, inDuration, sum.Failed)
 		}
+	}
+}
+
+// TestArrivals checks the arrival process --rate schedules, without the
+// clock: constant slots exactly 1/rate apart; Poisson gaps with mean 1/rate
+// and a coefficient of variation of 1, from a fixed seed (so the figures
+// are fixed too: the bounds are for a wrong process, not for chance).
+func TestArrivals(t *testing.T) {
+	const rate, n = 200.0, 20000
+	c := newArrivals(rate, false, 1)
+	for i := range 1000 {
+		if got, want := c.next(), float64(i)/rate; math.Abs(got-want) > 1e-12 {
+			t.Fatalf("constant slot %d at %v s, want %v", i, got, want)
+		}
+	}
+	p := newArrivals(rate, true, 1)
+	if first := p.next(); first != 0 {
+		t.Fatalf("first Poisson slot at %v, want 0", first)
+	}
+	prev, sum, sumSq := 0.0, 0.0, 0.0
+	for range n {
+		at := p.next()
+		gap := at - prev
+		if gap < 0 {
+			t.Fatalf("slots out of order: %v after %v", at, prev)
+		}
+		prev, sum, sumSq = at, sum+gap, sumSq+gap*gap
+	}
+	mean := sum / n
+	sd := math.Sqrt(sumSq/n - mean*mean)
+	if math.Abs(mean*rate-1) > 0.03 || math.Abs(sd/mean-1) > 0.03 {
+		t.Errorf("Poisson gaps: mean %.3g s (want %.3g), cv %.3f (want 1)", mean, 1/rate, sd/mean)
+	}
+	one, two := newArrivals(rate, true, 1), newArrivals(rate, true, 2)
+	one.next()
+	two.next()
+	if one.next() == two.next() {
+		t.Error("the seed does not change the schedule")
 	}
 }

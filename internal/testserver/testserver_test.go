@@ -9,15 +9,15 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 // TestGoldenWire checks prompt accounting against the real transformers +
 // tokenizers counts, directly and over HTTP (where add_generation_prompt is
 // always true, as in vLLM).
 func TestGoldenWire(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	files, _ := filepath.Glob(filepath.Join(shared, "golden", "wire", "*.jsonl"))
 	if len(files) == 0 {
 		t.Fatal("no golden wire files")
@@ -25,11 +25,7 @@ func TestGoldenWire(t *testing.T) {
 	total, overHTTP := 0, 0
 	for _, path := range files {
 		model := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		src, err := modelsrc.Resolve(filepath.Join(shared, "models", model))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := StartTest(t, Config{Model: src, Now: testutil.WireNow})
+		s := StartTest(t, Config{Model: testmodel.Source(t, model), Now: testutil.WireNow})
 		for _, c := range testutil.ReadJSONL[testutil.WireCase](t, path) {
 			total++
 			got, err := s.CountPrompt(c.Messages, c.Tools, nil, c.Generation())

@@ -47,3 +47,26 @@ func ReadJSONL[T any](t testing.TB, path string) []T {
 		out = append(out, v)
 	}
 }
+
+// ReadFile returns a file's bytes, gunzipped when its name ends in .gz.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var in io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		in = zr
+	}
+	data, err := io.ReadAll(in)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return data
+}

@@ -3,6 +3,7 @@ package testutil
 import (
 	"bytes"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -22,15 +23,27 @@ func ValidateSchema(t testing.TB, name string, doc []byte) {
 // does: for tests that expect a document to be refused.
 func SchemaError(t testing.TB, name string, doc []byte) error {
 	t.Helper()
-	path := filepath.Join(RepoRoot(t), "schemas", name)
-	c := jsonschema.NewCompiler()
-	sch, err := c.Compile(path)
-	if err != nil {
-		t.Fatalf("schema %s: %v", name, err)
-	}
+	sch := compiledSchema(t, name)
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		t.Fatalf("document is not JSON: %v", err)
 	}
 	return sch.Validate(v)
+}
+
+// schemas holds each compiled schema of this test binary: compiling one
+// costs more than validating hundreds of documents against it.
+var schemas sync.Map // name → *jsonschema.Schema
+
+func compiledSchema(t testing.TB, name string) *jsonschema.Schema {
+	t.Helper()
+	if sch, ok := schemas.Load(name); ok {
+		return sch.(*jsonschema.Schema)
+	}
+	sch, err := jsonschema.NewCompiler().Compile(filepath.Join(RepoRoot(t), "schemas", name))
+	if err != nil {
+		t.Fatalf("schema %s: %v", name, err)
+	}
+	schemas.Store(name, sch)
+	return sch
 }

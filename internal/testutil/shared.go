@@ -26,23 +26,3 @@ func RepoRoot(t testing.TB) string {
 		dir = parent
 	}
 }
-
-// SharedDir returns ../shared (the reference models and golden files beside
-// the repository), or $ISLKIT_SHARED when set. When neither exists the test
-// is skipped with a message saying so; set ISLKIT_REQUIRE_SHARED=1 (CI does)
-// to turn that skip into a failure, so conformance cannot pass silently.
-func SharedDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("ISLKIT_SHARED")
-	if dir == "" {
-		dir = filepath.Join(RepoRoot(t), "..", "shared")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "golden")); err != nil {
-		msg := "reference files not found at " + dir + " (expected ../shared beside the repository, or $ISLKIT_SHARED)"
-		if os.Getenv("ISLKIT_REQUIRE_SHARED") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}

@@ -15,7 +15,7 @@ var benchModels = []string{"llama3", "qwen3", "deepseek_v3", "gptoss", "mistral7
 // benchCorpus is the text of every golden line (edge cases, corpus chunks
 // and random strings): the same texts the Rust reference is timed on.
 func benchCorpus(b *testing.B) ([]string, int) {
-	shared := testutil.SharedDir(b)
+	shared := testutil.RefDir(b)
 	lines := testutil.ReadJSONL[goldenLine](b, filepath.Join(shared, "golden", "tokens", "qwen3.jsonl"))
 	texts := make([]string, len(lines))
 	n := 0
@@ -60,7 +60,7 @@ func benchEachModel(b *testing.B, count func(*Tokenizer, string) int) {
 // word cache empty: a fresh tokenizer per iteration, load time excluded.
 func BenchmarkCountFresh(b *testing.B) {
 	texts, size := benchCorpus(b)
-	shared := testutil.SharedDir(b)
+	shared := testutil.RefDir(b)
 	for _, model := range benchModels {
 		b.Run(model, func(b *testing.B) {
 			data, err := os.ReadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
@@ -87,7 +87,7 @@ func BenchmarkCountFresh(b *testing.B) {
 
 // BenchmarkLoad times building a tokenizer from tokenizer.json bytes.
 func BenchmarkLoad(b *testing.B) {
-	shared := testutil.SharedDir(b)
+	shared := testutil.RefDir(b)
 	for _, model := range benchModels {
 		b.Run(model, func(b *testing.B) {
 			data, err := os.ReadFile(filepath.Join(shared, "models", model, "tokenizer.json"))

@@ -8,8 +8,8 @@ import (
 	"github.com/islkit/islkit/internal/testutil"
 )
 
-// goldenModels are the folders of ../shared/models with golden ids from the
-// Rust library in ../shared/golden/tokens.
+// goldenModels are the reference models with golden ids from the
+// Rust library in golden/tokens of the reference tree (testutil.RefDir).
 var goldenModels = []string{"llama3", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
 
 type goldenLine struct {
@@ -24,7 +24,7 @@ func loadShared(t testing.TB, model string) *Tokenizer {
 	if tk, ok := loaded[model]; ok {
 		return tk
 	}
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	tk, err := LoadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func loadShared(t testing.TB, model string) *Tokenizer {
 // TestGoldenTokens requires every line of every golden file to match the
 // Rust library's ids exactly.
 func TestGoldenTokens(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	for _, model := range goldenModels {
 		t.Run(model, func(t *testing.T) {
 			tk := loadShared(t, model)

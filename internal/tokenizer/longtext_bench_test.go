@@ -102,7 +102,7 @@ func benchTokenizer(b *testing.B, name string) *tokenizer.Tokenizer {
 			tk, err = src.Tokenizer()
 		}
 	} else {
-		tk, err = tokenizer.LoadFile(filepath.Join(testutil.SharedDir(b), "models", name, "tokenizer.json"))
+		tk, err = tokenizer.LoadFile(filepath.Join(testutil.RefModel(b, name), "tokenizer.json"))
 	}
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,6 @@
 // These tables come from a probe of every code point through Rust
 // tokenizers 0.22 and golang.org/x/text v0.33.0 (Unicode 15.0), recorded in
-// ../shared/reference/normalization-vs-go.txt: change them only with a new
+// testdata/normalization-vs-go.txt: change them only with a new
 // probe.
 
 package tokenizer

@@ -268,7 +268,7 @@ func TestPostProcessorsAndSpecialCounts(t *testing.T) {
 // lines listed in testdata/decode_golden.jsonl.gz (NFC-normalised input,
 // SentencePiece prefix spaces, unknown bytes).
 func TestDecodeMatchesRust(t *testing.T) {
-	shared := testutil.SharedDir(t)
+	shared := testutil.RefDir(t)
 	type record struct {
 		Model   string `json:"model"`
 		Line    int    `json:"line"`

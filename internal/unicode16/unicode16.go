@@ -6,7 +6,7 @@
 // one load for Latin-1, two for everything else.
 package unicode16
 
-//go:generate go run ./gen -classes ../../../shared/reference/unicode16-classes.json -word gen/word.json -o tables.go
+//go:generate go run ./gen -classes gen/classes.json.gz -word gen/word.json -o tables.go
 
 // Class is a bit set of character classes (L, N, Space, ...).
 type Class uint16

@@ -4,37 +4,35 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/islkit/islkit/internal/model"
-	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/testserver"
-	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
+// startServer serves a reference model by name ("" is the embedded
+// default).
 func startServer(t *testing.T, model string) *testserver.Server {
 	t.Helper()
-	src, err := modelsrc.Resolve(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testserver.StartTest(t, testserver.Config{Model: src})
+	return testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, model)})
 }
 
 // qwen3 is the embedded default model's options for our side.
 func qwen3(t *testing.T, url string) Options {
 	t.Helper()
-	m, err := model.Load(model.Options{})
-	if err == nil {
-		err = m.TemplateErr
-	}
+	src := testmodel.Source(t, "")
+	tmpl, err := chat.LoadFS(src.FS, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{URL: url, Model: "qwen3", Template: m.Template, Counter: m.Tokenizer, Timeout: 5 * time.Second}
+	tok, err := src.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{URL: url, Model: "qwen3", Template: tmpl, Counter: tok, Timeout: 5 * time.Second}
 }
 
 func TestAgreesWithAServerOfTheSameModel(t *testing.T) {
@@ -59,7 +57,7 @@ func TestAgreesWithAServerOfTheSameModel(t *testing.T) {
 
 func TestFindsAServerWithAnotherModel(t *testing.T) {
 	// The server runs Llama 3; we count with the embedded Qwen3.
-	srv := startServer(t, filepath.Join(testutil.SharedDir(t), "models", "llama3"))
+	srv := startServer(t, "llama3")
 	res, err := Run(context.Background(), qwen3(t, srv.URL()))
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +85,7 @@ func TestBareCountWithoutTemplate(t *testing.T) {
 }
 
 func TestServerErrorsAreClear(t *testing.T) {
-	src, err := modelsrc.Resolve("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	failing := testserver.StartTest(t, testserver.Config{Model: src, FaultRate: 1, Faults: []string{testserver.Fault500}})
+	failing := testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, ""), FaultRate: 1, Faults: []string{testserver.Fault500}})
 	noUsage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte(`{"choices":[]}`))
 	}))

@@ -1,23 +1,26 @@
 // Command gen writes tables.go of package unicode16 from the code point sets that were probed from
 // the real HuggingFace tokenizers library (Rust, Oniguruma 6.9.x with Unicode 16.0 data):
 //
-//   - the \p{..} classes and \s, from unicode16-classes.json in the shared reference files;
+//   - the \p{..} classes and \s, from classes.json.gz beside this file (shared/reference/unicode16-classes.json);
 //   - Oniguruma's \w and the Rust regex crate's \w (used by the Whitespace pre-tokenizer), from
 //     word.json beside this file, made by probe_onig_word.cjs and probe_regex_word.cjs.
 //
 // Usage (from the package directory, through go generate):
 //
-//	go run ./gen -classes ../../../shared/reference/unicode16-classes.json -word gen/word.json -o tables.go
+//	go run ./gen -classes gen/classes.json.gz -word gen/word.json -o tables.go
 package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"go/format"
+	"io"
 	"log"
 	"os"
+	"strings"
 )
 
 // class names one generated set: the JSON key it comes from and the Go identifier suffix.
@@ -40,14 +43,14 @@ var classes = []class{
 }
 
 func main() {
-	classesPath := flag.String("classes", "../../../shared/reference/unicode16-classes.json", "probed \\p classes")
+	classesPath := flag.String("classes", "gen/classes.json.gz", "probed \\p classes (gzip)")
 	wordPath := flag.String("word", "gen/word.json", "probed \\w sets")
 	out := flag.String("o", "tables.go", "output file")
 	flag.Parse()
 
 	sets := map[string][][2]rune{}
 	for _, p := range []string{*classesPath, *wordPath} {
-		data, err := os.ReadFile(p)
+		data, err := readMaybeGzip(p)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -100,4 +103,21 @@ func main() {
 	if err := os.WriteFile(*out, src, 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// readMaybeGzip reads a file, gunzipping it when its name ends in .gz.
+func readMaybeGzip(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if !strings.HasSuffix(path, ".gz") {
+		return io.ReadAll(f)
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return io.ReadAll(zr)
 }

@@ -1,12 +1,13 @@
-// Package payload extracts what an ISL count needs from an OpenAI-style
+// Package extract reads back what an ISL count needs from an OpenAI-style
 // request body, following AIPerf's extract_payload_inputs walk: the text
 // of every message (string content, or the "text" parts of list content),
 // media parts counted and dropped, a chat view of the messages (text parts
 // joined with "", as AIPerf templates them), tool definitions, and the
 // template kwargs a server would pass. measure reads every payload and
 // message record through it, so there is one notion of "the text of a
-// request".
-package payload
+// request". The other direction, building a body from a conversation, is
+// send.Builder (send/body.go) over wire.Messages.
+package extract
 
 import (
 	"bytes"
@@ -20,8 +21,8 @@ import (
 	"github.com/islkit/islkit/internal/records"
 )
 
-// Extracted is what a request body holds for ISL purposes.
-type Extracted struct {
+// Inputs is what a request body holds for ISL purposes.
+type Inputs struct {
 	// Chat is the chat view of the messages, in order: each message with a
 	// string role, its text parts (media dropped) and its tool calls.
 	// AIPerf templates each message with its parts joined by "".
@@ -120,19 +121,19 @@ func decodePart(raw json.RawMessage) (part, bool) {
 	return p, true
 }
 
-// Extract reads an OpenAI chat-completions body.
-func Extract(body []byte) (*Extracted, error) {
+// Body reads an OpenAI chat-completions body.
+func Body(body []byte) (*Inputs, error) {
 	obj, err := jsonobj.Parse(body)
 	if err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
-	return ExtractObject(obj)
+	return Object(obj)
 }
 
-// ExtractObject is Extract for a body jsonobj.Parse has already split
+// Object is Body for a body jsonobj.Parse has already split
 // into members (measure has parsed it to recognise the record): the
 // members are slices of the validated body, so nothing is validated twice.
-func ExtractObject(obj jsonobj.Object) (*Extracted, error) {
+func Object(obj jsonobj.Object) (*Inputs, error) {
 	messages, _ := obj.Get("messages")
 	if isNull(messages) {
 		return nil, ErrNoMessages
@@ -141,7 +142,7 @@ func ExtractObject(obj jsonobj.Object) (*Extracted, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := &Extracted{Chat: make([]Message, 0, len(msgs))}
+	ex := &Inputs{Chat: make([]Message, 0, len(msgs))}
 	for i, m := range msgs {
 		var parts []string
 		switch c := bytes.TrimSpace(m.Content); {
@@ -308,7 +309,7 @@ func decodeMessages(raw json.RawMessage) ([]message, error) {
 }
 
 // Contents returns each chat-view message's content (parts joined by "").
-func (ex *Extracted) Contents() []string {
+func (ex *Inputs) Contents() []string {
 	out := make([]string, len(ex.Chat))
 	for i, m := range ex.Chat {
 		out[i] = m.Content("")

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -27,7 +28,9 @@ type PayloadOptions struct {
 	ExtraBody string
 }
 
-// Builder serialises request bodies. It is safe for concurrent use.
+// Builder builds the chat-completions request bodies send puts on the
+// wire (the messages come from wire.Messages; internal/extract reads such
+// bodies back). It is safe for concurrent use.
 type Builder struct {
 	opts  PayloadOptions
 	extra []field
@@ -79,47 +82,25 @@ var ownedKeys = map[string]string{
 }
 
 // parseObject splits a JSON object into its fields, in document order,
-// each value compacted.
+// each value compacted; a key given twice is refused (servers disagree on
+// which one wins).
 func parseObject(data []byte) ([]field, error) {
-	dec := stdjson.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
+	obj, err := jsonobj.Parse(data)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := tok.(stdjson.Delim); !ok || d != '{' {
-		return nil, errors.New("want a JSON object")
-	}
-	var out []field
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
+	out := make([]field, 0, len(obj))
+	seen := make(map[string]bool, len(obj))
+	for _, m := range obj {
+		if seen[m.Key] {
+			return nil, fmt.Errorf("duplicate key %q", m.Key)
 		}
-		key := tok.(string)
-		if seen[key] {
-			return nil, fmt.Errorf("duplicate key %q", key)
-		}
-		seen[key] = true
-		var raw stdjson.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
+		seen[m.Key] = true
 		var c bytes.Buffer
-		if err := stdjson.Compact(&c, raw); err != nil {
+		if err := stdjson.Compact(&c, m.Value); err != nil {
 			return nil, err
 		}
-		out = append(out, field{key, c.Bytes()})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("data after the object")
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("data after the object")
+		out = append(out, field{m.Key, c.Bytes()})
 	}
 	return out, nil
 }

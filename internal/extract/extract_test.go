@@ -1,4 +1,4 @@
-package payload
+package extract
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ func TestExtractFollowsAIPerf(t *testing.T) {
 	  {"role":"tool","content":"42"}],
 	 "tools":[{"type":"function","function":{"name":"look","description":"Look it up","parameters":{"type":"object", "properties":{}}}}],
 	 "chat_template_kwargs":{"enable_thinking":false}}`
-	ex, err := Extract([]byte(body))
+	ex, err := Body([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,17 +62,17 @@ func TestExtractBadPayloads(t *testing.T) {
 		`{"messages":[`: "payload",
 	}
 	for body, want := range cases {
-		_, err := Extract([]byte(body))
+		_, err := Body([]byte(body))
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Extract(%s) = %v, want an error mentioning %q", body, err, want)
+			t.Errorf("Body(%s) = %v, want an error mentioning %q", body, err, want)
 		}
 	}
-	if _, err := Extract([]byte(`{"model":"m"}`)); !errors.Is(err, ErrNoMessages) {
+	if _, err := Body([]byte(`{"model":"m"}`)); !errors.Is(err, ErrNoMessages) {
 		t.Errorf("missing messages is not ErrNoMessages: %v", err)
 	}
 }
 
-func FuzzExtract(f *testing.F) {
+func FuzzBody(f *testing.F) {
 	for _, s := range []string{
 		`{"messages":[{"role":"user","content":"hi"}]}`,
 		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url"}]}],"tools":[{"function":{"name":"x"}}]}`,
@@ -81,7 +81,7 @@ func FuzzExtract(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ex, err := Extract(body)
+		ex, err := Body(body)
 		if err != nil {
 			return
 		}
@@ -151,9 +151,9 @@ func TestExtractMatchesReferenceDecoding(t *testing.T) {
 		"{\"messages\":[{\"role\":\"r\xff\",\"content\":\"bad \xfe utf8\"}]}",
 	} {
 		roles, contents, ok := referenceChat([]byte(body))
-		ex, err := Extract([]byte(body))
+		ex, err := Body([]byte(body))
 		if !ok || err != nil {
-			t.Fatalf("%s: reference ok %v, Extract error %v", body, ok, err)
+			t.Fatalf("%s: reference ok %v, Body error %v", body, ok, err)
 		}
 		var gotRoles []string
 		for _, m := range ex.Chat {
@@ -165,8 +165,8 @@ func TestExtractMatchesReferenceDecoding(t *testing.T) {
 	}
 }
 
-// FuzzExtractReference checks the payload walker against encoding/json.
-func FuzzExtractReference(f *testing.F) {
+// FuzzBodyReference checks the payload walker against encoding/json.
+func FuzzBodyReference(f *testing.F) {
 	for _, s := range []string{
 		`{"messages":[{"role":"user","content":"hi\n"}]}`,
 		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url"},{"type":"text","text":null}]}]}`,
@@ -176,7 +176,7 @@ func FuzzExtractReference(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		roles, contents, ok := referenceChat(body)
-		ex, err := Extract(body)
+		ex, err := Body(body)
 		if !ok || err != nil {
 			return // the error cases are TestExtractBadPayloads'
 		}
