@@ -26,6 +26,8 @@ func TestOutputPathsCheckedBeforeWork(t *testing.T) {
 		{"--plot", filepath.Join(dir, "missing", "p.svg")},
 		{"--summary-json", filepath.Join(dir, "same.html"), "--plot", filepath.Join(dir, "same.html")},
 		{"--summary-json", dir}, // a folder
+		{"--report", filepath.Join(dir, "missing", "r.html")},
+		{"--report", filepath.Join(dir, "r.html"), "--plot", filepath.Join(dir, "r.html")},
 	} {
 		var out, errb strings.Builder
 		code := run(args, failingReader{t}, &out, &errb)
