@@ -67,6 +67,7 @@ type flags struct {
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
+	AllowOverContext         bool    `help:"Compose first requests longer than the model's context length (model_max_length in tokenizer_config.json), which a server refuses; without it such an --isl is an error. Lengths are at most 16777216 tokens either way."`
 }
 
 // signals gives the context a signal cancels (tests deliver one).
@@ -81,19 +82,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	return cli.Fail(stderr, "compose", f.run(stdin, stdout, cli.Given(kctx)))
+	return cli.Fail(stderr, "compose", f.run(stdin, stdout, stderr, cli.Given(kctx)))
 }
 
 // run composes; set holds the flags given on the command line, so a
 // stddev without its mean can be refused.
-func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) error {
+func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
 	opts := compose.Options{
 		ISL: f.ISL, ISLStddev: f.ISLStddev, OSL: f.OSL, OSLStddev: f.OSLStddev,
 		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
 		SharedSystemPromptLength: f.SharedSystemPromptLength,
 		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
-		Workers: f.Workers,
-		ISLSet:  set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
+		Workers: f.Workers, AllowOverContext: f.AllowOverContext,
+		ISLSet: set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
 	if err := opts.Validate(); err != nil {
 		return usage(err)
@@ -152,6 +153,9 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
+	}
+	for _, warning := range c.Warnings() {
+		fmt.Fprintf(stderr, "compose: warning: %s\n", warning)
 	}
 	return cli.Cause(ctx, cli.Quiet(err))
 }

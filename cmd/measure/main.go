@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/outfile"
 	"github.com/islkit/islkit/internal/pipeline"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/serverprofile"
@@ -74,19 +74,19 @@ type flags struct {
 	ApplyChatTemplate bool     `help:"Count message records through the chat template, as the server does."`
 	Now               string   `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
 	IDs               bool     `name:"ids" help:"Add the token ids to text records."`
-	Rendered          bool     `help:"Add the rendered template text to message records."`
-	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (costs a second encode)."`
-	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does."`
+	Rendered          bool     `help:"Add the rendered template text to message records (with --apply-chat-template)."`
+	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (with --apply-chat-template; costs a second encode)."`
+	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does (with --apply-chat-template)."`
 	Server            string   `help:"Count requests as this server preprocesses them: vllm, sglang, transformers (apply_chat_template on the messages as given) or aiperf (AIPerf's own count). A request that server would refuse fails its line." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
 	CompareServer     string   `name:"compare-server" help:"Also count each templated request as this server would and split the difference by cause (isl.vs_profile): part join, tool-call arguments, reasoning, null content, generation prompt, ..." enum:",vllm,sglang,transformers,aiperf" default:""`
 	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
-	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json)." placeholder:"FILE"`
+	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
 	Report            string   `help:"Write the whole summary as one self-contained HTML page to FILE.html: ISL error histograms, latency CDFs, TTFT against ISL, throughput and concurrency over time, and the tables (no JavaScript, no network)." placeholder:"FILE.html"`
 	Percentiles       string   `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
 	SLO               string   `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
 	Compare           bool     `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
-	MaxLineBytes      int      `help:"Longest input line accepted, in bytes; a longer one is reported and skipped." default:"268435456"`
+	MaxLineBytes      int      `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
 	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
@@ -124,6 +124,16 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if f.Workers < 1 {
 		return 0, cli.Usagef("--workers must be at least 1")
 	}
+	if !f.ApplyChatTemplate {
+		for _, fl := range []struct {
+			name string
+			set  bool
+		}{{"--bare", f.Bare}, {"--rendered", f.Rendered}, {"--no-tools", f.NoTools}} {
+			if fl.set {
+				return 0, cli.Usagef("%s acts on counts through the chat template: give --apply-chat-template too", fl.name)
+			}
+		}
+	}
 	plotFormat := ""
 	if f.Plot != "" {
 		switch strings.ToLower(filepath.Ext(f.Plot)) {
@@ -142,6 +152,21 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	}
 	var opts report.Options
 	var err error
+	// Report paths are checked before any work: an unwritable folder
+	// fails now, not after the whole input.
+	var outs outfile.Set
+	summaryOut, err := outs.Add("--summary-json", f.SummaryJSON)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	plotOut, err := outs.Add("--plot", f.Plot)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	reportOut, err := outs.Add("--report", f.Report)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
 	if opts.Percentiles, err = report.ParsePercentiles(f.Percentiles); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
@@ -174,6 +199,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	defer stop()
 	out := cli.NewOutput(stdout)
 	w := jsonl.NewWriter(out)
+	errLog := pipeline.NewErrorLog(stderr, "measure")
 	failed := 0
 	// A signal ends the run within cli.StopGrace even while a worker is
 	// busy on one huge line or the input is a FIFO that never goes on.
@@ -185,7 +211,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				res, err := m.Line(line)
 				return pipeline.Output[[]report.Request]{Lines: res.Lines, Value: res.Requests}, err
 			}, func(err error, _ pipeline.Output[[]report.Request]) {
-				fmt.Fprintf(stderr, "measure: %v\n", err)
+				errLog.Report(err)
 				summary.AddUnreadable(measure.FailureKind(err))
 			}, func(reqs []report.Request) {
 				for _, req := range reqs {
@@ -201,45 +227,41 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		cli.StopOutput(w, out)
 		return 0, cli.Cause(ctx, err)
 	}
+	errLog.Close()
+	for _, warning := range m.Warnings() {
+		fmt.Fprintf(stderr, "measure: %s\n", warning)
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	if err = cli.Cause(ctx, err); err != nil {
 		return failed, err
 	}
-	return failed, writeReports(f, stderr, summary, plotFormat)
+	return failed, writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat)
 }
 
-func writeReports(f *flags, stderr io.Writer, summary *report.Summary, plotFormat string) error {
+func writeReports(f *flags, stderr io.Writer, summary *report.Summary, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {
 	if f.Summary {
 		if err := summary.WriteText(stderr); err != nil {
 			return err
 		}
 	}
-	if f.SummaryJSON != "" {
+	if summaryOut != nil {
 		data, err := json.MarshalIndent(summary, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := cli.WriteFile(f.SummaryJSON, append(data, '\n')); err != nil {
+		if err := summaryOut.Write(append(data, '\n')); err != nil {
 			return err
 		}
 	}
-	if f.Plot != "" {
-		var buf bytes.Buffer
-		if err := summary.WritePlot(&buf, plotFormat); err != nil {
-			return err
-		}
-		if err := cli.WriteFile(f.Plot, buf.Bytes()); err != nil {
+	if plotOut != nil {
+		if err := plotOut.WriteWith(func(w io.Writer) error { return summary.WritePlot(w, plotFormat) }); err != nil {
 			return err
 		}
 	}
-	if f.Report != "" {
-		var buf bytes.Buffer
-		if err := summary.WriteReport(&buf); err != nil {
-			return err
-		}
-		if err := cli.WriteFile(f.Report, buf.Bytes()); err != nil {
+	if reportOut != nil {
+		if err := reportOut.WriteWith(summary.WriteReport); err != nil {
 			return err
 		}
 	}

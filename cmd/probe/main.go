@@ -52,7 +52,7 @@ Examples:
 type flags struct {
 	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
 	Revision          string `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
-	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
+	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own (with --apply-chat-template or --verify-url)." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
 	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
 	Now               string `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. compose reuses it." placeholder:"TIME"`
@@ -82,6 +82,10 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 	target, err := cachebust.ParseTarget(f.CacheBust)
 	if err != nil {
 		return 0, cli.Usagef("--cache-bust: %w", err)
+	}
+	if f.ChatTemplate != "" && !f.ApplyChatTemplate && f.VerifyURL == "" {
+		// Without either, no template is rendered and compose drops it.
+		return 0, cli.Usagef("--chat-template is used only with --apply-chat-template (or --verify-url): give one of them, or leave it out")
 	}
 	// Loaded once: probe and --verify-url share the parsed model.
 	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now})

@@ -37,6 +37,11 @@ import (
 // (chat_template absent or null); callers fall back to counting bare text.
 var ErrNoTemplate = errors.New("chat: model has no chat template")
 
+// ErrEmptyTemplate reports a chat template that is empty (chat_template "",
+// an empty chat_template.jinja or --chat-template file): it would render
+// every request as nothing.
+var ErrEmptyTemplate = errors.New("the chat template is empty")
+
 // ErrLimit is wrapped by render errors caused by an exceeded Limits bound.
 var ErrLimit = jinja.ErrLimit
 
@@ -399,13 +404,20 @@ func (t *Template) pick(in RenderInput) (*jinja.Template, error) {
 // Python's naive datetime), RFC 3339, or a bare date 2025-07-10.
 func ParseNow(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
+	t, err := time.Parse(time.RFC3339Nano, s)
 	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
+		if err == nil {
+			break
 		}
+		t, err = time.ParseInLocation(layout, s, time.Local)
+	}
+	if err == nil && t.IsZero() {
+		// The zero time means "not pinned" everywhere: taking it would
+		// silently read the clock.
+		return time.Time{}, fmt.Errorf("chat: %q is the zero time, which means the clock; give a later time", s)
+	}
+	if err == nil {
+		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("chat: cannot parse time %q (want 2025-07-10T12:00:00 or RFC 3339)", s)
 }

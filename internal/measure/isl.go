@@ -45,6 +45,7 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 		text, err := req.Append(m.opts.Template, m.opts.Now, (*buf)[:0])
 		if err != nil {
 			isl.TemplateError = err.Error()
+			m.templateFailed("chat template: " + err.Error())
 		} else {
 			if meta.server != nil { // explainServer asks
 				startsBOS = m.startsWithBOS(text)
@@ -56,6 +57,10 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 			*buf = text
 			renderBufs.Put(buf)
 		}
+	}
+	if m.opts.ApplyChatTemplate && m.opts.Template == nil && ex.Chat != nil {
+		isl.TemplateError = noTemplate
+		m.templateFailed(noTemplate)
 	}
 	if isl.Counted == "bare" || m.opts.Bare {
 		b := tok.Count(strings.Join(ex.Texts, " "))
@@ -69,6 +74,10 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 	}
 	if meta.server != nil {
 		isl.VsServer = m.explainServer(ex, *meta.server, counted, isl.Counted == "templated", startsBOS)
+	}
+	if isl.TemplateError != "" {
+		blameTemplate(isl.VsTarget)
+		blameTemplate(isl.VsServer)
 	}
 	if m.opts.CompareServer != "" && isl.Templated != nil {
 		isl.VsProfile = m.compareProfile(ex, *isl.Templated)
@@ -112,6 +121,19 @@ func (m *Measurer) compareProfile(ex *extract.Inputs, templated int) *records.Pr
 		g.Gap.Causes = append(g.Gap.Causes, records.Cause{Cause: s.Cause, Tokens: s.Tokens})
 	}
 	return g
+}
+
+// blameTemplate names what a gap leaves unexplained after a template
+// failure: the template's share, which the bare count could not include.
+func blameTemplate(g *records.Gap) {
+	if g == nil {
+		return
+	}
+	for i := range g.Causes {
+		if g.Causes[i].Cause == records.CauseUnexplained {
+			g.Causes[i].Cause = records.CauseTemplateError
+		}
+	}
 }
 
 // chatView is the messages as AIPerf templates them: role, content (text

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -22,6 +23,7 @@ import (
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/tokenizer"
+	"github.com/islkit/islkit/internal/tokenizer/regex"
 )
 
 // Options says what to count and what to add to each record.
@@ -59,6 +61,29 @@ type Measurer struct {
 	// have used, computed once, for explaining gaps.
 	probeOnce sync.Once
 	probe     probeConstants
+	// templateFailures counts requests counted bare although the template
+	// was asked for; firstTemplateError is the first one's reason.
+	templateFailures   atomic.Int64
+	firstTemplateError atomic.Pointer[string]
+}
+
+// noTemplate is the template error of a model without a chat template.
+const noTemplate = "the model has no chat template (give one with --chat-template)"
+
+// templateFailed records one request counted bare for reason.
+func (m *Measurer) templateFailed(reason string) {
+	m.templateFailures.Add(1)
+	m.firstTemplateError.CompareAndSwap(nil, &reason)
+}
+
+// Warnings returns what the run should tell on stderr once, at its end:
+// how many requests were counted bare because the chat template failed.
+func (m *Measurer) Warnings() []string {
+	n := m.templateFailures.Load()
+	if n == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load())}
 }
 
 // New returns a Measurer.
@@ -82,6 +107,10 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	switch {
 	case isKind(obj, records.KindRequest):
 		out, req, err = m.sendRecord(obj, data)
+	case isKind(obj, records.KindConversation):
+		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
+	case isKind(obj, records.KindProbe):
+		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is probe's output: pipe it into compose, then `send --dry-run`, and measure what that writes")}
 	case obj.Has("payload"):
 		out, req.ISL, err = m.aiperfRaw(obj, data)
 	case obj.Has("data") && !obj.Has("messages"):
@@ -107,11 +136,23 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 
 // Line measures one input line: Record, after checking that the line is
 // UTF-8 (a bad line fails as FailBadUTF8).
-func (m *Measurer) Line(line jsonl.Line) (Result, error) {
+func (m *Measurer) Line(line jsonl.Line) (res Result, err error) {
+	defer func() {
+		// A tokenizer regex that backtracks past its timeout fails this
+		// line only; the other lines are still measured.
+		if p := recover(); p != nil {
+			te, ok := p.(*regex.TimeoutError)
+			if !ok {
+				panic(p)
+			}
+			res, err = Result{}, &jsonl.LineError{File: line.File, Line: line.Num, Err: &BadRecordError{Kind: FailBadRecord, Err: te}}
+		}
+	}()
 	if err := line.CheckUTF8(); err != nil {
 		return Result{}, &BadRecordError{Kind: FailBadUTF8, Err: err}
 	}
-	return m.Record(line.Data)
+	res, err = m.Record(line.Data)
+	return res, withLine(line, err)
 }
 
 // FailureKind is the summary's name for why a line failed.
@@ -197,6 +238,9 @@ func (m *Measurer) text(obj jsonobj.Object) ([]byte, error) {
 	var err error
 	if m.opts.IDs {
 		ids := m.opts.Tokenizer.Encode(text)
+		if ids == nil {
+			ids = []int{} // JSON consumers expect [], not null
+		}
 		if obj, err = obj.Set("tokens", len(ids)); err != nil {
 			return nil, err
 		}
@@ -234,7 +278,12 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 		if renderErr == nil {
 			tokens = req.Count(m.opts.Tokenizer, rendered)
 			counted = "templated"
+		} else {
+			m.templateFailed("chat template: " + renderErr.Error())
 		}
+	} else if m.opts.ApplyChatTemplate {
+		renderErr = errors.New(noTemplate)
+		m.templateFailed(noTemplate)
 	}
 	if counted == "bare" {
 		tokens = m.opts.Tokenizer.Count(strings.Join(ex.Texts, " "))

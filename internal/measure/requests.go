@@ -3,6 +3,7 @@ package measure
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -64,14 +65,21 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 		}
 	}
 	var req report.Request
+	for _, f := range []string{"target_isl", "expected_isl"} {
+		if raw, ok := obj.Get(f); ok {
+			if _, err := count(raw, f); err != nil {
+				return nil, req, err
+			}
+		}
+	}
 	var rec struct {
 		records.Request
 		// Written by send's warmup and scheduling (not in every version).
 		Warmup        bool   `json:"warmup"`
 		ScheduleLagNs *int64 `json:"schedule_lag_ns"`
 	}
-	if err := json.Unmarshal(head.Marshal(), &rec); err != nil {
-		return nil, req, fmt.Errorf("send record: %v", err)
+	if err := decodeHead(head.Marshal(), &rec); err != nil {
+		return nil, req, err
 	}
 	if rec.SchemaVersion != records.SchemaVersion {
 		return nil, req, fmt.Errorf(`send record: field "schema_version": unknown schema version %d (this measure reads version %d)`, rec.SchemaVersion, records.SchemaVersion)
@@ -84,14 +92,22 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 	target, turn := rec.TargetISL, rec.Turn
 	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
 	if result, ok := obj.Get("result"); ok && !isNull(result) {
+		var r struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if err := json.Unmarshal(result, &r); err != nil {
+			return nil, req, fieldErrorf("result", "must be an object")
+		}
+		server, err := promptTokens(r.Usage)
+		if err != nil {
+			return nil, req, prefixField("result", err)
+		}
+		meta.server = server
 		// report.Live reads the result's timing members only; the texts
 		// are skipped.
 		var live report.Live
-		if err := json.Unmarshal(result, &live); err != nil {
-			return nil, req, fmt.Errorf(`send record: field "result": %v`, err)
-		}
-		if live.Usage != nil {
-			meta.server = &live.Usage.PromptTokens
+		if err := decodeHead(result, &live); err != nil {
+			return nil, req, prefixField("result", err)
 		}
 		if !rec.DryRun {
 			if live.ScheduleLagNs == nil {
@@ -151,21 +167,26 @@ func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte) ([]byte, records.I
 		_ = json.Unmarshal(raw, &meta.marker)
 	}
 	if raw, ok := obj.Get("responses"); ok {
-		meta.server = usageFromResponses(raw)
+		server, err := usageFromResponses(raw)
+		if err != nil {
+			return nil, records.ISL{}, prefixField("responses", err)
+		}
+		meta.server = server
 	}
 	return m.withISL(obj, data, body, meta)
 }
 
 // usageFromResponses finds usage.prompt_tokens in AIPerf's raw responses:
 // a list of SSE chunks or bodies, as strings or as {"text": ...} objects;
-// the last usage that counts anything wins (records.Usage.Counts).
-func usageFromResponses(raw json.RawMessage) *int {
+// the last usage that carries prompt_tokens wins. A usage without it
+// (only completion tokens) is not a count of 0.
+func usageFromResponses(raw json.RawMessage) (*int, error) {
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
-		return nil
+		return nil, nil
 	}
 	var found *int
-	for _, it := range items {
+	for i, it := range items {
 		var text string
 		if json.Unmarshal(it, &text) != nil {
 			var obj struct {
@@ -184,14 +205,22 @@ func usageFromResponses(raw json.RawMessage) *int {
 				continue
 			}
 			var chunk struct {
-				Usage *records.Usage `json:"usage"`
+				Usage json.RawMessage `json:"usage"`
 			}
-			if json.Unmarshal(line, &chunk) == nil && chunk.Usage.Counts() {
-				found = &chunk.Usage.PromptTokens
+			if json.Unmarshal(line, &chunk) != nil {
+				continue
+			}
+			n, err := promptTokens(chunk.Usage)
+			if err != nil {
+				return nil, prefixField(strconv.Itoa(i), err)
+			}
+			var all records.Usage // a usage of zeros counts nothing
+			if n != nil && (*n != 0 || json.Unmarshal(chunk.Usage, &all) == nil && all.Counts()) {
+				found = n
 			}
 		}
 	}
-	return found
+	return found, nil
 }
 
 // inputsJSON expands AIPerf's inputs.json, {"data": [{"session_id",

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/islkit/islkit/internal/jsonl"
 )
@@ -53,7 +54,9 @@ type result[V any] struct {
 // each failed line's error; sink, when not nil, the Output.Value of every
 // line fn ran on (failed or not: a document can fail in part), both in
 // input order and on Map's goroutine. A line that could not be read (too
-// long) reaches report only.
+// long) reaches report only. Whenever the input stalls (the next line is
+// not yet buffered), w is flushed once every line read so far is written,
+// so a live producer's results come out as they arrive.
 func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func[V], report func(error, Output[V]), sink func(V)) (Stats, error) {
 	if workers < 1 {
 		workers = 1
@@ -65,10 +68,22 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 	// window bounds the lines between the reader and the in-order writer:
 	// one slow line holds back at most this many finished ones in memory.
 	window := make(chan struct{}, workers*16)
+	// When the next read may block (no whole line buffered), the reader
+	// tells the writer how many lines it has read; the writer flushes once
+	// it has written those, so a slow input's results are not held back.
+	var readSoFar atomic.Int64
+	stalled := make(chan struct{}, 1)
 	var readErr error
 	go func() {
 		defer close(jobs)
 		for seq := 0; ; seq++ {
+			if seq > 0 && !r.LineBuffered() {
+				readSoFar.Store(int64(seq))
+				select {
+				case stalled <- struct{}{}:
+				default:
+				}
+			}
 			line, err := r.Next()
 			var lineErr error
 			switch {
@@ -123,7 +138,30 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 	pending := map[int]result[V]{}
 	next := 0
 	var werr error
-	for res := range results {
+	flushAt := 0 // flush once next reaches it (0: no flush due)
+	flush := func() {
+		flushAt = 0
+		if werr == nil {
+			if werr = w.Flush(); werr != nil {
+				cancel()
+			}
+		}
+	}
+loop:
+	for {
+		var res result[V]
+		select {
+		case r, ok := <-results:
+			if !ok {
+				break loop
+			}
+			res = r
+		case <-stalled:
+			if flushAt = int(readSoFar.Load()); next >= flushAt {
+				flush()
+			}
+			continue
+		}
 		pending[res.seq] = res
 		for {
 			cur, ok := pending[next]
@@ -154,6 +192,9 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 					cancel()
 				}
 			}
+		}
+		if flushAt > 0 && next >= flushAt {
+			flush()
 		}
 		if werr != nil {
 			break

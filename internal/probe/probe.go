@@ -103,13 +103,14 @@ func Run(opts Options) (*records.Probe, error) {
 		return nil, err
 	}
 	sum, _ := src.TokenizerSHA256()
+	// chat's errors name the file within the model; the folder says whose.
 	origin, tsum, err := TemplateSource(src, opts.ChatTemplate)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", src.Name, err)
 	}
 	special, err := chat.SpecialTokensFS(src.FS)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", src.Name, err)
 	}
 	rec := &records.Probe{
 		Kind:          records.KindProbe,

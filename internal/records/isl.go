@@ -115,6 +115,10 @@ const (
 	CauseGenPrompt      = "generation_prompt"
 	CauseTemplateKwargs = "template_kwargs"
 	CauseSpecialTokens  = "special_tokens"
+	// CauseTemplateError: the request was counted bare because the chat
+	// template raised or the model has none (ISL.TemplateError says which),
+	// so the template's whole share of the gap is unknown.
+	CauseTemplateError = "template_error"
 	// CauseUnexplained: the rest — a different tokenizer, template or
 	// server-side prompt.
 	CauseUnexplained = "unexplained"

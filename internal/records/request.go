@@ -78,7 +78,9 @@ type Result struct {
 
 // Usage is the token accounting the server reported.
 type Usage struct {
-	PromptTokens     int  `json:"prompt_tokens"`
+	// PromptTokens is nil when the server's usage did not carry it: no
+	// server count, rather than a count of 0.
+	PromptTokens     *int `json:"prompt_tokens,omitempty"`
 	CompletionTokens int  `json:"completion_tokens"`
 	TotalTokens      int  `json:"total_tokens"`
 	ReasoningTokens  *int `json:"reasoning_tokens,omitempty"`
@@ -89,7 +91,7 @@ type Usage struct {
 // several chunks: AIPerf, send and measure take the last one that counts,
 // whole.
 func (u *Usage) Counts() bool {
-	return u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0)
+	return u != nil && (u.PromptTokens != nil && *u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0)
 }
 
 // Error kinds of a failed request.

@@ -56,7 +56,7 @@ func FuzzPerformance(f *testing.F) {
 		s := NewSummaryWith(Options{SLO: SLO{TTFT: ptr(1.0)}, Percentiles: []float64{0, 100}})
 		for i := range 3 {
 			l := &Live{StartNs: start + int64(i), LatencyNs: lat, TTFTNs: &ttft, ITLNs: []int64{gap, gap}, OK: ok || i == 0, Stream: true,
-				Usage: &records.Usage{CompletionTokens: tokens, PromptTokens: tokens}, ScheduleLagNs: &lag}
+				Usage: &records.Usage{CompletionTokens: tokens, PromptTokens: ip(tokens)}, ScheduleLagNs: &lag}
 			s.AddRequest(Request{ISL: rec(tokens, ip(tokens), nil, ip(i)), Live: l})
 		}
 		r := s.Report()

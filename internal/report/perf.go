@@ -220,7 +220,10 @@ func (p *perfAcc) add(isl records.ISL, l *Live) {
 		return
 	}
 	if l.Usage != nil {
-		r.prompt, r.output, r.usage = l.Usage.PromptTokens, l.Usage.CompletionTokens, true
+		r.output, r.usage = l.Usage.CompletionTokens, true
+		if l.Usage.PromptTokens != nil { // absent: no count, not 0
+			r.prompt = *l.Usage.PromptTokens
+		}
 	}
 	if l.Stream && l.TTFTNs != nil {
 		r.streamed, r.ttft = true, *l.TTFTNs

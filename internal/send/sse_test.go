@@ -24,7 +24,7 @@ func TestReadStream(t *testing.T) {
 	}
 	u := res.Usage
 	if res.OutputText != "Hello" || res.Reasoning != "think" || res.FinishReason != "stop" || res.Chunks != 5 ||
-		res.TTFTNs == nil || len(res.ITLNs) != 2 || u == nil || u.PromptTokens != 12 || u.CompletionTokens != 3 ||
+		res.TTFTNs == nil || len(res.ITLNs) != 2 || u == nil || u.PromptTokens == nil || *u.PromptTokens != 12 || u.CompletionTokens != 3 ||
 		*u.CachedTokens != 8 || *u.ReasoningTokens != 1 {
 		t.Errorf("%+v usage %+v", res, u)
 	}
