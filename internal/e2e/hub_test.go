@@ -114,7 +114,7 @@ func TestToolsResolveHubModels(t *testing.T) {
 // before any output, with a message that says so and names HF_TOKEN.
 func TestToolsReportGatedHubModels(t *testing.T) {
 	srv := hubtest.New(t)
-	srv.AddRepo("meta-llama/Llama-3.1-8B-Instruct", map[string][]byte{"tokenizer.json": []byte("{}")}).Gated = true
+	srv.AddRepo("meta-llama/Llama-3.1-8B-Instruct", map[string][]byte{"tokenizer.json": []byte("{}")}, hubtest.Gated)
 	cache := t.TempDir()
 	env := []string{"HF_ENDPOINT=" + srv.URL(), "HF_HUB_CACHE=" + cache, "HF_HUB_OFFLINE=", "TRANSFORMERS_OFFLINE=",
 		"HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN=", "HF_TOKEN_PATH=" + filepath.Join(cache, "no-token")}

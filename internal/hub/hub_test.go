@@ -405,10 +405,8 @@ func TestUnreachableHubFallsBackToTheCacheWithAWarning(t *testing.T) {
 func TestGatedPrivateAndBadTokens(t *testing.T) {
 	srv := hubtest.New(t)
 	files := qwenFiles(t)
-	gated := srv.AddRepo("meta-llama/Llama-3.1-8B-Instruct", files)
-	gated.Gated = true
-	private := srv.AddRepo("acme/secret", files)
-	private.Private = true
+	gated := srv.AddRepo("meta-llama/Llama-3.1-8B-Instruct", files, hubtest.Gated)
+	private := srv.AddRepo("acme/secret", files, hubtest.Private)
 	srv.Tokens["hf_granted"], srv.Tokens["hf_other"] = true, true
 	gated.Granted["hf_granted"], private.Granted["hf_granted"] = true, true
 

@@ -99,8 +99,7 @@ func TestResolveDownloadsFromTheHub(t *testing.T) {
 
 func TestResolveHubErrorsNameTheFix(t *testing.T) {
 	srv := hubtest.New(t)
-	gated := srv.AddRepo("meta-llama/Llama-3.1-8B-Instruct", defaultFilesFor(t))
-	gated.Gated = true
+	gated := srv.AddRepo("meta-llama/Llama-3.1-8B-Instruct", defaultFilesFor(t), hubtest.Gated)
 	hubEnv(t, srv)
 	if _, err := Resolve("meta-llama/Llama-3.1-8B-Instruct"); err == nil || !strings.Contains(err.Error(), "gated") || !strings.Contains(err.Error(), "HF_TOKEN") {
 		t.Errorf("gated: %v", err)

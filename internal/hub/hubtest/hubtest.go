@@ -46,6 +46,18 @@ type Repo struct {
 	seq      int
 }
 
+// RepoOption sets a repository's access when it is added: under the
+// server's lock, so a request from another process (which the race
+// detector cannot see as coming after the test's writes) reads it safely.
+type RepoOption func(*Repo)
+
+// Gated makes the repository answer GatedRepo unless the token was granted.
+func Gated(r *Repo) { r.Gated = true }
+
+// Private makes the repository answer RepoNotFound unless the token was
+// granted.
+func Private(r *Repo) { r.Private = true }
+
 // Server is the stand-in Hub and its CDN.
 type Server struct {
 	Hub, CDN *httptest.Server
@@ -96,10 +108,13 @@ func New(t testing.TB) *Server {
 func (s *Server) URL() string { return s.Hub.URL }
 
 // AddRepo creates a repo whose main branch holds files.
-func (s *Server) AddRepo(id string, files map[string][]byte) *Repo {
+func (s *Server) AddRepo(id string, files map[string][]byte, opts ...RepoOption) *Repo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &Repo{ID: id, s: s, Granted: map[string]bool{}, branches: map[string]string{}, commits: map[string]map[string][]byte{}}
+	for _, o := range opts {
+		o(r)
+	}
 	s.repos[id] = r
 	r.commitLocked("main", files)
 	return r
@@ -233,9 +248,10 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 	repo := s.repos[id]
 	var commit string
 	var files map[string][]byte
-	var granted bool
+	var granted, private, gated bool
 	if repo != nil {
 		granted = repo.Granted[token] && token != ""
+		private, gated = repo.Private, repo.Gated
 		commit = rev
 		if c, ok := repo.branches[rev]; ok {
 			commit = c
@@ -245,7 +261,7 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	switch {
-	case repo == nil || (repo.Private && !granted):
+	case repo == nil || (private && !granted):
 		// The Hub does not tell a private repo from a missing one.
 		status := http.StatusNotFound
 		if token == "" {
@@ -253,7 +269,7 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 		}
 		hubError(w, status, "RepoNotFound", "Repository not found")
 		return
-	case repo.Gated && !granted:
+	case gated && !granted:
 		if token == "" {
 			hubError(w, http.StatusUnauthorized, "GatedRepo", fmt.Sprintf("Access to model %s is restricted. You must have access to it and be authenticated to access it. Please log in.", id))
 		} else {
