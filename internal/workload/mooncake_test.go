@@ -78,4 +78,3 @@ func FuzzReadMooncake(f *testing.F) {
 		}
 	})
 }
-
