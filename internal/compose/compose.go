@@ -247,7 +247,7 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 	eval := func(text string) (attempt, error) {
 		return attempt{text: text, wire: count(text)}, nil
 	}
-	a, out, err := c.search(c.sysStart, c.sysBare-(got-want), want, eval)
+	a, out, err := c.gen.search(c.sysStart, c.sysBare-(got-want), want, eval)
 	if err != nil {
 		return fmt.Errorf("system prompt: %w", err)
 	}
@@ -347,17 +347,17 @@ const (
 // steps on the bare budget (the count is nearly linear in it), then ±1
 // steps where the count jumps, then single-token pads on the closest text
 // below the target, then other corpus windows. Every path is bounded.
-func (c *Composer) search(start, guess, target int, eval func(text string) (attempt, error)) (attempt, outcome, error) {
+func (g *textGen) search(start, guess, target int, eval func(text string) (attempt, error)) (attempt, outcome, error) {
 	var below, padded *attempt // padded: the below last padded (padding it again changes nothing)
 	for try := 0; try < 4; try++ {
-		s := start + try*(len(c.gen.ids)/5+1)
+		s := start + try*(len(g.ids)/5+1)
 		tried := map[int]bool{}
 		b := max(1, guess)
 		for range 24 {
 			// The window's own bare count may differ from b by a merge at
 			// its ends; only the wire count matters here, and the bare count
 			// is taken once for the text that is kept.
-			a, err := eval(c.gen.text(s, b))
+			a, err := eval(g.text(s, b))
 			if err != nil {
 				return attempt{}, stuck, err
 			}
@@ -384,7 +384,7 @@ func (c *Composer) search(start, guess, target int, eval func(text string) (atte
 			b = nb
 		}
 		if below != nil && below != padded {
-			a, err := c.pad(eval, *below, target)
+			a, err := g.pad(eval, *below, target)
 			if err != nil {
 				return attempt{}, stuck, err
 			}
@@ -412,7 +412,7 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 		}
 		return attempt{text: text, wire: w}, nil
 	}
-	a, out, err := c.search(start, guess, target, eval)
+	a, out, err := c.gen.search(start, guess, target, eval)
 	if err != nil {
 		return err
 	}
@@ -431,7 +431,7 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 
 // pad appends single-token words to a text whose count is short of the
 // target, keeping only appends that do not overshoot.
-func (c *Composer) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
+func (g *textGen) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
 	for step := 0; step < 64 && a.wire < target; step++ {
 		grown := false
 		for _, p := range pads {

@@ -27,6 +27,28 @@ type Conversation struct {
 	// Model is the name send puts in the payload's "model" field unless
 	// send overrides it.
 	Model string `json:"model,omitempty"`
+	// Trace is set when the conversation replays a row of a trace
+	// (compose --trace): one turn, target_isl the row's input_length.
+	Trace *TraceRef `json:"trace,omitempty"`
+}
+
+// TraceRef is where a conversation came from in a Mooncake trace and how
+// its prompt maps onto the trace's blocks.
+type TraceRef struct {
+	// Line is the row's line in the trace file.
+	Line int `json:"line"`
+	// TimestampMs is the row's arrival time in milliseconds, when the trace
+	// has one (send --schedule timestamps replays it).
+	TimestampMs *float64 `json:"timestamp_ms,omitempty"`
+	HashIDs     []int64  `json:"hash_ids"`
+	// BlockSize is the tokens per hash id (compose --block-size).
+	BlockSize int `json:"block_size"`
+	// FullBlocks is how many leading blocks are entirely the content of
+	// their hash-id chain: wire tokens [0, FullBlocks·BlockSize) are the
+	// same token ids in every request whose hash_ids start the same way.
+	// The blocks after them hold this request's own tail (the last,
+	// partial block, with the template's end and the marker).
+	FullBlocks int `json:"full_blocks"`
 }
 
 // SystemPrompt is the shared system prompt of a conversation.
