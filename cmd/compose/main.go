@@ -5,9 +5,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
-	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -66,29 +66,21 @@ type flags struct {
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
 }
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
-	cli.Parse("compose", &f, kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
-	os.Exit(run(&f, given(os.Args[1:])))
-}
-
-// given lists the flags spelled out on the command line (kong's Value.Set
-// is also true for defaults), so a stddev without its mean can be refused.
-func given(args []string) map[string]bool {
-	set := map[string]bool{}
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if name, ok := strings.CutPrefix(a, "--"); ok {
-			name, _, _ = strings.Cut(name, "=")
-			set[name] = true
-		}
+	kctx, code, done := cli.Parse("compose", args, stdout, stderr, &f,
+		kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
+	if done {
+		return code
 	}
-	return set
+	return cli.Fail(stderr, "compose", f.run(stdin, stdout, cli.Given(kctx)))
 }
 
-func run(f *flags, set map[string]bool) int {
+// run composes; set holds the flags given on the command line, so a
+// stddev without its mean can be refused.
+func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) error {
 	opts := compose.Options{
 		ISL: f.ISL, ISLStddev: f.ISLStddev, OSL: f.OSL, OSLStddev: f.OSLStddev,
 		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
@@ -101,59 +93,56 @@ func run(f *flags, set map[string]bool) int {
 		return usage(err)
 	}
 	if f.Workers < 1 {
-		return usage(fmt.Errorf("--workers must be at least 1"))
+		return cli.Usagef("--workers must be at least 1")
 	}
-	in, name := os.Stdin, "<stdin>"
+	in, name := stdin, "<stdin>"
 	if f.Probe != "" {
 		file, err := os.Open(f.Probe)
 		if err != nil {
-			return cli.Fail("compose", err)
+			return err
 		}
 		defer file.Close()
 		in, name = file, f.Probe
 	}
 	p, err := compose.ReadProbe(in, name)
 	if err != nil {
-		return cli.Fail("compose", err)
+		return err
 	}
 	if f.CacheBust != "" {
 		t, err := cachebust.ParseTarget(f.CacheBust)
 		if err != nil {
-			return usage(fmt.Errorf("--cache-bust: %w", err))
+			return cli.Usagef("--cache-bust: %w", err)
 		}
 		if t != p.CacheBust {
-			return cli.Fail("compose", fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t))
+			return fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
 		}
 	}
-	model, err := compose.LoadModel(p, f.Tokenizer, f.ChatTemplate, f.Now)
+	m, err := compose.LoadModel(p, f.Tokenizer, f.ChatTemplate, f.Now)
 	if err != nil {
-		if compose.IsUsage(err) {
-			return usage(err)
-		}
-		return cli.Fail("compose", err)
+		return usage(err)
 	}
 	text, err := corpus.Load(f.Corpus)
 	if err != nil {
-		return cli.Fail("compose", err)
+		return err
 	}
-	c, err := compose.New(p, model, text, opts)
+	c, err := compose.New(p, m, text, opts)
 	if err != nil {
-		if compose.IsUsage(err) {
-			return usage(err)
-		}
-		return cli.Fail("compose", err)
+		return usage(err)
 	}
 	ctx, stop := cli.Signals()
 	defer stop()
-	w := jsonl.NewWriter(os.Stdout)
+	w := jsonl.NewWriter(stdout)
 	err = c.Run(ctx, w)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	return cli.Fail("compose", cli.Cause(ctx, jsonl.Quiet(err)))
+	return cli.Cause(ctx, cli.Quiet(err))
 }
 
-func usage(err error) int {
-	fmt.Fprintf(os.Stderr, "compose: %v\n", err)
-	return cli.ExitUsage
+// usage marks compose's usage errors as the command line's.
+func usage(err error) error {
+	if compose.IsUsage(err) {
+		return &cli.UsageError{Err: err}
+	}
+	return err
 }

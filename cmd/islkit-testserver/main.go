@@ -3,54 +3,83 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/testserver"
 )
 
-func main() {
-	addr := flag.String("addr", "127.0.0.1:8000", "listen address (loopback)")
-	model := flag.String("tokenizer", "", "model folder, tokenizer.json or ORG/NAME (default: embedded Qwen3)")
-	noTok := flag.Bool("no-tokenize", false, "skip prompt accounting (benchmark mode)")
-	tps := flag.Float64("tokens-per-second", 0, "streamed token rate (0: at once)")
-	ttft := flag.Duration("ttft", 0, "delay before the first token")
-	faultRate := flag.Float64("fault-rate", 0, "fraction of requests that get a fault")
-	faults := flag.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
-	seed := flag.Uint64("seed", 1, "fault seed")
-	flag.Parse()
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := cli.Signals()
+	defer stop()
+	return serve(ctx, args, stdout, stderr, nil)
+}
+
+// flagOf names the flag of each testserver.Config field.
+var flagOf = map[string]string{"FaultRate": "fault-rate", "TokensPerSecond": "tokens-per-second",
+	"TTFT": "ttft", "Faults": "faults", "NaturalLength": "natural-length"}
+
+// serve runs the server until ctx is cancelled; ready, when set, gets the
+// server's URL once it listens.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(url string)) int {
+	fs := flag.NewFlagSet("islkit-testserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8000", "listen address (loopback)")
+	model := fs.String("tokenizer", "", "model folder, tokenizer.json or ORG/NAME (default: embedded Qwen3)")
+	noTok := fs.Bool("no-tokenize", false, "skip prompt accounting (benchmark mode)")
+	tps := fs.Float64("tokens-per-second", 0, "streamed token rate (0: at once)")
+	ttft := fs.Duration("ttft", 0, "delay before the first token")
+	faultRate := fs.Float64("fault-rate", 0, "fraction of requests that get a fault")
+	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
+	seed := fs.Uint64("seed", 1, "fault seed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
+		return cli.ExitUsage // the flag package has printed why
+	}
 	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed}
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}
+	const name = "islkit-testserver"
+	if err := cfg.Validate(); err != nil {
+		var ce *testserver.ConfigError
+		if errors.As(err, &ce) {
+			err = fmt.Errorf("-%s %w", flagOf[ce.Field], ce.Err)
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return cli.ExitUsage
+	}
 	if !*noTok {
 		src, err := modelsrc.Resolve(*model)
 		if err != nil {
-			fail(err)
+			return cli.Fail(stderr, name, err)
 		}
 		cfg.Model = src
 	}
 	s, err := testserver.New(cfg)
 	if err != nil {
-		fail(err)
+		return cli.Fail(stderr, name, err)
 	}
 	if err := s.Start(*addr); err != nil {
-		fail(err)
+		return cli.Fail(stderr, name, err)
 	}
-	fmt.Fprintln(os.Stderr, "islkit-testserver: listening on", s.URL())
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	<-ch
+	fmt.Fprintln(stderr, "islkit-testserver: listening on", s.URL())
+	if ready != nil {
+		ready(s.URL())
+	}
+	<-ctx.Done()
 	s.Close()
-	fmt.Fprintf(os.Stderr, "islkit-testserver: %d requests, faults %v\n", s.Requests(), s.Faults())
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "islkit-testserver:", err)
-	os.Exit(1)
+	fmt.Fprintf(stderr, "islkit-testserver: %d requests, faults %v\n", s.Requests(), s.Faults())
+	return cli.ExitOK
 }

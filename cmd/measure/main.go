@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/pipeline"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
@@ -76,20 +78,32 @@ type flags struct {
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
-	cli.Parse("measure", &f, kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
-	os.Exit(run(&f))
+	if _, code, done := cli.Parse("measure", args, stdout, stderr, &f,
+		kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}); done {
+		return code
+	}
+	failed, err := f.run(stdin, stdout, stderr)
+	if err != nil {
+		return cli.Fail(stderr, "measure", err)
+	}
+	if failed > 0 {
+		fmt.Fprintf(stderr, "measure: %d line(s) failed\n", failed)
+		return cli.ExitFailed
+	}
+	return cli.ExitOK
 }
 
-func run(f *flags) int {
+// run measures the inputs and returns how many lines failed.
+func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if f.MaxLineBytes < 1 {
-		fmt.Fprintln(os.Stderr, "measure: --max-line-bytes must be positive")
-		return cli.ExitUsage
+		return 0, cli.Usagef("--max-line-bytes must be positive")
 	}
 	if f.Workers < 1 {
-		fmt.Fprintln(os.Stderr, "measure: --workers must be at least 1")
-		return cli.ExitUsage
+		return 0, cli.Usagef("--workers must be at least 1")
 	}
 	plotFormat := ""
 	if f.Plot != "" {
@@ -99,43 +113,41 @@ func run(f *flags) int {
 		case ".html", ".htm":
 			plotFormat = "html"
 		default:
-			fmt.Fprintf(os.Stderr, "measure: --plot %s: the file must end in .svg or .html\n", f.Plot)
-			return cli.ExitUsage
+			return 0, cli.Usagef("--plot %s: the file must end in .svg or .html", f.Plot)
 		}
 	}
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
-	model, err := cli.LoadModel(f.Tokenizer, f.ChatTemplate, f.Now, true)
-	if err != nil && !f.ApplyChatTemplate {
-		model, err = cli.LoadModel(f.Tokenizer, f.ChatTemplate, f.Now, false)
-	}
+	mdl, err := model.Load(model.Options{Tokenizer: f.Tokenizer, ChatTemplate: f.ChatTemplate, Now: f.Now})
 	if err != nil {
-		return cli.Fail("measure", err)
+		return 0, cli.ModelError(err)
 	}
-	tok, _ := model.Source.Tokenizer()
+	if mdl.TemplateErr != nil && f.ApplyChatTemplate {
+		return 0, mdl.TemplateErr
+	}
 	m := measure.New(measure.Options{
-		Tokenizer:         tok,
-		Template:          model.Template,
+		Tokenizer:         mdl.Tokenizer,
+		Template:          mdl.Template,
 		ApplyChatTemplate: f.ApplyChatTemplate,
 		IDs:               f.IDs,
 		Rendered:          f.Rendered,
-		Now:               model.Now,
+		Now:               mdl.Now,
 		NoTools:           f.NoTools,
 		Bare:              f.Bare,
 	})
 	summary := report.NewSummary()
 	ctx, stop := cli.Signals()
 	defer stop()
-	w := jsonl.NewWriter(os.Stdout)
+	w := jsonl.NewWriter(stdout)
 	failed := 0
-	err = cli.Inputs(f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
+	err = cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
 		r.SetMaxLineSize(f.MaxLineBytes)
 		r.SetSkipLongLines(true)
 		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
 			res, err := m.Line(line)
 			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
 		}, func(err error, _ pipeline.Output) {
-			fmt.Fprintf(os.Stderr, "measure: %v\n", err)
+			fmt.Fprintf(stderr, "measure: %v\n", err)
 			summary.AddFailure(measure.FailureKind(err))
 		}, func(v any) {
 			for _, isl := range v.([]records.ISL) {
@@ -149,21 +161,14 @@ func run(f *flags) int {
 		err = ferr
 	}
 	if err = cli.Cause(ctx, err); err != nil {
-		return cli.Fail("measure", err)
+		return failed, err
 	}
-	if err := writeReports(f, summary, plotFormat); err != nil {
-		return cli.Fail("measure", err)
-	}
-	if failed > 0 {
-		fmt.Fprintf(os.Stderr, "measure: %d line(s) failed\n", failed)
-		return cli.ExitFailed
-	}
-	return cli.ExitOK
+	return failed, writeReports(f, stderr, summary, plotFormat)
 }
 
-func writeReports(f *flags, summary *report.Summary, plotFormat string) error {
+func writeReports(f *flags, stderr io.Writer, summary *report.Summary, plotFormat string) error {
 	if f.Summary {
-		if err := summary.WriteText(os.Stderr); err != nil {
+		if err := summary.WriteText(stderr); err != nil {
 			return err
 		}
 	}

@@ -3,18 +3,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/verify"
@@ -63,84 +62,78 @@ type flags struct {
 	Timeout   time.Duration `help:"Timeout of each --verify-url request." default:"60s"`
 }
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var f flags
-	cli.Parse("probe", &f, kong.Description(description))
-	os.Exit(run(&f))
+	if _, code, done := cli.Parse("probe", args, stdout, stderr, &f, kong.Description(description)); done {
+		return code
+	}
+	code, err := f.run(stdout, stderr)
+	if err = cli.Quiet(err); err != nil {
+		return cli.Fail(stderr, "probe", err)
+	}
+	return code
 }
 
-func run(f *flags) int {
+func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 	target, err := cachebust.ParseTarget(f.CacheBust)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "probe: --cache-bust: %v\n", err)
-		return cli.ExitUsage
+		return 0, cli.Usagef("--cache-bust: %w", err)
 	}
-	now, err := chat.ResolveNow(f.Now)
+	// Loaded once: probe and --verify-url share the parsed model.
+	m, err := model.Load(model.Options{Tokenizer: f.Tokenizer, ChatTemplate: f.ChatTemplate, Now: f.Now})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "probe: %v\n", err)
-		return cli.ExitUsage
-	}
-	// Resolved once: probe and --verify-url share the parsed tokenizer.
-	src, err := modelsrc.Resolve(f.Tokenizer)
-	if err != nil {
-		return cli.Fail("probe", err)
+		return 0, cli.ModelError(err)
 	}
 	rec, err := probe.Run(probe.Options{
-		Source:            src,
+		Source:            m.Source,
 		ChatTemplate:      f.ChatTemplate,
 		ApplyChatTemplate: f.ApplyChatTemplate,
 		CacheBust:         target,
-		Now:               now,
+		Now:               m.Now,
 	})
 	if err != nil {
-		return cli.Fail("probe", err)
+		return 0, err
 	}
 	code := cli.ExitOK
 	if f.VerifyURL != "" {
-		if rec.Verify, err = verifyServer(f, src, now); err != nil {
-			return cli.Fail("probe", err)
+		if rec.Verify, err = verifyServer(f, m); err != nil {
+			return 0, err
 		}
 		if !rec.Verify.Agree {
 			for _, r := range rec.Verify.Requests {
 				if r.Diff != 0 {
-					fmt.Fprintf(os.Stderr, "probe: %s counts sample %d (%d messages) as %d tokens, we count %d (%+d)\n",
+					fmt.Fprintf(stderr, "probe: %s counts sample %d (%d messages) as %d tokens, we count %d (%+d)\n",
 						f.VerifyURL, r.Sample, r.Messages, r.Server, r.Ours, r.Diff)
 				}
 			}
-			fmt.Fprintln(os.Stderr, "probe: the server tokenizes or templates differently from this model folder: wire ISL will not be exact")
+			fmt.Fprintln(stderr, "probe: the server tokenizes or templates differently from this model folder: wire ISL will not be exact")
 			code = cli.ExitFailed
 		}
 	}
 	if rec.Overhead.Reason != "" && f.ApplyChatTemplate {
 		// Zeros are a valid answer, but a user who asked for the template
 		// should know compensation is off.
-		fmt.Fprintf(os.Stderr, "probe: warning: no chat-template compensation: %s\n", rec.Overhead.Reason)
+		fmt.Fprintf(stderr, "probe: warning: no chat-template compensation: %s\n", rec.Overhead.Reason)
 	}
-	w := jsonl.NewWriter(os.Stdout)
+	w := jsonl.NewWriter(stdout)
 	err = w.Encode(rec)
 	if err == nil {
 		err = w.Flush()
 	}
-	if err = jsonl.Quiet(err); err != nil {
-		return cli.Fail("probe", err)
-	}
-	return code
+	return code, err
 }
 
 // verifyServer asks --verify-url to count the probe conversations.
-func verifyServer(f *flags, src *modelsrc.Source, now time.Time) (*records.ProbeVerify, error) {
-	tok, err := src.Tokenizer()
-	if err != nil {
-		return nil, err
+func verifyServer(f *flags, m *model.Model) (*records.ProbeVerify, error) {
+	if m.TemplateErr != nil {
+		return nil, m.TemplateErr
 	}
-	tmpl, err := chat.LoadFS(src.FS, f.ChatTemplate)
-	if errors.Is(err, chat.ErrNoTemplate) {
-		tmpl = nil // counted bare, as a server without a template would
-	} else if err != nil {
-		return nil, fmt.Errorf("%s: chat template: %w", src.Name, err)
-	}
+	// A model without a template is counted bare, as a server without one
+	// would.
 	ctx, stop := cli.Signals()
 	defer stop()
 	return verify.Run(ctx, verify.Options{URL: f.VerifyURL, APIKey: f.APIKey, Model: f.Model,
-		Template: tmpl, Counter: tok, Now: now, Timeout: f.Timeout})
+		Template: m.Template, Counter: m.Tokenizer, Now: m.Now, Timeout: f.Timeout})
 }

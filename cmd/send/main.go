@@ -20,7 +20,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/islkit/islkit/internal/cli"
-	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/send"
 )
 
@@ -33,7 +32,7 @@ type flags struct {
 	Model          string `help:"Model name for the payload (default: the conversation's)."`
 	MaxTokensField string `default:"max_tokens" enum:"max_tokens,max_completion_tokens" help:"Body field carrying each turn's output length (${enum})."`
 	Stream         bool   `default:"true" negatable:"" help:"Ask for a streamed (SSE) response with usage."`
-	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'."`
+	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'; the fields send sets (model, messages, max_tokens, stream, ...) are refused."`
 
 	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST /v1/chat/completions)."`
 	APIKey      string            `env:"OPENAI_API_KEY" help:"Bearer token."`
@@ -54,58 +53,55 @@ type flags struct {
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
-// usageError marks a bad invocation (exit 2).
-type usageError struct{ error }
-
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c flags
-	exit := -1
-	parser, err := kong.New(&c, kong.Name("send"),
-		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run)."),
-		kong.Writers(stdout, stderr), kong.Exit(func(code int) { exit = code }))
-	if err != nil {
-		fmt.Fprintln(stderr, "send:", err)
-		return cli.ExitUsage
+	kctx, code, done := cli.Parse("send", args, stdout, stderr, &c,
+		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run)."))
+	if done {
+		return code
 	}
-	if _, err := parser.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "send: %v (see send --help)\n", err)
-		return cli.ExitUsage
-	}
-	if exit >= 0 { // --help
-		return exit
-	}
-	ctx, stop := jsonl.HandleSignals(context.Background())
+	ctx, stop := cli.HandleSignals(context.Background())
 	defer stop()
-	code, err := c.run(ctx, stdin, stdout, stderr)
-	if err = jsonl.Quiet(err); err != nil {
-		fmt.Fprintln(stderr, "send:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			return cli.ExitUsage
-		}
-		if code == cli.ExitOK {
-			code = cli.ExitFailed
+	code, err := c.run(ctx, cli.Given(kctx), stdin, stdout, stderr)
+	if err != nil {
+		// Fail decides: 2 for usage, 1 for a failed run, 0 for a closed
+		// stdout (`send | head -1` is a normal way to stop).
+		if code = cli.Fail(stderr, "send", err); code == cli.ExitOK {
+			return code
 		}
 	}
-	if in, ok := jsonl.InterruptedBy(ctx); ok && code == cli.ExitOK {
+	// The user stopped the run: that, not what was cut off, is its status.
+	if in, ok := cli.InterruptedBy(ctx); ok && code != cli.ExitUsage {
 		return in.ExitCode()
 	}
 	return code
 }
 
-func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+// liveOnly are the flags a dry run has no use for.
+var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
+	"timeout", "grace", "header", "api-key", "no-payload", "progress"}
+
+// run sends; given holds the flags spelled out on the command line.
+func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	shard, err := send.ParseShard(c.Shard)
 	if err != nil {
-		return cli.ExitUsage, usageError{err}
+		return cli.ExitUsage, usage(err)
 	}
 	if !c.DryRun && c.URL == "" {
-		return cli.ExitUsage, usageError{errors.New("give --url to send, or --dry-run to write the payloads")}
+		return cli.ExitUsage, usage(errors.New("give --url to send, or --dry-run to write the payloads"))
 	}
 	if c.DryRun && c.URL != "" {
-		return cli.ExitUsage, usageError{errors.New("--dry-run sends nothing: drop --url")}
+		return cli.ExitUsage, usage(errors.New("--dry-run sends nothing: drop --url"))
+	}
+	if c.DryRun {
+		for _, name := range liveOnly {
+			if given[name] {
+				return cli.ExitUsage, usage(fmt.Errorf("--%s applies to a live run only: drop it or --dry-run", name))
+			}
+		}
 	}
 	if c.Format != send.FormatJSONL && !c.DryRun {
-		return cli.ExitUsage, usageError{errors.New("--format applies to --dry-run only")}
+		return cli.ExitUsage, usage(errors.New("--format applies to --dry-run only"))
 	}
 	var once sync.Once
 	warn := func(err error) {
@@ -114,14 +110,14 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	b, err := send.NewBuilder(send.PayloadOptions{Model: c.Model, MaxTokensField: c.MaxTokensField,
 		Stream: c.Stream, ExtraBody: c.ExtraBody}, warn)
 	if err != nil {
-		return cli.ExitUsage, usageError{err}
+		return cli.ExitUsage, usage(err)
 	}
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload}
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
-			return cli.ExitUsage, usageError{err}
+			return cli.ExitUsage, usage(err)
 		}
 	}
 	in, name := stdin, "<stdin>"
@@ -138,8 +134,21 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return cli.ExitFailed, err
 	}
+	if len(convs) == 0 {
+		// An empty dataset is nothing to do, not a failure (a dry run
+		// still writes its empty document).
+		fmt.Fprintf(stderr, "send: no conversations in %s: nothing to send\n", name)
+		if !c.DryRun {
+			return cli.ExitOK, nil
+		}
+	}
 	if err := b.CheckModels(convs); err != nil {
-		return cli.ExitUsage, usageError{fmt.Errorf("%s: %w", name, err)}
+		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
+	}
+	if !c.DryRun {
+		if err := opts.CheckDataset(convs); err != nil {
+			return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
+		}
 	}
 	if c.DryRun {
 		_, err := send.DryRun(stdout, convs, b, shard, c.Format)
@@ -158,12 +167,25 @@ func (c *flags) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return cli.ExitFailed, err
 	}
+	if sum.Cancelled > 0 {
+		why := "still running when the grace period (--grace " + c.Grace.String() + ") ended"
+		fmt.Fprintf(stderr, "send: %s cancelled: %s\n", plural(sum.Cancelled, "request"), why)
+	}
 	if sum.Failed > 0 {
-		fmt.Fprintf(stderr, "send: %d of %d requests failed %v\n", sum.Failed, sum.Requests, sum.ByKind)
+		fmt.Fprintf(stderr, "send: %d of %d requests failed: %s\n", sum.Failed, sum.Requests, sum.FailedKinds())
 		return cli.ExitFailed, nil
 	}
 	return cli.ExitOK, nil
 }
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func usage(err error) error { return &cli.UsageError{Err: err} }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
-
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/islkit/islkit/internal/testserver"
@@ -63,5 +64,112 @@ func TestExitCodes(t *testing.T) {
 	}
 	if code, _, errs := runCLI("--url", "http://127.0.0.1:1", in); code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "cannot reach") {
 		t.Errorf("unreachable: %d %q", code, errs)
+	}
+}
+
+// closedOut is a stdout whose reader went away (`send | head -1`).
+type closedOut struct{}
+
+func (closedOut) Write([]byte) (int, error) { return 0, syscall.EPIPE }
+
+// TestClosedStdoutExitsZero: a live run whose output is closed stops and
+// exits 0, as the dry run does (issue 11 item 5).
+func TestClosedStdoutExitsZero(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	for _, args := range [][]string{
+		{"--dry-run", in},
+		{"--url", s.URL(), in},
+		{"--url", s.URL(), "--requests", "50", "--recycle", "--concurrency", "4", in},
+	} {
+		var errb bytes.Buffer
+		if code := run(args, strings.NewReader(""), closedOut{}, &errb); code != 0 || errb.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errb.String())
+		}
+	}
+}
+
+// TestSignalExitCodes: SIGINT or SIGTERM with requests in flight exits
+// 130 or 143; the requests cut off are recorded as cancelled and reported
+// by name, not as failures (issue 11 item 6).
+func TestSignalExitCodes(t *testing.T) {
+	in := writeInput(t, convLine)
+	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143} {
+		var once sync.Once
+		s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+		// The signal goes out once a request is at the server, so send's
+		// handler is surely installed (else the test binary would die).
+		s.Observe = func([]byte, int) { once.Do(func() { syscall.Kill(os.Getpid(), sig) }) }
+		code, out, errs := runCLI("--url", s.URL(), "-H", testserver.FaultHeader+"=stall", "--concurrency", "4",
+			"--requests", "8", "--recycle", "--grace", "0s", in)
+		if code != want {
+			t.Errorf("%v: exit %d, want %d; stderr %q", sig, code, want, errs)
+		}
+		if strings.Contains(errs, "map[") || strings.Contains(errs, "failed") || !strings.Contains(errs, "cancelled") {
+			t.Errorf("%v: stderr %q: want the cancelled requests by name, no failure", sig, errs)
+		}
+		if n := strings.Count(out, `"kind":"cancelled"`); n == 0 || n != strings.Count(out, "\n") {
+			t.Errorf("%v: %d cancelled records in %q", sig, n, out)
+		}
+	}
+}
+
+// TestDurationCutIsNotFailure: requests still running when --duration and
+// its grace period are over are cancelled, and the run exits 0.
+func TestDurationCutIsNotFailure(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	code, out, errs := runCLI("--url", s.URL(), "-H", testserver.FaultHeader+"=stall", "--concurrency", "2",
+		"--duration", "100ms", "--grace", "0s", "--recycle", in)
+	if code != 0 || strings.Contains(errs, "failed") || !strings.Contains(errs, "2 requests cancelled") {
+		t.Errorf("exit %d, stderr %q; want 0 and a note on the 2 cancelled requests", code, errs)
+	}
+	if n := strings.Count(out, `"kind":"cancelled"`); n != 2 {
+		t.Errorf("%d cancelled records, want 2: %s", n, out)
+	}
+}
+
+// TestEmptyInput: no conversations is not an error, live or dry: exit 0
+// with a note, nothing sent (issue 11 item 13).
+func TestEmptyInput(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	empty := writeInput(t)
+	for _, args := range [][]string{{"--url", s.URL()}, {"--url", s.URL(), empty}, {"--dry-run"}} {
+		code, out, errs := runCLI(args...)
+		if code != 0 || out != "" || !strings.Contains(errs, "no conversations") || strings.Contains(errs, "shard") {
+			t.Errorf("%v: exit %d, out %q, stderr %q; want 0 and a note", args, code, out, errs)
+		}
+	}
+	if s.Requests() != 0 {
+		t.Errorf("server saw %d requests", s.Requests())
+	}
+}
+
+// TestDryRunRefusesLiveFlags: a flag a dry run would ignore is refused
+// with a usage error naming it (issue 11 item 16).
+func TestDryRunRefusesLiveFlags(t *testing.T) {
+	in := writeInput(t, convLine)
+	for _, flag := range [][]string{
+		{"--requests", "5"}, {"--recycle"}, {"--duration", "1s"}, {"--rate", "3"}, {"--concurrency", "2"},
+		{"--timeout", "1s"}, {"--grace", "1s"}, {"--rate-distribution", "poisson"}, {"--no-payload"},
+	} {
+		code, out, errs := runCLI(append([]string{"--dry-run", in}, flag...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, flag[0]) {
+			t.Errorf("--dry-run %v: exit %d, out %q, stderr %q; want 2 naming %s", flag, code, out, errs, flag[0])
+		}
+	}
+}
+
+// TestRequestsBeyondOnePass: --requests above one pass over the dataset
+// without --recycle is refused rather than silently cut (issue 11 item 16).
+func TestRequestsBeyondOnePass(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	code, out, errs := runCLI("--url", s.URL(), "--requests", "17", in)
+	if code != 2 || out != "" || !strings.Contains(errs, "--recycle") || s.Requests() != 0 {
+		t.Errorf("exit %d, out %q, stderr %q, server saw %d; want 2 and a hint at --recycle", code, out, errs, s.Requests())
+	}
+	if code, out, errs := runCLI("--url", s.URL(), "--requests", "1", in); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("--requests 1 of 1: exit %d, stderr %q", code, errs)
 	}
 }

@@ -1,5 +1,6 @@
-// Package cli holds what the four commands share around their flags:
-// exit codes, the one-line error report, input files and model loading.
+// Package cli holds what the commands share around their flags: parsing
+// them from the arguments a command is given, exit codes, the one-line
+// error report, signal handling and input files.
 package cli
 
 import (
@@ -9,13 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/alecthomas/kong"
-
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/model"
 )
 
 // Exit codes shared by every tool.
@@ -23,21 +20,47 @@ const (
 	ExitOK     = 0
 	ExitFailed = 1 // a runtime failure, or some input lines failed
 	ExitUsage  = 2 // bad flags, refused before any output
-	// A signal exits with 128+signal (jsonl.Interrupted.ExitCode).
+	// A signal exits with 128+signal (Interrupted.ExitCode).
 )
 
-// Fail prints "tool: err" on stderr and returns the exit code to use.
-func Fail(tool string, err error) int {
+// UsageError marks a bad invocation: refused before any output, exit 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// ModelError marks a bad --now from model.Load as a usage error.
+func ModelError(err error) error {
+	var ne *model.NowError
+	if errors.As(err, &ne) {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
+// Fail prints "tool: err" on stderr and returns the exit code to use: 0
+// for nil or a closed stdout, 2 for a UsageError, 128+signal for an
+// interruption, else 1.
+func Fail(stderr io.Writer, tool string, err error) int {
 	if err == nil {
 		return ExitOK
 	}
 	if jsonl.IsClosedPipe(err) {
 		return ExitOK // `tool | head` is a normal way to stop a filter
 	}
-	fmt.Fprintf(os.Stderr, "%s: %v\n", tool, err)
-	var intr *jsonl.Interrupted
+	fmt.Fprintf(stderr, "%s: %v\n", tool, err)
+	var intr *Interrupted
 	if errors.As(err, &intr) {
 		return intr.ExitCode()
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return ExitUsage
 	}
 	return ExitFailed
 }
@@ -45,12 +68,12 @@ func Fail(tool string, err error) int {
 // Inputs opens the named files in order, or stdin when there are none or
 // the name is "-". Each yields a jsonl.Reader named after its file; wrap,
 // when not nil, may transform the raw stream first.
-func Inputs(names []string, wrap func(io.Reader) (io.Reader, error), each func(*jsonl.Reader) error) error {
+func Inputs(stdin io.Reader, names []string, wrap func(io.Reader) (io.Reader, error), each func(*jsonl.Reader) error) error {
 	if len(names) == 0 {
 		names = []string{"-"}
 	}
 	for _, name := range names {
-		var r io.Reader = os.Stdin
+		r := stdin
 		label := "<stdin>"
 		var f *os.File
 		if name != "-" {
@@ -80,67 +103,13 @@ func Inputs(names []string, wrap func(io.Reader) (io.Reader, error), each func(*
 	return nil
 }
 
-// Model bundles what --tokenizer, --chat-template and --now resolve to.
-type Model struct {
-	Source *modelsrc.Source
-	// Template is nil when the model has no chat template (and none was
-	// given with --chat-template).
-	Template *chat.Template
-	Now      time.Time
-}
-
-// LoadModel resolves the model flags shared by the tools. With
-// needTemplate false no template work happens at all.
-func LoadModel(tokenizerSpec, chatTemplate, now string, needTemplate bool) (*Model, error) {
-	src, err := modelsrc.Resolve(tokenizerSpec)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := src.Tokenizer(); err != nil {
-		return nil, err
-	}
-	m := &Model{Source: src}
-	if m.Now, err = chat.ResolveNow(now); err != nil {
-		return nil, err
-	}
-	if !needTemplate {
-		return m, nil
-	}
-	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
-	switch {
-	case errors.Is(err, chat.ErrNoTemplate):
-	case err != nil:
-		return nil, fmt.Errorf("%s: chat template: %w", src.Name, err)
-	default:
-		m.Template = tmpl
-	}
-	return m, nil
-}
-
-// Signals returns a context cancelled by Ctrl-C / SIGTERM.
-func Signals() (context.Context, context.CancelFunc) {
-	return jsonl.HandleSignals(context.Background())
-}
-
 // Cause maps a cancelled context to the Interrupted error that carries the
 // signal's exit code, and passes other errors through.
 func Cause(ctx context.Context, err error) error {
-	if intr, ok := jsonl.InterruptedBy(ctx); ok && (err == nil || errors.Is(err, context.Canceled)) {
+	if intr, ok := InterruptedBy(ctx); ok && (err == nil || errors.Is(err, context.Canceled)) {
 		return intr
 	}
 	return err
-}
-
-// Parse parses the command line into flags; a bad command line prints one
-// line and exits with ExitUsage (kong's own default would be 80).
-func Parse(name string, flags any, options ...kong.Option) *kong.Context {
-	parser := kong.Must(flags, append([]kong.Option{kong.Name(name)}, options...)...)
-	ctx, err := parser.Parse(os.Args[1:])
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v (see %s --help)\n", name, err, name)
-		os.Exit(ExitUsage)
-	}
-	return ctx
 }
 
 // WriteFile replaces path atomically, so a failed run never leaves half a

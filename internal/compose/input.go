@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"time"
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
-	"github.com/islkit/islkit/internal/tokenizer"
 )
 
 var hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -73,15 +72,10 @@ func checkProbe(line jsonl.Line, p *records.Probe) error {
 	return nil
 }
 
-// Model is what compose renders and counts with.
-type Model struct {
-	Source    *modelsrc.Source
-	Tokenizer *tokenizer.Tokenizer
-	// Template is nil when the chat template is not applied or the model
-	// has none: wire ISL is then the bare count.
-	Template *chat.Template
-	Now      time.Time
-}
+// Model is what compose renders and counts with. Its Template is nil when
+// the chat template is not applied or the model has none: wire ISL is then
+// the bare count.
+type Model = model.Model
 
 // LoadModel resolves the model for probe record p. tokenizerSpec ""
 // reuses the probe's --tokenizer; chatTemplate "" reuses its
@@ -102,33 +96,31 @@ func LoadModel(p *records.Probe, tokenizerSpec, chatTemplate, now string) (*Mode
 
 // modelFor is LoadModel for a model already resolved.
 func modelFor(p *records.Probe, src *modelsrc.Source, chatTemplate, now string) (*Model, error) {
-	tok, err := src.Tokenizer()
+	override := chatTemplate
+	if override == "" {
+		override = p.ChatTemplate.Override
+	}
+	m, err := model.FromSource(src, override, now)
 	if err != nil {
-		return nil, err
-	}
-	sum, _ := src.TokenizerSHA256()
-	if sum != p.Tokenizer.SHA256 {
-		return nil, fmt.Errorf("tokenizer mismatch: the probe record was made with %s (tokenizer.json sha256 %s) but --tokenizer %s has sha256 %s; rerun probe with this tokenizer",
-			p.Tokenizer.Source, p.Tokenizer.SHA256, src.Name, sum)
-	}
-	m := &Model{Source: src, Tokenizer: tok}
-	if m.Now, err = chat.ResolveNow(now); err != nil {
-		if now != "" {
+		var ne *model.NowError
+		if errors.As(err, &ne) && now != "" {
 			err = &UsageError{err}
 		}
 		return nil, err
+	}
+	sum, _ := m.Source.TokenizerSHA256()
+	if sum != p.Tokenizer.SHA256 {
+		return nil, fmt.Errorf("tokenizer mismatch: the probe record was made with %s (tokenizer.json sha256 %s) but --tokenizer %s has sha256 %s; rerun probe with this tokenizer",
+			p.Tokenizer.Source, p.Tokenizer.SHA256, m.Source.Name, sum)
 	}
 	if m.Now.IsZero() && p.Now != "" {
 		m.Now, _ = chat.ParseNow(p.Now) // checked by checkProbe
 	}
 	if !p.ChatTemplate.Applied {
+		m.Template, m.TemplateErr = nil, nil
 		return m, nil
 	}
-	override := chatTemplate
-	if override == "" {
-		override = p.ChatTemplate.Override
-	}
-	origin, tsum, err := probe.TemplateSource(src, override)
+	origin, tsum, err := probe.TemplateSource(m.Source, override)
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +129,11 @@ func modelFor(p *records.Probe, src *modelsrc.Source, chatTemplate, now string) 
 			p.ChatTemplate.SHA256, p.ChatTemplate.Origin, tsum, origin)
 	}
 	if origin == "" {
+		m.Template = nil
 		return m, nil
 	}
-	if m.Template, err = chat.LoadFS(src.FS, override); err != nil {
-		return nil, fmt.Errorf("%s: chat template: %w", src.Name, err)
+	if m.TemplateErr != nil {
+		return nil, m.TemplateErr
 	}
 	return m, nil
 }

@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // recorder keeps each Write call separately, to check that writes end at
@@ -104,7 +102,7 @@ func TestWriterClosedPipe(t *testing.T) {
 		w := NewWriter(&recorder{err: cause})
 		_ = w.Encode(1)
 		err := w.Flush()
-		if !errors.Is(err, ErrClosedPipe) || !errors.Is(err, cause) || !IsClosedPipe(err) || Quiet(err) != nil {
+		if !errors.Is(err, ErrClosedPipe) || !errors.Is(err, cause) || !IsClosedPipe(err) {
 			t.Errorf("cause %v: Flush = %v", cause, err)
 		}
 		// Sticky: later calls report the same condition, not a new write.
@@ -116,13 +114,13 @@ func TestWriterClosedPipe(t *testing.T) {
 	w := NewWriter(&recorder{err: other})
 	_ = w.Encode(1)
 	err := w.Flush()
-	if errors.Is(err, ErrClosedPipe) || !errors.Is(err, other) || Quiet(err) == nil {
+	if errors.Is(err, ErrClosedPipe) || !errors.Is(err, other) || IsClosedPipe(err) {
 		t.Errorf("disk full: Flush = %v", err)
 	}
 }
 
 // TestWriterRealPipe closes the read end of an OS pipe and checks that the
-// EPIPE from the kernel is recognised (SIGPIPE is ignored by HandleSignals;
+// EPIPE from the kernel is recognised (SIGPIPE is ignored by cli.HandleSignals;
 // the runtime only raises it for fds 1 and 2 anyway).
 func TestWriterRealPipe(t *testing.T) {
 	pr, pw, err := os.Pipe()
@@ -168,30 +166,5 @@ func TestWriterConcurrent(t *testing.T) {
 	}
 	if n != 8*500 {
 		t.Fatalf("%d lines", n)
-	}
-}
-
-func TestHandleSignals(t *testing.T) {
-	ctx, stop := HandleSignals(context.Background())
-	defer stop()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Skip(err)
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("context not cancelled by SIGINT")
-	}
-	in, ok := InterruptedBy(ctx)
-	if !ok || in.Signal != os.Interrupt || in.ExitCode() != 130 {
-		t.Fatalf("cause = %v", context.Cause(ctx))
-	}
-	stop()
-	stop() // idempotent
-
-	ctx2, stop2 := HandleSignals(context.Background())
-	stop2()
-	if _, ok := InterruptedBy(ctx2); ok || ctx2.Err() == nil {
-		t.Fatal("stop should cancel without an Interrupted cause")
 	}
 }

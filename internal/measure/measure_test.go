@@ -10,7 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
-	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
@@ -35,12 +35,14 @@ func sharedMeasurer(t *testing.T, model string, opts Options) *Measurer {
 // embedded default).
 func loadMeasurer(t testing.TB, spec string, now time.Time, opts Options) *Measurer {
 	t.Helper()
-	model, err := cli.LoadModel(spec, "", "", true)
+	m, err := model.Load(model.Options{Tokenizer: spec})
+	if err == nil {
+		err = m.TemplateErr
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Tokenizer, _ = model.Source.Tokenizer()
-	opts.Template, opts.Now = model.Template, now
+	opts.Tokenizer, opts.Template, opts.Now = m.Tokenizer, m.Template, now
 	return New(opts)
 }
 

@@ -53,7 +53,8 @@ type Result struct {
 	// (or to the failure).
 	LatencyNs int64 `json:"latency_ns"`
 	// TTFTNs is the time to the first chunk carrying output (content or
-	// reasoning); absent when none arrived.
+	// reasoning); absent when none arrived, and for a non-streamed
+	// response, whose output comes with the whole body (LatencyNs).
 	TTFTNs *int64 `json:"ttft_ns,omitempty"`
 	// ITLNs are the gaps between successive output-carrying chunks.
 	ITLNs []int64 `json:"itl_ns,omitempty"`
@@ -97,6 +98,9 @@ const (
 	ErrTruncated   = "truncated"  // the body or SSE stream ended early
 	ErrProtocol    = "protocol"   // a response send could not parse
 	ErrCancelled   = "cancelled"  // the run was interrupted past its grace period
+	// ErrServer is an error the server reported inside a 200 response
+	// (`data: {"error": ...}` mid-stream, or an error object as the body).
+	ErrServer = "server_error"
 )
 
 // RequestError says why a request failed.
@@ -105,4 +109,8 @@ type RequestError struct {
 	Message string `json:"message"`
 	// Body is the start of the response body, for HTTP errors.
 	Body string `json:"body,omitempty"`
+	// Code and Type are the server's error object's "code" (a number
+	// written as text, or the server's string) and "type", when it sent one.
+	Code string `json:"code,omitempty"`
+	Type string `json:"type,omitempty"`
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	json "github.com/goccy/go-json"
+
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -118,6 +120,14 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 			kind = records.ErrProtocol
 		}
 		res.Error = &records.RequestError{Kind: kind, Message: resp.Status, Body: string(excerpt)}
+		var body struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(excerpt, &body) == nil {
+			if se := parseAPIError(body.Error); se != nil {
+				res.Error.Code, res.Error.Type = se.code, se.typ
+			}
+		}
 		return res
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -132,7 +142,10 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	res.LatencyNs = time.Since(start).Nanoseconds()
 	if err != nil {
 		var pe *protocolError
-		if errors.As(err, &pe) {
+		var se *serverError
+		if errors.As(err, &se) {
+			res.Error = &records.RequestError{Kind: records.ErrServer, Message: se.Error(), Code: se.code, Type: se.typ}
+		} else if errors.As(err, &pe) {
 			res.Error = &records.RequestError{Kind: records.ErrProtocol, Message: err.Error()}
 		} else {
 			res.Error = classify(err, reqCtx, hard, records.ErrTruncated)

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
+	"sort"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -87,41 +86,74 @@ func (o *LiveOptions) Validate() error {
 	return nil
 }
 
+// CheckDataset refuses options the dataset cannot honour: a shard with no
+// conversation, or --requests beyond one pass without --recycle (which
+// would silently send fewer).
+func (o *LiveOptions) CheckDataset(convs []records.Conversation) error {
+	mine, planned := selectShard(convs, o.Shard)
+	if len(mine) == 0 {
+		return fmt.Errorf("shard %d/%d holds none of the %d conversations", o.Shard.I, o.Shard.N, len(convs))
+	}
+	if o.Requests > planned && !o.Recycle {
+		return fmt.Errorf("--requests %d is more than the %d requests of one pass over the dataset: add --recycle to start it over, or lower --requests", o.Requests, planned)
+	}
+	return nil
+}
+
 // Summary is what a live run did.
 type Summary struct {
-	Requests int
-	Failed   int
-	ByKind   map[string]int
-	Elapsed  time.Duration
+	Requests int // records written
+	// Failed counts requests the server or the network failed, by error
+	// kind in ByKind; Cancelled those cut off at stop (a signal, or the end
+	// of --duration plus --grace), which are not failures.
+	Failed    int
+	Cancelled int
+	ByKind    map[string]int
+	Elapsed   time.Duration
 	// Interrupted is set when the parent context was cancelled.
 	Interrupted bool
 }
 
-type session struct {
-	c    *records.Conversation
-	pass int
+// FailedKinds names the failures by kind, most frequent first:
+// "3 timeout, 1 http_5xx".
+func (s Summary) FailedKinds() string {
+	kinds := make([]string, 0, len(s.ByKind))
+	for k := range s.ByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		a, b := kinds[i], kinds[j]
+		if s.ByKind[a] != s.ByKind[b] {
+			return s.ByKind[a] > s.ByKind[b]
+		}
+		return a < b
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", s.ByKind[k], k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Run sends the conversations and writes one record per request to w. It
 // returns an error only for a failure of the run itself (unreachable
 // server, output closed); failed requests are counted in the Summary.
+//
+// Four parts, each in its own file, do the work: a stopper holds the two
+// stop levels (stop issuing; abandon requests in flight after the grace
+// period), an issuer hands out sessions and admits each request (rate,
+// --requests budget), workers send the turns of one session after another,
+// and a recorder writes, counts and flushes the records.
 func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Builder, o LiveOptions) (Summary, error) {
 	var sum Summary
 	if err := o.Validate(); err != nil {
 		return sum, err
 	}
 	endpoint, _ := wire.EndpointURL(o.URL) // Validate checked it
-	var mine []*records.Conversation
-	planned := 0
-	for i := range convs {
-		if o.Shard.Has(&convs[i]) {
-			mine = append(mine, &convs[i])
-			planned += len(convs[i].Turns)
-		}
+	if err := o.CheckDataset(convs); err != nil {
+		return sum, err
 	}
-	if len(mine) == 0 {
-		return sum, fmt.Errorf("shard %d/%d holds none of the %d conversations", o.Shard.I, o.Shard.N, len(convs))
-	}
+	mine, planned := selectShard(convs, o.Shard)
 	if err := CheckReachable(ctx, endpoint); err != nil {
 		return sum, err
 	}
@@ -129,195 +161,93 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	total := planned // for progress; 0 = unknown
-	switch {
-	case o.Requests > 0 && (o.Recycle || o.Requests < planned):
-		total = o.Requests
-	case o.Recycle:
-		total = 0
-	}
 	cl := newClient(endpoint, o.APIKey, o.Header, min(workers, 1024))
 	defer cl.hc.CloseIdleConnections()
-	jw := jsonl.NewWriter(w)
 
-	// issue stops new requests (signal, --duration, --requests, output
-	// closed); hard cancels those in flight once the grace period is over.
-	issue, stopIssuing := context.WithCancelCause(ctx)
-	defer stopIssuing(nil)
-	if o.Duration > 0 {
-		var cancel context.CancelFunc
-		issue, cancel = context.WithTimeout(issue, o.Duration)
-		defer cancel()
-	}
-	hard, hardStop := context.WithCancel(context.Background())
-	defer hardStop()
-	finished := make(chan struct{})
-	go func() {
-		select {
-		case <-issue.Done():
-			select {
-			case <-time.After(o.Grace):
-				hardStop()
-			case <-finished:
-			}
-		case <-finished:
-		}
-	}()
-
-	// drain stops issuing too, but without the grace clock: reaching
-	// --requests lets the requests in flight finish normally.
-	drain, stopDraining := context.WithCancel(issue)
-	defer stopDraining()
-	var ticks <-chan struct{}
-	if o.Rate > 0 {
-		ticks = pace(drain, o.Rate, o.RateDistribution == RatePoisson, o.Seed)
-	}
-	sessions := make(chan session)
-	go func() {
-		defer close(sessions)
-		for pass := 0; ; pass++ {
-			for _, c := range mine {
-				select {
-				case sessions <- session{c, pass}:
-				case <-drain.Done():
-					return
-				}
-			}
-			if !o.Recycle {
-				return
-			}
-		}
-	}()
+	st := newStopper(ctx, o.Duration, o.Grace)
+	defer st.release()
+	is := newIssuer(st.issue, mine, o)
+	defer is.close()
+	rec := newRecorder(w)
+	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
+		admit: is.admit, emit: rec.write, observe: o.observe}
 
 	var (
-		issued, done, failed atomic.Int64
-		mu                   sync.Mutex
-		byKind               = map[string]int{}
-		writeErr             error
+		errMu  sync.Mutex
+		runErr error
 	)
-	// reserve takes one request from the --requests budget.
-	reserve := func() bool {
-		if drain.Err() != nil {
-			return false
+	fail := func(err error, abort bool) {
+		errMu.Lock()
+		runErr = errors.Join(runErr, err)
+		errMu.Unlock()
+		st.stopIssue(err)
+		if abort {
+			st.abort()
 		}
-		if o.Requests > 0 && issued.Add(1) > int64(o.Requests) {
-			stopDraining()
-			return false
-		}
-		return true
 	}
 	start := time.Now()
-	worker := func() {
-		for s := range sessions {
-			replies := make([]string, 0, len(s.c.Turns))
-			synthetic := false
-			for t := range s.c.Turns {
-				if ticks != nil {
-					select {
-					case <-ticks:
-					case <-drain.Done():
-						return
-					}
-				}
-				if !reserve() {
-					return
-				}
-				t0 := time.Now()
-				built, err := b.Build(s.c, t, s.pass, replies)
-				if err != nil {
-					// Conversations were checked up front; this is a bug
-					// or an impossible input, and it stops the run.
-					mu.Lock()
-					writeErr = errors.Join(writeErr, err)
-					mu.Unlock()
-					stopIssuing(err)
-					return
-				}
-				rec := newRecord(s.c, t, s.pass, built)
-				if t > 0 {
-					rec.ExpectedISL = nil
-				}
-				rec.SyntheticHistory = synthetic
-				buildDur := time.Since(t0)
-				reqCtx, cancel := context.WithTimeout(hard, o.Timeout)
-				res := cl.do(reqCtx, hard, built.Body)
-				cancel()
-				t1 := time.Now()
-				if o.NoPayload {
-					rec.Payload = nil
-				}
-				rec.Result = &res
-				if res.OK {
-					replies = append(replies, res.OutputText)
-				} else {
-					// The next turn still goes out, with compose's reply
-					// in place of the one that never came.
-					replies = append(replies, s.c.Turns[t].Assistant)
-					synthetic = true
-					failed.Add(1)
-					mu.Lock()
-					byKind[res.Error.Kind]++
-					mu.Unlock()
-				}
-				if err := jw.Encode(&rec); err != nil {
-					mu.Lock()
-					if writeErr == nil {
-						writeErr = err
-					}
-					mu.Unlock()
-					stopIssuing(err)
-					hardStop()
-					return
-				}
-				done.Add(1)
-				if o.observe != nil {
-					o.observe(buildDur + time.Since(t1))
-				}
-			}
-		}
-	}
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Go(worker)
+		wg.Go(func() {
+			for s := range is.sessions {
+				more, err := wk.session(s)
+				if err != nil {
+					var we *writeError
+					fail(err, errors.As(err, &we))
+					return
+				}
+				if !more {
+					return
+				}
+			}
+		})
 	}
 	// Flush records as they come, so a consumer (measure, tail -f) sees
 	// them live, and report progress.
-	stopBG := make(chan struct{})
-	var bg sync.WaitGroup
-	bg.Go(func() {
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				if err := jw.Flush(); err != nil {
-					stopIssuing(err)
-					hardStop()
-				}
-				if o.Progress != nil {
-					progress(o.Progress, done.Load(), total, failed.Load(), time.Since(start), false)
-				}
-			case <-stopBG:
-				return
-			}
+	total := progressTotal(planned, o)
+	stopLoop := rec.loop(500*time.Millisecond, func(err error) { fail(err, true) }, func() {
+		if o.Progress != nil {
+			progress(o.Progress, rec.done.Load(), total, rec.failed.Load(), time.Since(start), false)
 		}
 	})
 	wg.Wait()
-	close(finished)
-	close(stopBG)
-	bg.Wait()
+	st.finished()
+	stopLoop()
+	sum = rec.summary()
 	sum.Elapsed = time.Since(start)
-	sum.Requests = int(done.Load())
-	sum.Failed = int(failed.Load())
-	sum.ByKind = byKind
 	sum.Interrupted = ctx.Err() != nil
 	if o.Progress != nil {
-		progress(o.Progress, done.Load(), total, failed.Load(), sum.Elapsed, true)
+		progress(o.Progress, rec.done.Load(), total, rec.failed.Load(), sum.Elapsed, true)
 	}
-	if err := jw.Flush(); err != nil && writeErr == nil {
-		writeErr = err
+	if err := rec.flush(); err != nil && runErr == nil {
+		runErr = err
 	}
-	return sum, writeErr
+	return sum, runErr
+}
+
+// selectShard returns the conversations of the shard and their turn count.
+func selectShard(convs []records.Conversation, sh Shard) ([]*records.Conversation, int) {
+	var mine []*records.Conversation
+	planned := 0
+	for i := range convs {
+		if sh.Has(&convs[i]) {
+			mine = append(mine, &convs[i])
+			planned += len(convs[i].Turns)
+		}
+	}
+	return mine, planned
+}
+
+// progressTotal is the number of requests the progress line counts
+// towards; 0 = unknown.
+func progressTotal(planned int, o LiveOptions) int {
+	switch {
+	case o.Requests > 0 && (o.Recycle || o.Requests < planned):
+		return o.Requests
+	case o.Recycle:
+		return 0
+	}
+	return planned
 }
 
 func progress(w io.Writer, done int64, total int, failed int64, elapsed time.Duration, last bool) {
@@ -331,40 +261,4 @@ func progress(w io.Writer, done int64, total int, failed int64, elapsed time.Dur
 		end = "\n"
 	}
 	fmt.Fprintf(w, "\rsend: %d%s requests, %.1f req/s, %d errors, %s   %s", done, of, rate, failed, elapsed.Round(100*time.Millisecond), end)
-}
-
-// pace emits one tick per request slot: evenly spaced, or with
-// exponential gaps (a Poisson process) from a seeded generator. Slots are
-// scheduled from the start time, so a slow consumer gets the missed ticks
-// at once rather than a lower rate.
-func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		rng := rand.New(rand.NewPCG(seed, 0x15c7))
-		start := time.Now()
-		var at float64 // seconds since start of the next slot
-		timer := time.NewTimer(0)
-		defer timer.Stop()
-		for i := 0; ; i++ {
-			if wait := time.Until(start.Add(time.Duration(at * float64(time.Second)))); wait > 0 {
-				timer.Reset(wait)
-				select {
-				case <-timer.C:
-				case <-ctx.Done():
-					return
-				}
-			}
-			select {
-			case ch <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			if poisson {
-				at += rng.ExpFloat64() / rate
-			} else {
-				at = float64(i+1) / rate
-			}
-		}
-	}()
-	return ch
 }

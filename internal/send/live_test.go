@@ -168,7 +168,11 @@ func TestInterrupt(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, cancel)
 	var out bytes.Buffer
 	startT := time.Now()
-	sum, err := Run(ctx, &out, dataset(50, 1), newBuilder(t, PayloadOptions{Stream: true, ExtraBody: `{"max_tokens":200}`}),
+	convs := dataset(50, 1)
+	for i := range convs {
+		convs[i].Turns[0].MaxTokens = 200
+	}
+	sum, err := Run(ctx, &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
 		LiveOptions{URL: s.URL(), Concurrency: 4, Timeout: time.Minute, Grace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

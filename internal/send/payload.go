@@ -22,7 +22,8 @@ type PayloadOptions struct {
 	MaxTokensField string
 	Stream         bool
 	// ExtraBody is a JSON object merged into every body (ignore_eos,
-	// min_tokens, chat_template_kwargs, ...); its keys win over send's.
+	// min_tokens, chat_template_kwargs, ...). It may not set the fields
+	// send owns (ownedKeys).
 	ExtraBody string
 }
 
@@ -30,10 +31,6 @@ type PayloadOptions struct {
 type Builder struct {
 	opts  PayloadOptions
 	extra []field
-	// set holds the keys ExtraBody sets, so send's own are left out
-	// rather than duplicated (duplicate JSON keys mean different things to
-	// different servers).
-	set map[string]bool
 	// warn is called once per dropped marker (the caller keeps it to one
 	// warning per run).
 	warn func(error)
@@ -53,21 +50,32 @@ func NewBuilder(opts PayloadOptions, warn func(error)) (*Builder, error) {
 	default:
 		return nil, fmt.Errorf("--max-tokens-field %q: want max_tokens or max_completion_tokens", opts.MaxTokensField)
 	}
-	b := &Builder{opts: opts, set: map[string]bool{}, warn: warn}
+	b := &Builder{opts: opts, warn: warn}
 	if opts.ExtraBody != "" {
 		fs, err := parseObject([]byte(opts.ExtraBody))
 		if err != nil {
 			return nil, fmt.Errorf("--extra-body: %w", err)
 		}
 		for _, f := range fs {
-			if f.key == "messages" {
-				return nil, errors.New("--extra-body: may not set \"messages\" (send builds them from the conversations)")
+			if why, ok := ownedKeys[f.key]; ok {
+				return nil, fmt.Errorf("--extra-body may not set %q: %s", f.key, why)
 			}
-			b.set[f.key] = true
 		}
 		b.extra = fs
 	}
 	return b, nil
+}
+
+// ownedKeys are the body fields send writes itself, with what sets each:
+// overriding one would make the record disagree with the payload (its
+// max_tokens, model, stream) and later turns miss their target.
+var ownedKeys = map[string]string{
+	"messages":              "send builds them from the conversations",
+	"model":                 "set it with --model (or compose --model)",
+	"max_tokens":            "each turn's max_tokens comes from compose --osl; --max-tokens-field picks the field",
+	"max_completion_tokens": "each turn's max_tokens comes from compose --osl; --max-tokens-field picks the field",
+	"stream":                "set it with --stream / --no-stream",
+	"stream_options":        "send asks for usage in the stream itself; --stream / --no-stream decides",
 }
 
 // parseObject splits a JSON object into its fields, in document order,
@@ -175,29 +183,25 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 		buf = append(buf, kb...)
 		buf = append(buf, ':')
 	}
-	if !b.set["model"] {
-		key("model")
-		m, err := json.Marshal(b.Model(c))
-		if err != nil {
-			return Built{}, err
-		}
-		buf = append(buf, m...)
+	key("model")
+	mb, err := json.Marshal(b.Model(c))
+	if err != nil {
+		return Built{}, err
 	}
+	buf = append(buf, mb...)
 	key("messages")
 	m, err := json.Marshal(msgs)
 	if err != nil {
 		return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
 	}
 	buf = append(buf, m...)
-	if mt := c.Turns[turn].MaxTokens; mt > 0 && !b.set[b.opts.MaxTokensField] {
+	if mt := c.Turns[turn].MaxTokens; mt > 0 {
 		key(b.opts.MaxTokensField)
 		buf = strconv.AppendInt(buf, int64(mt), 10)
 	}
-	if !b.set["stream"] {
-		key("stream")
-		buf = strconv.AppendBool(buf, b.opts.Stream)
-	}
-	if b.Streams() && !b.set["stream_options"] {
+	key("stream")
+	buf = strconv.AppendBool(buf, b.opts.Stream)
+	if b.opts.Stream {
 		// Usage arrives in a final chunk only when asked for.
 		key("stream_options")
 		buf = append(buf, `{"include_usage":true}`...)
@@ -209,16 +213,6 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 	buf = append(buf, '}')
 	out.Body = buf
 	return out, nil
-}
-
-// Streams reports whether bodies ask for a stream (after --extra-body).
-func (b *Builder) Streams() bool {
-	for _, f := range b.extra {
-		if f.key == "stream" {
-			return string(f.val) == "true"
-		}
-	}
-	return b.opts.Stream
 }
 
 // newRecord fills the fields every record of turn `turn` shares.

@@ -204,13 +204,8 @@ func TestPayloadFields(t *testing.T) {
 			`{"model":"test-model","messages":[{"content":"hello","role":"user"}],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true}}`},
 		{PayloadOptions{Model: "other", MaxTokensField: "max_completion_tokens"},
 			`{"model":"other","messages":[{"content":"hello","role":"user"}],"max_completion_tokens":4,"stream":false}`},
-		{PayloadOptions{Stream: true, ExtraBody: `{"ignore_eos": true, "min_tokens": 4, "max_tokens": 9, "chat_template_kwargs": {"enable_thinking": false}}`},
-			`{"model":"test-model","messages":[{"content":"hello","role":"user"}],"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true,"min_tokens":4,"max_tokens":9,"chat_template_kwargs":{"enable_thinking":false}}`},
-		// A "stream" from --extra-body decides whether usage is asked for.
-		{PayloadOptions{Stream: true, ExtraBody: `{"stream": false}`},
-			`{"model":"test-model","messages":[{"content":"hello","role":"user"}],"max_tokens":4,"stream":false}`},
-		{PayloadOptions{ExtraBody: `{"stream": true}`},
-			`{"model":"test-model","messages":[{"content":"hello","role":"user"}],"max_tokens":4,"stream_options":{"include_usage":true},"stream":true}`},
+		{PayloadOptions{Stream: true, ExtraBody: `{"ignore_eos": true, "min_tokens": 4, "chat_template_kwargs": {"enable_thinking": false}}`},
+			`{"model":"test-model","messages":[{"content":"hello","role":"user"}],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true,"min_tokens":4,"chat_template_kwargs":{"enable_thinking":false}}`},
 	}
 	for _, tc := range cases {
 		b := newBuilder(t, tc.opts)

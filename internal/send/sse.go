@@ -106,7 +106,8 @@ type chunk struct {
 		FinishReason *string  `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *usageJSON `json:"usage"`
-	Error *apiError  `json:"error"`
+	// Error is kept raw: servers send an object or a bare string.
+	Error json.RawMessage `json:"error"`
 }
 
 type message struct {
@@ -116,8 +117,46 @@ type message struct {
 }
 
 type apiError struct {
-	Message string `json:"message"`
-	Type    string `json:"type"`
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// serverError is an error the server reported in its response body.
+type serverError struct{ message, code, typ string }
+
+func (e *serverError) Error() string {
+	msg := "server error: " + e.message
+	if e.typ != "" || e.code != "" {
+		msg += " (" + strings.TrimSpace(e.typ+" "+e.code) + ")"
+	}
+	return msg
+}
+
+// parseAPIError reads an OpenAI-style error value: {"message", "type",
+// "code"} or a bare string; nil when raw is absent or null.
+func parseAPIError(raw json.RawMessage) *serverError {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return &serverError{message: s}
+	}
+	var e apiError
+	if json.Unmarshal(raw, &e) != nil {
+		return &serverError{message: string(raw)}
+	}
+	out := &serverError{message: e.Message, typ: e.Type}
+	var code string
+	switch {
+	case len(e.Code) == 0 || string(e.Code) == "null":
+	case json.Unmarshal(e.Code, &code) == nil:
+		out.code = code
+	default:
+		out.code = string(e.Code) // a number, as written
+	}
+	return out
 }
 
 type usageJSON struct {
@@ -155,8 +194,8 @@ type accumulator struct {
 
 // add applies one decoded chunk received at now.
 func (a *accumulator) add(c *chunk, now time.Time) error {
-	if c.Error != nil {
-		return fmt.Errorf("server error in stream: %s", c.Error.Message)
+	if se := parseAPIError(c.Error); se != nil {
+		return se
 	}
 	output := false
 	for _, ch := range c.Choices {
@@ -188,7 +227,9 @@ func (a *accumulator) add(c *chunk, now time.Time) error {
 			a.res.Usage = u
 		}
 	}
-	if output {
+	// Timing per chunk means something only for a stream: a JSON body's
+	// first output arrives with the whole body (latency_ns says when).
+	if output && a.res.Stream {
 		if a.res.TTFTNs == nil {
 			ttft := now.Sub(a.start).Nanoseconds()
 			a.res.TTFTNs = &ttft
@@ -231,7 +272,7 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 			return &protocolError{fmt.Errorf("chunk %d: %w", res.Chunks, err)}
 		}
 		if err := a.add(&c, now); err != nil {
-			return &protocolError{err}
+			return err
 		}
 	}
 }
@@ -245,10 +286,7 @@ func readJSON(body []byte, start, end time.Time, res *records.Result) error {
 		return &protocolError{err}
 	}
 	res.Chunks = 1
-	if err := a.add(&c, end); err != nil {
-		return &protocolError{err}
-	}
-	return nil
+	return a.add(&c, end)
 }
 
 // protocolError is a response send received whole but could not use.

@@ -39,9 +39,14 @@ func TestReadStream(t *testing.T) {
 		}
 	}
 	var pe *protocolError
-	for _, bad := range []string{"data: nope\n\n", "data: {\"error\":{\"message\":\"boom\"}}\n\n"} {
+	var res2 records.Result
+	if err := readStream(strings.NewReader("data: nope\n\n"), time.Now(), &res2); !errors.As(err, &pe) {
+		t.Errorf("bad JSON: %v", err)
+	}
+	var se *serverError
+	for _, bad := range []string{"data: {\"error\":{\"message\":\"boom\"}}\n\n", "data: {\"error\":\"boom\"}\n\n"} {
 		var res records.Result
-		if err := readStream(strings.NewReader(bad), time.Now(), &res); !errors.As(err, &pe) {
+		if err := readStream(strings.NewReader(bad), time.Now(), &res); !errors.As(err, &se) || se.message != "boom" {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -89,16 +90,49 @@ type Server struct {
 	url string
 }
 
+// ConfigError is a Config value the server cannot honour; Field names
+// the Config field.
+type ConfigError struct {
+	Field string
+	Err   error
+}
+
+func (e *ConfigError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Validate refuses values that would be silently misread: a fault rate
+// outside 0..1, a negative or non-finite token rate or delay, an unknown
+// fault kind.
+func (c Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	switch {
+	case !(c.FaultRate >= 0 && c.FaultRate <= 1): // NaN fails both
+		return bad("FaultRate", "%v: want a fraction from 0 to 1", c.FaultRate)
+	case !(c.TokensPerSecond >= 0) || math.IsInf(c.TokensPerSecond, 0):
+		return bad("TokensPerSecond", "%v: want 0 (at once) or a positive rate", c.TokensPerSecond)
+	case c.TTFT < 0:
+		return bad("TTFT", "%v: want >= 0", c.TTFT)
+	case c.NaturalLength < 0:
+		return bad("NaturalLength", "%d: want >= 0", c.NaturalLength)
+	}
+	for _, f := range c.Faults {
+		if !validFault(f) {
+			return bad("Faults", "%q: unknown fault (want one of %s)", f, strings.Join(FaultKinds(), ", "))
+		}
+	}
+	return nil
+}
+
 // New builds a server without starting it.
 func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7e57))}
 	if cfg.DefaultMaxTokens <= 0 {
 		s.cfg.DefaultMaxTokens = 16
-	}
-	for _, f := range cfg.Faults {
-		if !validFault(f) {
-			return nil, fmt.Errorf("unknown fault %q (want one of %s)", f, strings.Join(FaultKinds(), ", "))
-		}
 	}
 	if len(s.cfg.Faults) == 0 {
 		s.cfg.Faults = FaultKinds()

@@ -1,4 +1,4 @@
-package jsonl
+package cli
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/islkit/islkit/internal/jsonl"
 )
 
 // Interrupted is the context.Cause of a context cancelled by HandleSignals.
@@ -31,7 +33,7 @@ func (e *Interrupted) ExitCode() int {
 //
 // It also ignores SIGPIPE: by default the Go runtime kills a program that
 // writes to a closed stdout, with status 141. Ignored, the write returns
-// EPIPE instead, Writer reports ErrClosedPipe, and the command exits 0.
+// EPIPE instead, jsonl.Writer reports ErrClosedPipe, and the command exits 0.
 func HandleSignals(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, cancel := context.WithCancelCause(parent)
@@ -57,10 +59,10 @@ func HandleSignals(parent context.Context) (ctx context.Context, stop context.Ca
 }
 
 // Quiet maps the end-of-output case to nil so a command can write
-// `if err := jsonl.Quiet(err); err != nil { ...exit 1 }`: a reader that
+// `if err := cli.Quiet(err); err != nil { ...exit 1 }`: a reader that
 // went away (`| head`) is not a failure.
 func Quiet(err error) error {
-	if IsClosedPipe(err) {
+	if jsonl.IsClosedPipe(err) {
 		return nil
 	}
 	return err
@@ -71,4 +73,9 @@ func InterruptedBy(ctx context.Context) (*Interrupted, bool) {
 	var in *Interrupted
 	ok := errors.As(context.Cause(ctx), &in)
 	return in, ok
+}
+
+// Signals returns a context cancelled by Ctrl-C / SIGTERM.
+func Signals() (context.Context, context.CancelFunc) {
+	return HandleSignals(context.Background())
 }

@@ -1,0 +1,116 @@
+package send
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/islkit/islkit/internal/records"
+)
+
+// session is one conversation of one pass over the dataset.
+type session struct {
+	c    *records.Conversation
+	pass int
+}
+
+// issuer decides what goes out and when: it hands out sessions (pass
+// after pass with --recycle) and admits each request against the rate and
+// the --requests budget. Reaching the budget stops it without the grace
+// clock: the requests in flight finish normally.
+type issuer struct {
+	sessions <-chan session
+	limit    int64 // --requests; 0 = none
+	issued   atomic.Int64
+	ticks    <-chan struct{} // nil without --rate
+	drain    context.Context
+	stop     context.CancelFunc
+}
+
+// newIssuer starts handing out the sessions of convs until issue is done,
+// the dataset is through (without o.Recycle) or the budget is spent.
+func newIssuer(issue context.Context, convs []*records.Conversation, o LiveOptions) *issuer {
+	drain, stop := context.WithCancel(issue)
+	is := &issuer{limit: int64(o.Requests), drain: drain, stop: stop}
+	if o.Rate > 0 {
+		is.ticks = pace(drain, o.Rate, o.RateDistribution == RatePoisson, o.Seed)
+	}
+	ch := make(chan session)
+	is.sessions = ch
+	go func() {
+		defer close(ch)
+		for pass := 0; ; pass++ {
+			for _, c := range convs {
+				select {
+				case ch <- session{c, pass}:
+				case <-drain.Done():
+					return
+				}
+			}
+			if !o.Recycle {
+				return
+			}
+		}
+	}()
+	return is
+}
+
+// admit waits for the next rate slot and takes one request from the
+// budget; false means issue nothing more.
+func (is *issuer) admit() bool {
+	if is.ticks != nil {
+		select {
+		case <-is.ticks:
+		case <-is.drain.Done():
+			return false
+		}
+	}
+	if is.drain.Err() != nil {
+		return false
+	}
+	if is.limit > 0 && is.issued.Add(1) > is.limit {
+		is.stop()
+		return false
+	}
+	return true
+}
+
+// close stops the issuer's goroutines.
+func (is *issuer) close() { is.stop() }
+
+// pace emits one tick per request slot: evenly spaced, or with
+// exponential gaps (a Poisson process) from a seeded generator. Slots are
+// scheduled from the start time, so a slow consumer gets the missed ticks
+// at once rather than a lower rate.
+func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		rng := rand.New(rand.NewPCG(seed, 0x15c7))
+		start := time.Now()
+		var at float64 // seconds since start of the next slot
+		timer := time.NewTimer(0)
+		defer timer.Stop()
+		for i := 0; ; i++ {
+			if wait := time.Until(start.Add(time.Duration(at * float64(time.Second)))); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-timer.C:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case ch <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			if poisson {
+				at += rng.ExpFloat64() / rate
+			} else {
+				at = float64(i+1) / rate
+			}
+		}
+	}()
+	return ch
+}

@@ -1,0 +1,84 @@
+package send
+
+import (
+	"io"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/records"
+)
+
+// writeError is a record that could not be written: the run stops at once.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// recorder writes the request records (safe for concurrent workers) and
+// counts them.
+type recorder struct {
+	jw           *jsonl.Writer
+	done, failed atomic.Int64
+	cancelled    atomic.Int64
+	mu           sync.Mutex
+	byKind       map[string]int
+}
+
+func newRecorder(w io.Writer) *recorder {
+	return &recorder{jw: jsonl.NewWriter(w), byKind: map[string]int{}}
+}
+
+// write encodes one record and counts it. A request cancelled at stop
+// (signal, end of --duration plus grace) is not a failure of the server.
+func (r *recorder) write(rec *records.Request) error {
+	if res := rec.Result; res != nil && !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled {
+		r.cancelled.Add(1)
+	} else if res != nil && !res.OK && res.Error != nil {
+		r.failed.Add(1)
+		r.mu.Lock()
+		r.byKind[res.Error.Kind]++
+		r.mu.Unlock()
+	}
+	if err := r.jw.Encode(rec); err != nil {
+		return err
+	}
+	r.done.Add(1)
+	return nil
+}
+
+// flush writes out the records buffered so far.
+func (r *recorder) flush() error { return r.jw.Flush() }
+
+// loop flushes and calls tick every period until the returned stop is
+// called; a flush error goes to onErr.
+func (r *recorder) loop(every time.Duration, onErr func(error), tick func()) (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if err := r.flush(); err != nil {
+					onErr(&writeError{err})
+				}
+				tick()
+			case <-quit:
+				return
+			}
+		}
+	})
+	return func() { close(quit); wg.Wait() }
+}
+
+// summary is what the records so far add up to.
+func (r *recorder) summary() Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Summary{Requests: int(r.done.Load()), Failed: int(r.failed.Load()), Cancelled: int(r.cancelled.Load()),
+		ByKind: maps.Clone(r.byKind)}
+}

@@ -1,0 +1,51 @@
+package send
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/islkit/islkit/internal/records"
+)
+
+// TestServerErrorInStream: a `data: {"error": ...}` event inside a 200
+// stream (vLLM and llama.cpp send one when generation fails) is the
+// server's error, with its code and type kept, not a protocol error
+// (issue 11 item 3). The same error in a 200 JSON body, and an HTTP error
+// body's code and type, are kept too.
+func TestServerErrorInStream(t *testing.T) {
+	cases := []struct {
+		name, contentType, body string
+		status                  int
+		want                    records.RequestError
+	}{
+		{"sse", "text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n" +
+			"data: {\"error\":{\"object\":\"error\",\"message\":\"boom\",\"type\":\"InternalServerError\",\"param\":null,\"code\":500}}\n\n",
+			200, records.RequestError{Kind: records.ErrServer, Message: "boom", Code: "500", Type: "InternalServerError"}},
+		{"sse string code", "text/event-stream", "data: {\"error\":{\"message\":\"too long\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}\n\n",
+			200, records.RequestError{Kind: records.ErrServer, Message: "too long", Code: "context_length_exceeded", Type: "invalid_request_error"}},
+		{"json", "application/json", `{"error":{"message":"bad","type":"server_error","code":503}}`,
+			200, records.RequestError{Kind: records.ErrServer, Message: "bad", Code: "503", Type: "server_error"}},
+		{"http 500", "application/json", `{"error":{"message":"down","type":"internal_server_error","code":500}}`,
+			500, records.RequestError{Kind: records.ErrHTTP5xx, Message: "500 Internal Server Error", Code: "500", Type: "internal_server_error"}},
+	}
+	for _, tc := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", tc.contentType)
+			w.WriteHeader(tc.status)
+			io.WriteString(w, tc.body)
+		}))
+		cl := newClient(srv.URL, "", nil, 1)
+		res := cl.do(context.Background(), context.Background(), []byte(`{}`))
+		srv.Close()
+		e := res.Error
+		if res.OK || e == nil || e.Kind != tc.want.Kind || !strings.Contains(e.Message, tc.want.Message) ||
+			e.Code != tc.want.Code || e.Type != tc.want.Type {
+			t.Errorf("%s: error %+v, want %+v", tc.name, e, tc.want)
+		}
+	}
+}

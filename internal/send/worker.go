@@ -1,0 +1,75 @@
+package send
+
+import (
+	"context"
+	"time"
+
+	"github.com/islkit/islkit/internal/records"
+)
+
+// poster sends one request body (the client; a fake in tests).
+type poster interface {
+	do(reqCtx, hard context.Context, body []byte) records.Result
+}
+
+// worker sends the turns of one session after another, each turn with the
+// replies so far as history.
+type worker struct {
+	b         *Builder
+	post      poster
+	hard      context.Context // abandons the request in flight
+	timeout   time.Duration
+	noPayload bool
+	admit     func() bool                  // false: issue nothing more
+	emit      func(*records.Request) error // writes the record
+	observe   func(time.Duration)          // benchmarks: send's own time
+}
+
+// session sends s's turns in order. more is false when the issuer admits
+// no more requests; err is a failure of the run (a body that cannot be
+// built, the output gone), never of a request.
+func (w *worker) session(s session) (more bool, err error) {
+	replies := make([]string, 0, len(s.c.Turns))
+	synthetic := false
+	for t := range s.c.Turns {
+		if !w.admit() {
+			return false, nil
+		}
+		t0 := time.Now()
+		built, err := w.b.Build(s.c, t, s.pass, replies)
+		if err != nil {
+			// Conversations were checked up front; this is a bug or an
+			// impossible input, and it stops the run.
+			return false, err
+		}
+		rec := newRecord(s.c, t, s.pass, built)
+		if t > 0 {
+			rec.ExpectedISL = nil
+		}
+		rec.SyntheticHistory = synthetic
+		buildDur := time.Since(t0)
+		reqCtx, cancel := context.WithTimeout(w.hard, w.timeout)
+		res := w.post.do(reqCtx, w.hard, built.Body)
+		cancel()
+		t1 := time.Now()
+		if w.noPayload {
+			rec.Payload = nil
+		}
+		rec.Result = &res
+		if res.OK {
+			replies = append(replies, res.OutputText)
+		} else {
+			// The next turn still goes out, with compose's reply in place
+			// of the one that never came.
+			replies = append(replies, s.c.Turns[t].Assistant)
+			synthetic = true
+		}
+		if err := w.emit(&rec); err != nil {
+			return false, &writeError{err}
+		}
+		if w.observe != nil {
+			w.observe(buildDur + time.Since(t1))
+		}
+	}
+	return true, nil
+}
