@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/workload"
 )
 
 const description = `Compose synthetic conversations sized to an exact wire ISL.
@@ -49,7 +52,7 @@ type flags struct {
 	Tokenizer                string  `help:"Model (tokenizer.json, folder or ORG/NAME); must be the tokenizer the probe measured (SHA-256 checked). Default: the probe's --tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
 	ChatTemplate             string  `help:"Chat template file; must be the one the probe measured. Default: the probe's." placeholder:"FILE" type:"existingfile"`
 	Now                      string  `help:"Pin strftime_now (e.g. 2025-07-10T12:00:00). Default: $ISLKIT_NOW, else the probe's --now, else the clock." placeholder:"TIME"`
-	ISL                      int     `name:"isl" required:"" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn)." placeholder:"TOKENS"`
+	ISL                      int     `name:"isl" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn). Required unless --trace." placeholder:"TOKENS"`
 	ISLStddev                float64 `name:"isl-stddev" help:"Standard deviation of the per-turn ISL, in tokens (normal, redrawn while negative)." default:"0" placeholder:"TOKENS"`
 	OSL                      int     `name:"osl" help:"max_tokens of each turn, in tokens; also the length of compose's synthetic assistant replies." default:"128" placeholder:"TOKENS"`
 	OSLStddev                float64 `name:"osl-stddev" help:"Standard deviation of the OSL, in tokens; needs --osl." default:"0" placeholder:"TOKENS"`
@@ -64,6 +67,9 @@ type flags struct {
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
+	Trace                    string  `help:"Replay a trace instead of synthetic conversations: one single-turn request per row, target_isl = input_length, max_tokens = output_length, blocks that share hash ids share their wire tokens. Needs a suffix or no cache-bust target." placeholder:"FILE" type:"existingfile" group:"trace"`
+	TraceFormat              string  `help:"Trace format." enum:"mooncake" default:"mooncake" group:"trace"`
+	BlockSize                int     `help:"Tokens per trace hash id (Mooncake's block)." default:"512" placeholder:"TOKENS" group:"trace"`
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -75,12 +81,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	return cli.Fail(stderr, "compose", f.run(stdin, stdout, cli.Given(kctx)))
+	set := cli.Given(kctx)
+	if f.Trace != "" {
+		return cli.Fail(stderr, "compose", f.runTrace(stdin, stdout, stderr, set))
+	}
+	return cli.Fail(stderr, "compose", f.run(stdin, stdout, set))
 }
 
 // run composes; set holds the flags given on the command line, so a
 // stddev without its mean can be refused.
 func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) error {
+	if !set["isl"] {
+		return cli.Usagef("--isl is required (or --trace FILE)")
+	}
 	opts := compose.Options{
 		ISL: f.ISL, ISLStddev: f.ISLStddev, OSL: f.OSL, OSLStddev: f.OSLStddev,
 		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
@@ -95,31 +108,9 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 	if f.Workers < 1 {
 		return cli.Usagef("--workers must be at least 1")
 	}
-	in, name := stdin, "<stdin>"
-	if f.Probe != "" {
-		file, err := os.Open(f.Probe)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		in, name = file, f.Probe
-	}
-	p, err := compose.ReadProbe(in, name)
+	p, m, err := f.load(stdin)
 	if err != nil {
 		return err
-	}
-	if f.CacheBust != "" {
-		t, err := cachebust.ParseTarget(f.CacheBust)
-		if err != nil {
-			return cli.Usagef("--cache-bust: %w", err)
-		}
-		if t != p.CacheBust {
-			return fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
-		}
-	}
-	m, err := compose.LoadModel(p, f.Tokenizer, f.ChatTemplate, f.Now)
-	if err != nil {
-		return usage(err)
 	}
 	text, err := corpus.Load(f.Corpus)
 	if err != nil {
@@ -129,14 +120,98 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 	if err != nil {
 		return usage(err)
 	}
+	return write(stdout, c.Run)
+}
+
+// load reads the probe record and loads the model it measured.
+func (f *flags) load(stdin io.Reader) (*records.Probe, *compose.Model, error) {
+	in, name := stdin, "<stdin>"
+	if f.Probe != "" {
+		file, err := os.Open(f.Probe)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer file.Close()
+		in, name = file, f.Probe
+	}
+	p, err := compose.ReadProbe(in, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.CacheBust != "" {
+		t, err := cachebust.ParseTarget(f.CacheBust)
+		if err != nil {
+			return nil, nil, cli.Usagef("--cache-bust: %w", err)
+		}
+		if t != p.CacheBust {
+			return nil, nil, fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
+		}
+	}
+	m, err := compose.LoadModel(p, f.Tokenizer, f.ChatTemplate, f.Now)
+	if err != nil {
+		return nil, nil, usage(err)
+	}
+	return p, m, nil
+}
+
+// write runs a composer's Run on stdout, stopping on a signal.
+func write(stdout io.Writer, run func(context.Context, *jsonl.Writer) error) error {
 	ctx, stop := cli.Signals()
 	defer stop()
 	w := jsonl.NewWriter(stdout)
-	err = c.Run(ctx, w)
+	err := run(ctx, w)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	return cli.Cause(ctx, cli.Quiet(err))
+}
+
+// traceOnly are the flags --trace replaces (the trace gives every
+// request's lengths and count).
+var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact"}
+
+// runTrace composes one request per trace row.
+func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
+	for _, name := range traceOnly {
+		if set[name] {
+			return cli.Usagef("--%s with --trace: the trace sets every request's lengths and count", name)
+		}
+	}
+	if f.Workers < 1 {
+		return cli.Usagef("--workers must be at least 1")
+	}
+	if f.BlockSize < 1 {
+		return cli.Usagef("--block-size must be at least 1 token (got %d)", f.BlockSize)
+	}
+	file, err := os.Open(f.Trace)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	rows, skipped, err := workload.ReadMooncake(file, f.Trace, f.BlockSize)
+	if err != nil {
+		return err
+	}
+	p, m, err := f.load(stdin)
+	if err != nil {
+		return err
+	}
+	text, err := corpus.Load(f.Corpus)
+	if err != nil {
+		return err
+	}
+	tr, err := compose.NewTracer(p, m, text, compose.TraceOptions{
+		BlockSize: f.BlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers})
+	if err != nil {
+		return usage(err)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", f.Trace, s.Line, s.Reason)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(stderr, "compose: %d of %d trace rows skipped\n", len(skipped), len(skipped)+len(rows))
+	}
+	return write(stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
 }
 
 // usage marks compose's usage errors as the command line's.
