@@ -430,7 +430,8 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 }
 
 // pad appends single-token words to a text whose count is short of the
-// target, keeping only appends that do not overshoot.
+// target, keeping only appends that do not overshoot; when none fits it
+// drops the last word and pads again.
 func (g *textGen) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
 	for step := 0; step < 64 && a.wire < target; step++ {
 		grown := false
@@ -445,7 +446,22 @@ func (g *textGen) pad(eval func(string) (attempt, error), a attempt, target int)
 			}
 		}
 		if !grown {
-			break
+			// Every pad adds two tokens or more: the text's end merges
+			// with what follows it (",\n\n" before a suffix marker is one
+			// token). Back off a word, which ends the text elsewhere, and
+			// pad from there.
+			shorter := dropLastWord(a.text)
+			if shorter == "" || shorter == a.text {
+				break
+			}
+			b, err := eval(shorter)
+			if err != nil {
+				return a, err
+			}
+			if b.wire >= a.wire {
+				break
+			}
+			a = b
 		}
 	}
 	return a, nil
