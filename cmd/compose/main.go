@@ -70,6 +70,7 @@ type flags struct {
 	Trace                    string  `help:"Replay a trace instead of synthetic conversations: one single-turn request per row, target_isl = input_length, max_tokens = output_length, blocks that share hash ids share their wire tokens. Needs a suffix or no cache-bust target." placeholder:"FILE" type:"existingfile" group:"trace"`
 	TraceFormat              string  `help:"Trace format." enum:"mooncake" default:"mooncake" group:"trace"`
 	BlockSize                int     `help:"Tokens per trace hash id (Mooncake's block)." default:"512" placeholder:"TOKENS" group:"trace"`
+	CacheBlockSize           int     `help:"Prefix-cache block (vLLM's default 16) in which each trace request's cache blocks are named, so send can write every request's expected_cached_tokens; 0 names none." default:"16" placeholder:"TOKENS" group:"trace"`
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -183,6 +184,9 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 	if f.BlockSize < 1 {
 		return cli.Usagef("--block-size must be at least 1 token (got %d)", f.BlockSize)
 	}
+	if f.CacheBlockSize < 0 {
+		return cli.Usagef("--cache-block-size must not be negative (got %d); 0 names no cache blocks", f.CacheBlockSize)
+	}
 	file, err := os.Open(f.Trace)
 	if err != nil {
 		return err
@@ -201,7 +205,7 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 		return err
 	}
 	tr, err := compose.NewTracer(p, m, text, compose.TraceOptions{
-		BlockSize: f.BlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers})
+		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers})
 	if err != nil {
 		return usage(err)
 	}

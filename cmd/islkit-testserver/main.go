@@ -26,7 +26,8 @@ func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // flagOf names the flag of each testserver.Config field.
 var flagOf = map[string]string{"FaultRate": "fault-rate", "TokensPerSecond": "tokens-per-second",
-	"TTFT": "ttft", "Faults": "faults", "NaturalLength": "natural-length"}
+	"TTFT": "ttft", "Faults": "faults", "NaturalLength": "natural-length",
+	"PrefixCacheBlock": "prefix-cache-block"}
 
 // serve runs the server until ctx is cancelled; ready, when set, gets the
 // server's URL once it listens.
@@ -41,13 +42,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	faultRate := fs.Float64("fault-rate", 0, "fraction of requests that get a fault")
 	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
 	seed := fs.Uint64("seed", 1, "fault seed")
+	cacheBlock := fs.Int("prefix-cache-block", 0, "unbounded automatic prefix cache in blocks of this many tokens, reported as usage.prompt_tokens_details.cached_tokens (vLLM: 16; 0: none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
 		}
 		return cli.ExitUsage // the flag package has printed why
 	}
-	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed}
+	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed, PrefixCacheBlock: *cacheBlock}
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}

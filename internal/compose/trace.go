@@ -14,6 +14,7 @@ import (
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
@@ -27,6 +28,9 @@ type TraceOptions struct {
 	BenchmarkID string
 	Model       string
 	Workers     int
+	// CacheBlockSize is the prefix-cache block each request's cache
+	// blocks are named in (--cache-block-size; 0: none named).
+	CacheBlockSize int
 }
 
 // Tracer turns Mooncake trace rows into single-turn conversations whose
@@ -270,17 +274,18 @@ func (t *Tracer) Run(ctx context.Context, w *jsonl.Writer, rows []workload.Trace
 // Conversation composes row r as conversation i.
 func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*records.Conversation, error) {
 	conv := &records.Conversation{
-		Kind:          records.KindConversation,
-		SchemaVersion: records.SchemaVersion,
-		ID:            "conv-" + strconv.Itoa(i),
-		Index:         i,
-		BenchmarkID:   t.opts.BenchmarkID,
-		CacheBust:     t.target,
-		Landing:       cachebust.Route(t.target, false),
-		Exact:         true,
-		Model:         t.opts.Model,
-		Trace:         &records.TraceRef{Line: r.Line, TimestampMs: r.Timestamp, HashIDs: r.HashIDs, BlockSize: t.opts.BlockSize},
-		Turns:         []records.Turn{{TargetISL: r.InputLength, MaxTokens: r.OutputLength}},
+		Kind:           records.KindConversation,
+		SchemaVersion:  records.SchemaVersion,
+		ID:             "conv-" + strconv.Itoa(i),
+		Index:          i,
+		BenchmarkID:    t.opts.BenchmarkID,
+		CacheBust:      t.target,
+		Landing:        cachebust.Route(t.target, false),
+		Exact:          true,
+		Model:          t.opts.Model,
+		CacheBlockSize: t.opts.CacheBlockSize,
+		Trace:          &records.TraceRef{Line: r.Line, TimestampMs: r.Timestamp, HashIDs: r.HashIDs, BlockSize: t.opts.BlockSize},
+		Turns:          []records.Turn{{TargetISL: r.InputLength, MaxTokens: r.OutputLength}},
 	}
 	fail := func(err error) (*records.Conversation, error) {
 		return nil, fmt.Errorf("trace line %d: %w", r.Line, err)
@@ -345,6 +350,9 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	}
 	if err := t.checkBlocks(ids, keys[:full], r.Line); err != nil {
 		return fail(err)
+	}
+	if t.opts.CacheBlockSize > 0 {
+		turn.CacheBlocks = prefixcache.Chain(ids, t.opts.CacheBlockSize)
 	}
 	return conv, nil
 }

@@ -30,6 +30,9 @@ type Conversation struct {
 	// Trace is set when the conversation replays a row of a trace
 	// (compose --trace): one turn, target_isl the row's input_length.
 	Trace *TraceRef `json:"trace,omitempty"`
+	// CacheBlockSize is the prefix-cache block the turns' CacheBlocks are
+	// cut in (compose --cache-block-size); 0 when they carry none.
+	CacheBlockSize int `json:"cache_block_size,omitempty"`
 }
 
 // TraceRef is where a conversation came from in a Mooncake trace and how
@@ -80,6 +83,11 @@ type Turn struct {
 	// Unreachable is set when the target is below what the template and
 	// marker alone cost: MinISL is the smallest reachable wire ISL.
 	Unreachable *Unreachable `json:"unreachable,omitempty"`
+	// CacheBlocks names the full prefix-cache blocks of this turn's
+	// dry-run request (prefixcache.Chain over its wire tokens, blocks of
+	// the conversation's CacheBlockSize), so send can predict a server's
+	// cached tokens without a tokenizer.
+	CacheBlocks string `json:"cache_blocks,omitempty"`
 }
 
 // Unreachable explains a turn whose target ISL cannot be met.

@@ -96,7 +96,7 @@ func TestTraceConversationMatchesSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := compose.NewTracer(p, model, "", compose.TraceOptions{BlockSize: 64, Workers: 1})
+		tr, err := compose.NewTracer(p, model, "", compose.TraceOptions{BlockSize: 64, CacheBlockSize: 16, Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,14 @@ type Request struct {
 	// turn 0 (real replies change the history it was computed over).
 	TargetISL   int  `json:"target_isl"`
 	ExpectedISL *int `json:"expected_isl,omitempty"`
-	MaxTokens   int  `json:"max_tokens"`
+	// ExpectedCachedTokens is what a server with an unbounded prefix cache
+	// (blocks of the conversation's cache_block_size, vLLM's hashing) would
+	// find cached for this request, given the requests send issued before
+	// it: set when compose named the request's cache blocks, absent in live
+	// mode for later turns and recycle passes (their history or marker is
+	// not the one compose named).
+	ExpectedCachedTokens *int `json:"expected_cached_tokens,omitempty"`
+	MaxTokens            int  `json:"max_tokens"`
 	// Marker is the cache-bust marker text as injected ("" for none),
 	// CacheBust the target and Landing where it landed.
 	Marker    string            `json:"marker"`

@@ -170,7 +170,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	defer is.close()
 	rec := newRecorder(w)
 	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, emit: rec.write, observe: o.observe}
+		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor()}
 
 	var (
 		errMu  sync.Mutex

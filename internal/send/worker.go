@@ -23,6 +23,7 @@ type worker struct {
 	admit     func() bool                  // false: issue nothing more
 	emit      func(*records.Request) error // writes the record
 	observe   func(time.Duration)          // benchmarks: send's own time
+	cache     *cachePredictor              // expected cached tokens, in issue order
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -47,6 +48,7 @@ func (w *worker) session(s session) (more bool, err error) {
 			rec.ExpectedISL = nil
 		}
 		rec.SyntheticHistory = synthetic
+		rec.ExpectedCachedTokens = w.cache.expect(s.c, t, s.pass, built.Marker, true)
 		buildDur := time.Since(t0)
 		reqCtx, cancel := context.WithTimeout(w.hard, w.timeout)
 		res := w.post.do(reqCtx, w.hard, built.Body)

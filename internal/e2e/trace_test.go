@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/testserver"
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// TestTraceReplayPrefixCache replays the hand-written trace against the
+// test server with its prefix cache on (blocks of 16, as compose names
+// them by default): the cached tokens the server reports equal send's
+// expected_cached_tokens on every request, and the shared chains do hit.
+func TestTraceReplayPrefixCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole pipeline")
+	}
+	bin := buildTools(t)
+	trace := filepath.Join(testutil.RepoRoot(t), "internal", "compose", "testdata", "trace.jsonl")
+	srv := testserver.StartTest(t, testserver.Config{PrefixCacheBlock: 16})
+	for _, sendArgs := range []string{"--dry-run", "--url " + srv.URL() + " --concurrency 1"} {
+		cmd := exec.Command("bash", "-c", `set -eo pipefail; b=$0
+"$b/probe" --apply-chat-template --cache-bust first_turn_suffix --now 2025-07-10T12:00:00 \
+  | "$b/compose" --trace "$1" --block-size 128 --model m | "$b/send" $2`, bin, trace, sendArgs)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", sendArgs, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 13 {
+			t.Fatalf("%s: %d records, want 13", sendArgs, len(lines))
+		}
+		expected := 0
+		for i, line := range lines {
+			var rec struct {
+				Expected *int `json:"expected_cached_tokens"`
+				Result   *struct {
+					Usage *struct {
+						Cached *int `json:"cached_tokens"`
+					} `json:"usage"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			testutil.ValidateSchema(t, "request.schema.json", []byte(line))
+			if rec.Expected == nil {
+				t.Fatalf("%s: record %d has no expected_cached_tokens", sendArgs, i)
+			}
+			expected += *rec.Expected
+			if rec.Result == nil {
+				continue
+			}
+			if rec.Result.Usage == nil || rec.Result.Usage.Cached == nil || *rec.Result.Usage.Cached != *rec.Expected {
+				t.Errorf("record %d: server cached %v, expected %d", i, rec.Result.Usage, *rec.Expected)
+			}
+		}
+		// Rows 2, 3, 4, 6, 10, 12 and 8, 13 reuse 1 to 4 blocks of 128
+		// tokens of earlier rows: well over a thousand cached tokens.
+		if expected < 1000 {
+			t.Errorf("%s: %d tokens expected cached in all, want over 1000", sendArgs, expected)
+		}
+	}
+}
