@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,38 @@ func TestTraceReplayPrefixCache(t *testing.T) {
 		// tokens of earlier rows: well over a thousand cached tokens.
 		if expected < 1000 {
 			t.Errorf("%s: %d tokens expected cached in all, want over 1000", sendArgs, expected)
+		}
+		// measure's summary says the same.
+		summaryPath := filepath.Join(t.TempDir(), "summary.json")
+		m := exec.Command(filepath.Join(bin, "measure"), "--apply-chat-template", "--now", "2025-07-10T12:00:00", "--summary-json", summaryPath)
+		m.Stdin = strings.NewReader(string(out))
+		if err := m.Run(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(summaryPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.ValidateSchema(t, "summary.schema.json", data)
+		var sum struct {
+			PrefixCache struct {
+				Requests int `json:"requests"`
+				Compared int `json:"compared"`
+				Expected int `json:"expected_cached_tokens"`
+				Server   int `json:"server_cached_tokens"`
+				Differ   int `json:"requests_differ"`
+			} `json:"prefix_cache"`
+		}
+		if err := json.Unmarshal(data, &sum); err != nil {
+			t.Fatal(err)
+		}
+		p := sum.PrefixCache
+		wantCompared, wantServer := 13, expected
+		if sendArgs == "--dry-run" {
+			wantCompared, wantServer = 0, 0
+		}
+		if p.Requests != 13 || p.Compared != wantCompared || p.Expected != expected || p.Server != wantServer || p.Differ != 0 {
+			t.Errorf("%s: summary prefix_cache %+v, want 13 requests, %d compared, %d expected and %d server tokens, none differ", sendArgs, p, wantCompared, expected, wantServer)
 		}
 	}
 }

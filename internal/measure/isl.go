@@ -24,6 +24,8 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 		Server:         meta.server,
 		Target:         meta.target,
 		Expected:       meta.expected,
+		ExpectedCached: meta.expectedCached,
+		ServerCached:   meta.cached,
 		ConversationID: meta.conversationID,
 		TurnIndex:      meta.turn,
 	}

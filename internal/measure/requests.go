@@ -16,6 +16,7 @@ import (
 // requestMeta is what a record says about its request besides the body.
 type requestMeta struct {
 	target, expected, server *int
+	expectedCached, cached   *int // send's expected_cached_tokens, the server's cached_tokens
 	conversationID           string
 	turn                     *int
 	marker                   string           // the injected marker text, when known
@@ -71,6 +72,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.
 	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens}
 	target, turn := rec.TargetISL, rec.Turn
 	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
+	meta.expectedCached = rec.ExpectedCachedTokens
 	if result, ok := obj.Get("result"); ok && !isNull(result) {
 		var r struct {
 			Usage *records.Usage `json:"usage"`
@@ -80,6 +82,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.
 		}
 		if r.Usage != nil {
 			meta.server = &r.Usage.PromptTokens
+			meta.cached = r.Usage.CachedTokens
 		}
 	}
 	return m.withISL(obj, data, body, meta)

@@ -29,6 +29,9 @@ type Report struct {
 	ByTurn              []TurnStats `json:"by_turn"`
 	RequestsWithoutTurn uint64      `json:"requests_without_turn"`
 	Causes              Causes      `json:"causes"`
+	// PrefixCache compares expected and server cached tokens; absent when
+	// no record carried expected_cached_tokens.
+	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
 }
 
 // Counted is the number of requests reported by each count.
@@ -118,6 +121,7 @@ func (s *Summary) Report() Report {
 		VsServer:            errorStats(s.all[vsServer]),
 		ByTurn:              []TurnStats{},
 		RequestsWithoutTurn: s.noTurn,
+		PrefixCache:         s.cacheReport(),
 		Causes: Causes{
 			VsTarget: causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
 			VsServer: causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),

@@ -67,6 +67,7 @@ type Summary struct {
 	turnReqs  map[int]uint64          // requests per turn
 	causes    [2]map[string]*causeAcc // by gapTarget, gapServer
 	causeRecs [2]uint64               // records that carried the gap
+	cache     *PrefixCache            // nil until a record expects cached tokens
 }
 
 type mediaAcc struct{ requests, images, audios, videos uint64 }
@@ -110,6 +111,7 @@ func (s *Summary) Add(isl records.ISL) {
 		s.media.audios += uint64(max(m.Audios, 0))
 		s.media.videos += uint64(max(m.Videos, 0))
 	}
+	s.addCache(isl, c)
 	var errs [comparisons]*int64
 	if isl.Target != nil {
 		d := sub(c, *isl.Target)
