@@ -29,7 +29,8 @@ type LiveOptions struct {
 	Header http.Header // extra request headers
 	// Concurrency is the number of sessions in flight (AIPerf's
 	// --concurrency); Rate the requests per second. At least one is set;
-	// with Rate alone up to RateOnlyWorkers sessions run at once.
+	// with Rate alone, or a timestamp Schedule, up to RateOnlyWorkers
+	// sessions run at once.
 	Concurrency      int
 	Rate             float64
 	RateDistribution string
@@ -45,6 +46,10 @@ type LiveOptions struct {
 	Grace     time.Duration
 	Shard     Shard
 	NoPayload bool
+	// Schedule "timestamps" issues each conversation at its trace
+	// timestamp (relative to the first), divided by Speedup (default 1).
+	Schedule string
+	Speedup  float64
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
 	// observe, when set (benchmarks), gets send's own per-request time.
@@ -72,6 +77,9 @@ func (o *LiveOptions) Validate() error {
 	case o.Recycle && o.Requests == 0 && o.Duration == 0:
 		return errors.New("--recycle repeats the dataset forever: add --requests or --duration")
 	}
+	if err := o.validateSchedule(); err != nil {
+		return err
+	}
 	switch o.RateDistribution {
 	case "", RateConstant, RatePoisson:
 	default:
@@ -80,7 +88,7 @@ func (o *LiveOptions) Validate() error {
 	if _, err := wire.EndpointURL(o.URL); err != nil {
 		return fmt.Errorf("--url %w", err)
 	}
-	if o.Concurrency == 0 && o.Rate == 0 {
+	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
 		o.Concurrency = 1
 	}
 	return nil
@@ -96,6 +104,9 @@ func (o *LiveOptions) CheckDataset(convs []records.Conversation) error {
 	}
 	if o.Requests > planned && !o.Recycle {
 		return fmt.Errorf("--requests %d is more than the %d requests of one pass over the dataset: add --recycle to start it over, or lower --requests", o.Requests, planned)
+	}
+	if o.Schedule == ScheduleTimestamps {
+		return checkTimestamps(convs)
 	}
 	return nil
 }
@@ -170,7 +181,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	defer is.close()
 	rec := newRecorder(w)
 	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor()}
+		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait}
 
 	var (
 		errMu  sync.Mutex

@@ -24,6 +24,7 @@ type worker struct {
 	emit      func(*records.Request) error // writes the record
 	observe   func(time.Duration)          // benchmarks: send's own time
 	cache     *cachePredictor              // expected cached tokens, in issue order
+	wait      func(time.Time) bool         // sleeps until a scheduled time; false: issue nothing more
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -33,6 +34,9 @@ func (w *worker) session(s session) (more bool, err error) {
 	replies := make([]string, 0, len(s.c.Turns))
 	synthetic := false
 	for t := range s.c.Turns {
+		if t == 0 && !s.due.IsZero() && !w.wait(s.due) {
+			return false, nil
+		}
 		if !w.admit() {
 			return false, nil
 		}
@@ -56,6 +60,11 @@ func (w *worker) session(s session) (more bool, err error) {
 		t1 := time.Now()
 		if w.noPayload {
 			rec.Payload = nil
+		}
+		if t == 0 && !s.due.IsZero() {
+			due := s.due.UnixNano()
+			late := res.StartNs - due
+			res.ScheduledNs, res.LateNs = &due, &late
 		}
 		rec.Result = &res
 		if res.OK {
