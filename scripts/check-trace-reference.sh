@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# check-trace-reference.sh — proves `compose --trace` against the reference
+# check-trace-reference.sh — proves `compose --trace` and `compose --dataset`
+# against the reference
 # renderer and tokenizer (testdata/conformance/oracle: Python Jinja2 as
 # transformers renders, and the Rust HuggingFace tokenizers).
 #
@@ -18,12 +19,17 @@
 #     and the marker);
 #   * two requests whose ids differ at block k, both full there, differ in
 #     that block's tokens;
-#   * compose refuses a prefix target (first_turn_prefix) with a reason.
+#   * compose refuses a prefix target (first_turn_prefix) with a reason;
+# and for internal/compose/testdata/sharegpt.json (targets none,
+# first_turn_prefix and system_suffix) that every request of compose
+# --dataset | send --dry-run counts exactly its expected_isl (compose skips,
+# by line, a conversation the model's template refuses).
 #
 #   scripts/check-trace-reference.sh            check
 #   scripts/check-trace-reference.sh --update   also rewrite
-#       internal/compose/testdata/trace_reference.jsonl.gz (what the Go test
-#       TestTraceReference reads)
+#       internal/compose/testdata/trace_reference.jsonl.gz and
+#       dataset_reference.jsonl.gz (what the Go tests TestTraceReference and
+#       TestDatasetReference read)
 #
 # Needs python3-jinja2 and node with @anush008/tokenizers@0.6.0; NODE_PATH
 # defaults to /tmp/oracle/node_modules.
@@ -91,6 +97,54 @@ PY
   done
 done
 
+dout=$tmp/dataset_reference.jsonl
+: >"$dout"
+for dir in "$shared"/models/*/; do
+  model=$(basename "$dir")
+  for target in none first_turn_prefix system_suffix; do
+    "$tmp/probe" --tokenizer "$dir" --apply-chat-template --cache-bust "$target" >"$tmp/probe.json"
+    if ! "$tmp/compose" --probe "$tmp/probe.json" --dataset "$root/internal/compose/testdata/sharegpt.json" --seed 1 --model m --osl 50 >"$tmp/convs.jsonl" 2>"$tmp/err"; then
+      echo "{\"model\":\"$model\",\"target\":\"$target\",\"refused\":$(python3 -c 'import json,sys;print(json.dumps(open(sys.argv[1]).read().strip()))' "$tmp/err")}" >>"$dout"
+      continue
+    fi
+    "$tmp/send" --dry-run <"$tmp/convs.jsonl" >"$tmp/reqs.jsonl"
+    python3 - "$tmp/reqs.jsonl" "$model" "$target" >"$tmp/msgs.jsonl" <<'PY'
+import hashlib, json, sys
+model, target = sys.argv[2], sys.argv[3]
+for r in map(json.loads, open(sys.argv[1])):
+    msgs = r["payload"]["messages"]
+    h = hashlib.sha256("".join(x["role"] + "\0" + x["content"] + "\0" for x in msgs).encode()).hexdigest()
+    print(json.dumps({"model": model, "target": target, "conv": r["conversation_index"], "turn": r["turn"],
+                      "expected_isl": r["expected_isl"], "messages": msgs, "messages_sha256": h}))
+PY
+    python3 "$oracle/wire_ref.py" "$dir" <"$tmp/msgs.jsonl" | node "$oracle/tokenize_ref.cjs" "$dir/tokenizer.json" \
+      | python3 -c '
+import json, sys
+for r in map(json.loads, sys.stdin):
+    keep = {k: r[k] for k in ("model", "target", "conv", "turn", "expected_isl", "messages_sha256")}
+    keep.update({"error": r["error"]} if "error" in r else {"ref_tokens": r["tokens"]})
+    print(json.dumps(keep))' >>"$dout"
+  done
+done
+python3 - "$dout" <<'PY' || fail=1
+import collections, json, sys
+cases = collections.OrderedDict()
+for r in map(json.loads, open(sys.argv[1])):
+    cases.setdefault((r["model"], r["target"]), []).append(r)
+bad = 0
+for (model, target), rs in cases.items():
+    if "refused" in rs[0]:
+        print(f"FAIL {model:20s} {target:18s} sharegpt refused: {rs[0]['refused'][:100]}")
+        bad += 1
+        continue
+    msgs = [f"conv {r['conv']} turn {r['turn']}: " + (f"reference failed: {r['error']}" if "error" in r else f"reference {r['ref_tokens']} != expected_isl {r['expected_isl']}")
+            for r in rs if "error" in r or r["ref_tokens"] != r["expected_isl"]]
+    print(("ok   " if not msgs else "FAIL ") + f"{model:20s} {target:18s} sharegpt {len(rs)} requests, reference = expected_isl on {len(rs) - len(msgs)}" + ("" if not msgs else " :: " + "; ".join(msgs)))
+    bad += bool(msgs)
+print(f"{len(cases) - bad}/{len(cases)} dataset cases ok")
+sys.exit(1 if bad else 0)
+PY
+
 python3 - "$out" <<'PY' || fail=1
 import collections, json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
@@ -136,6 +190,7 @@ PY
 
 if [[ $update == 1 ]]; then
   gzip -9n <"$out" >"$root/internal/compose/testdata/trace_reference.jsonl.gz"
-  echo "wrote internal/compose/testdata/trace_reference.jsonl.gz"
+  gzip -9n <"$dout" >"$root/internal/compose/testdata/dataset_reference.jsonl.gz"
+  echo "wrote internal/compose/testdata/trace_reference.jsonl.gz and dataset_reference.jsonl.gz"
 fi
 exit $fail

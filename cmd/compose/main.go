@@ -70,7 +70,9 @@ type flags struct {
 	Trace                    string  `help:"Replay a trace instead of synthetic conversations: one single-turn request per row, target_isl = input_length, max_tokens = output_length, blocks that share hash ids share their wire tokens. Needs a suffix or no cache-bust target." placeholder:"FILE" type:"existingfile" group:"trace"`
 	TraceFormat              string  `help:"Trace format." enum:"mooncake" default:"mooncake" group:"trace"`
 	BlockSize                int     `help:"Tokens per trace hash id (Mooncake's block)." default:"512" placeholder:"TOKENS" group:"trace"`
-	CacheBlockSize           int     `help:"Prefix-cache block (vLLM's default 16) in which each trace request's cache blocks are named, so send can write every request's expected_cached_tokens; 0 names none." default:"16" placeholder:"TOKENS" group:"trace"`
+	CacheBlockSize           int     `help:"Prefix-cache block (vLLM's default 16) in which each --trace or --dataset request's cache blocks are named, so send can write every request's expected_cached_tokens; 0 names none." default:"16" placeholder:"TOKENS" group:"trace"`
+	Dataset                  string  `help:"Replay a dataset instead of synthetic conversations, texts as they are: every request records its exact wire ISL; the dataset's replies are the history and their token length max_tokens (else --osl). ShareGPT JSON/JSONL, OpenAI messages JSONL, or prompts ({\"prompt\"} lines or text lines)." placeholder:"FILE" type:"existingfile" group:"dataset"`
+	DatasetFormat            string  `help:"Dataset format (${enum}; auto detects it)." enum:"auto,sharegpt,openai,prompts" default:"auto" group:"dataset"`
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -83,6 +85,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	set := cli.Given(kctx)
+	if f.Trace != "" && f.Dataset != "" {
+		return cli.Fail(stderr, "compose", cli.Usagef("--trace and --dataset: one workload at a time"))
+	}
+	if f.Dataset != "" {
+		return cli.Fail(stderr, "compose", f.runDataset(stdin, stdout, stderr, set))
+	}
 	if f.Trace != "" {
 		return cli.Fail(stderr, "compose", f.runTrace(stdin, stdout, stderr, set))
 	}
@@ -170,6 +178,52 @@ func write(stdout io.Writer, run func(context.Context, *jsonl.Writer) error) err
 // traceOnly are the flags --trace replaces (the trace gives every
 // request's lengths and count).
 var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact"}
+
+// datasetOnly are the flags --dataset replaces (--isl resizing is not
+// implemented yet: the texts are kept).
+var datasetOnly = []string{"isl", "isl-stddev", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format"}
+
+// runDataset composes one conversation per dataset dialog.
+func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
+	for _, name := range datasetOnly {
+		if set[name] {
+			return cli.Usagef("--%s with --dataset: the dataset gives the conversations and their texts (resizing them to --isl is not supported yet)", name)
+		}
+	}
+	if f.Workers < 1 {
+		return cli.Usagef("--workers must be at least 1")
+	}
+	if f.CacheBlockSize < 0 {
+		return cli.Usagef("--cache-block-size must not be negative (got %d); 0 names no cache blocks", f.CacheBlockSize)
+	}
+	file, err := os.Open(f.Dataset)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	dialogs, skipped, format, err := workload.ReadDataset(file, f.Dataset, f.DatasetFormat)
+	if err != nil {
+		return err
+	}
+	p, m, err := f.load(stdin)
+	if err != nil {
+		return err
+	}
+	d, err := compose.NewDataset(p, m, compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
+		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize})
+	if err != nil {
+		return usage(err)
+	}
+	err = write(stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
+	refused := d.Skipped()
+	for _, s := range append(skipped, refused...) {
+		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", f.Dataset, s.Line, s.Reason)
+	}
+	if n := len(skipped) + len(refused); n > 0 {
+		fmt.Fprintf(stderr, "compose: %d of %d %s conversations skipped\n", n, len(skipped)+len(dialogs), format)
+	}
+	return err
+}
 
 // runTrace composes one request per trace row.
 func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {

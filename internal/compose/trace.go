@@ -237,38 +237,9 @@ func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 // Run composes every row and writes the conversations to w in file order.
 func (t *Tracer) Run(ctx context.Context, w *jsonl.Writer, rows []workload.TraceRow) error {
 	keys := t.plan(rows)
-	batch := t.opts.Workers * 8
-	out := make([]*records.Conversation, batch)
-	errs := make([]error, batch)
-	for base := 0; base < len(rows); base += batch {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n := min(batch, len(rows)-base)
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for range min(t.opts.Workers, n) {
-			wg.Go(func() {
-				for j := range next {
-					out[j], errs[j] = t.Conversation(base+j, rows[base+j], keys[base+j])
-				}
-			})
-		}
-		for j := range n {
-			next <- j
-		}
-		close(next)
-		wg.Wait()
-		for j := range n {
-			if errs[j] != nil {
-				return errs[j]
-			}
-			if err := w.Encode(out[j]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return runOrdered(ctx, w, len(rows), t.opts.Workers, func(i int) (*records.Conversation, error) {
+		return t.Conversation(i, rows[i], keys[i])
+	})
 }
 
 // Conversation composes row r as conversation i.
