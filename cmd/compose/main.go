@@ -67,6 +67,8 @@ type flags struct {
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
+	PrefixGroups             int     `help:"Put conversation i in group i mod G: the first --prefix-length wire tokens of its first request (template header included) are identical within a group and differ between groups. Needs a suffix or no cache-bust target." default:"0" placeholder:"G"`
+	PrefixLength             int     `help:"Shared prefix per group, in wire tokens; needs --prefix-groups." default:"0" placeholder:"TOKENS"`
 	Trace                    string  `help:"Replay a trace instead of synthetic conversations: one single-turn request per row, target_isl = input_length, max_tokens = output_length, blocks that share hash ids share their wire tokens. Needs a suffix or no cache-bust target." placeholder:"FILE" type:"existingfile" group:"trace"`
 	TraceFormat              string  `help:"Trace format." enum:"mooncake" default:"mooncake" group:"trace"`
 	BlockSize                int     `help:"Tokens per trace hash id (Mooncake's block)." default:"512" placeholder:"TOKENS" group:"trace"`
@@ -108,8 +110,8 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
 		SharedSystemPromptLength: f.SharedSystemPromptLength,
 		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
-		Workers: f.Workers,
-		ISLSet:  set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
+		Workers: f.Workers, PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength,
+		ISLSet: set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
 	if err := opts.Validate(); err != nil {
 		return usage(err)
@@ -177,11 +179,11 @@ func write(stdout io.Writer, run func(context.Context, *jsonl.Writer) error) err
 
 // traceOnly are the flags --trace replaces (the trace gives every
 // request's lengths and count).
-var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact"}
+var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "prefix-groups", "prefix-length"}
 
 // datasetOnly are the flags --dataset replaces (--isl resizing is not
 // implemented yet: the texts are kept).
-var datasetOnly = []string{"isl", "isl-stddev", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format"}
+var datasetOnly = []string{"isl", "isl-stddev", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format", "prefix-groups", "prefix-length"}
 
 // runDataset composes one conversation per dataset dialog.
 func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {

@@ -116,3 +116,37 @@ func TestTrace(t *testing.T) {
 		t.Errorf("prefix target: exit %d, stderr %q", code, errs)
 	}
 }
+
+func TestDataset(t *testing.T) {
+	p := probeLine(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "d.jsonl")
+	os.WriteFile(good, []byte(`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello there"}, {"role": "user", "content": "bye"}]}
+{"messages": [{"role": "assistant", "content": "no question"}]}
+`), 0o644)
+	code, out, errs := runCLI(p, "--dataset", good, "--osl", "33")
+	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(errs, good+":2: message 0 (assistant) where a user turn belongs: skipped") ||
+		!strings.Contains(errs, "1 of 2 openai conversations skipped") {
+		t.Errorf("exit %d, %d lines, stderr %q", code, strings.Count(out, "\n"), errs)
+	}
+	if !strings.Contains(out, `"text":"bye","bare_tokens":1,"max_tokens":33`) || !strings.Contains(out, `"assistant":"hello there"`) {
+		t.Errorf("output %s", out)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"messages": [{"role": "user", "content": 7}]}`), 0o644)
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--dataset", bad}, 1, "compose: " + bad + `:1: field "messages.0.content"`},
+		{[]string{"--dataset", good, "--isl", "100"}, 2, "compose: --isl with --dataset"},
+		{[]string{"--dataset", good, "--trace", good}, 2, "compose: --trace and --dataset"},
+		{[]string{"--dataset", good, "--dataset-format", "csv"}, 2, "compose: "},
+	} {
+		code, out, errs := runCLI(p, tt.args...)
+		if code != tt.code || out != "" || !strings.HasPrefix(errs, tt.want) {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want %d, %q", tt.args, code, len(out), errs, tt.code, tt.want)
+		}
+	}
+}

@@ -54,6 +54,8 @@ type Composer struct {
 	// first and later turns (found once on a calibration conversation), so
 	// most turns hit their target on the first render.
 	corr0, corrN int
+	// groups are the shared prefixes of --prefix-groups.
+	groups []prefixGroup
 	// calMarker is the calibration marker's own count: a conversation's
 	// marker may count a token or two more or less (its digest differs),
 	// and the first guess accounts for that.
@@ -118,6 +120,11 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 		c.sysBare = c.comp.SystemPromptLength(opts.SharedSystemPromptLength)
 		if c.system, err = c.gen.exact(c.sysStart, c.sysBare); err != nil {
 			return nil, fmt.Errorf("shared system prompt: %w", err)
+		}
+	}
+	if opts.PrefixGroups > 0 {
+		if err := c.preparePrefixes(); err != nil {
+			return nil, err
 		}
 	}
 	if opts.Exact {
@@ -274,6 +281,10 @@ func (c *Composer) wireCount(conv *records.Conversation, k int, marker string) (
 // options, the probe, the model, the corpus and i.
 func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 	conv := c.newConversation(i)
+	if len(c.groups) > 0 {
+		g := i % len(c.groups)
+		conv.PrefixGroup = &g
+	}
 	rng := rand.New(rand.NewPCG(c.opts.Seed, uint64(i)+1))
 	marker := wire.Marker(conv, 0)
 	if err := c.systemFor(conv, marker); err != nil {
@@ -404,8 +415,12 @@ func (g *textGen) search(start, guess, target int, eval func(text string) (attem
 // or marks the turn unreachable when even a one-token text overshoots.
 func (c *Composer) fit(conv *records.Conversation, k int, marker string, target, guess, start int) error {
 	t := &conv.Turns[k]
+	lead := c.lead(conv, k)
+	if lead != "" {
+		guess -= c.opts.PrefixLength
+	}
 	eval := func(text string) (attempt, error) {
-		t.Text = text
+		t.Text = lead + text
 		w, err := c.wireCount(conv, k, marker)
 		if err != nil {
 			return attempt{}, fmt.Errorf("rendering the request: %w", err)
@@ -423,9 +438,13 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 		t.Unreachable = &records.Unreachable{MinISL: a.wire, Short: a.wire - target,
 			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
 	}
-	t.Text, t.BareTokens = a.text, c.model.Tokenizer.Count(a.text)
+	t.Text = lead + a.text
+	t.BareTokens = c.model.Tokenizer.Count(t.Text)
 	w := a.wire
 	t.WireISL = &w
+	if k == 0 {
+		return c.checkPrefix(conv, marker)
+	}
 	return nil
 }
 

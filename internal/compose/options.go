@@ -29,6 +29,11 @@ type Options struct {
 	// do not depend on it. <= 0 means 1.
 	Workers int
 
+	// PrefixGroups > 0 puts conversation i in group i mod PrefixGroups:
+	// the first PrefixLength wire tokens of its first request are those of
+	// every conversation of its group (--prefix-groups, --prefix-length).
+	PrefixGroups, PrefixLength int
+
 	// Set records which of the mean flags were given explicitly, so
 	// "stddev without mean" can be refused.
 	ISLSet, OSLSet, TurnsSet bool
@@ -77,6 +82,10 @@ func (o Options) Validate() error {
 		return usagef("--osl-stddev needs --osl (a spread without a mean)")
 	case o.TurnsStddev > 0 && !o.TurnsSet:
 		return usagef("--turns-stddev needs --turns (a spread without a mean)")
+	case o.PrefixGroups < 0 || o.PrefixLength < 0:
+		return usagef("--prefix-groups and --prefix-length must not be negative")
+	case (o.PrefixGroups > 0) != (o.PrefixLength > 0):
+		return usagef("--prefix-groups and --prefix-length go together")
 	}
 	return nil
 }

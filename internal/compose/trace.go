@@ -110,18 +110,8 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 		return nil, err
 	}
 	t.stride = coprimeStride(len(t.gen.ids))
-	if m.Template != nil {
-		text, err := m.Template.Render(chat.RenderInput{
-			Messages:            []map[string]any{{"role": "user", "content": sentinel}},
-			AddGenerationPrompt: true, Now: m.Now,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("rendering a request: %w", err)
-		}
-		if strings.Count(text, sentinel) != 1 {
-			return nil, fmt.Errorf("the chat template of %s does not place the user content verbatim once: trace blocks cannot be laid out", m.Source.Name)
-		}
-		t.header, t.tail, _ = strings.Cut(text, sentinel)
+	if t.header, t.tail, err = splitTemplate(m); err != nil {
+		return nil, err
 	}
 	t.headerTokens = m.Tokenizer.Count(t.header)
 	if t.headerTokens >= opts.BlockSize {

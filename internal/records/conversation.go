@@ -30,6 +30,10 @@ type Conversation struct {
 	// Trace is set when the conversation replays a row of a trace
 	// (compose --trace): one turn, target_isl the row's input_length.
 	Trace *TraceRef `json:"trace,omitempty"`
+	// PrefixGroup is the conversation's shared-prefix group (compose
+	// --prefix-groups): its first request opens with the group's
+	// --prefix-length wire tokens.
+	PrefixGroup *int `json:"prefix_group,omitempty"`
 	// CacheBlockSize is the prefix-cache block the turns' CacheBlocks are
 	// cut in (compose --cache-block-size); 0 when they carry none.
 	CacheBlockSize int `json:"cache_block_size,omitempty"`
