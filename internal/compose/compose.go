@@ -408,7 +408,14 @@ func (g *textGen) search(start, guess, target int, eval func(text string) (attem
 	if below == nil {
 		return attempt{}, stuck, nil
 	}
-	return *below, stuck, nil
+	a, err := g.padBackOff(eval, *below, target)
+	if err != nil {
+		return attempt{}, stuck, err
+	}
+	if a.wire == target {
+		return a, exact, nil
+	}
+	return a, stuck, nil
 }
 
 // fit sets turn k's text so that its request counts exactly target tokens,
@@ -449,8 +456,7 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 }
 
 // pad appends single-token words to a text whose count is short of the
-// target, keeping only appends that do not overshoot; when none fits it
-// drops the last word and pads again.
+// target, keeping only appends that do not overshoot.
 func (g *textGen) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
 	for step := 0; step < 64 && a.wire < target; step++ {
 		grown := false
@@ -465,22 +471,29 @@ func (g *textGen) pad(eval func(string) (attempt, error), a attempt, target int)
 			}
 		}
 		if !grown {
-			// Every pad adds two tokens or more: the text's end merges
-			// with what follows it (",\n\n" before a suffix marker is one
-			// token). Back off a word, which ends the text elsewhere, and
-			// pad from there.
-			shorter := dropLastWord(a.text)
-			if shorter == "" || shorter == a.text {
-				break
-			}
-			b, err := eval(shorter)
-			if err != nil {
-				return a, err
-			}
-			if b.wire >= a.wire {
-				break
-			}
-			a = b
+			break
+		}
+	}
+	return a, nil
+}
+
+// padBackOff is the last resort of search, when every window got stuck
+// below the target: every pad then adds two tokens or none, because the
+// text's end merges with what follows it (",\n\n" before a suffix marker
+// is one token). It drops the last word, which ends the text elsewhere,
+// and pads again, a bounded number of times.
+func (g *textGen) padBackOff(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
+	for step := 0; step < 16 && a.wire < target; step++ {
+		shorter := dropLastWord(a.text)
+		if shorter == "" || shorter == a.text {
+			break
+		}
+		b, err := eval(shorter)
+		if err != nil || b.wire >= a.wire {
+			return a, err
+		}
+		if a, err = g.pad(eval, b, target); err != nil {
+			return a, err
 		}
 	}
 	return a, nil

@@ -64,7 +64,8 @@ func TestDropLastWord(t *testing.T) {
 // one token ",\n\n"; a pad then adds two tokens (",", " the", "\n\n") or none
 // (",.\n\n" is one token too), so
 // a target one above is reached only by dropping a word and padding again
-// (trace row 499 of BenchmarkComposeTrace was refused before).
+// (trace row 499 of BenchmarkComposeTrace was refused before); search does
+// that when every window got stuck.
 func TestPadBacksOff(t *testing.T) {
 	src := testmodel.Source(t, "")
 	tok, err := src.Tokenizer()
@@ -81,7 +82,7 @@ func TestPadBacksOff(t *testing.T) {
 		}
 	}
 	g := &textGen{tok: tok}
-	got, err := g.pad(eval, base, base.wire+1)
+	got, err := g.padBackOff(eval, base, base.wire+1)
 	if err != nil || got.wire != base.wire+1 {
 		t.Errorf("pad reached %d (%q), want %d", got.wire, got.text, base.wire+1)
 	}
