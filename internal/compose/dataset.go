@@ -125,22 +125,30 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 
 // wireIDs is turn k's request's wire tokens, built as send builds it.
 func (d *Dataset) wireIDs(conv *records.Conversation, k int, marker string) ([]int, error) {
+	return wireIDs(d.model, conv, k, marker)
+}
+
+// wireIDs is the wire tokens of turn k's request of conv as send builds
+// it: rendered with the generation prompt and encoded without special
+// tokens; without a template, the contents joined by one space (wire.Count's
+// rule). A template that raises gives a *templateError.
+func wireIDs(m *Model, conv *records.Conversation, k int, marker string) ([]int, error) {
 	msgs, err := wire.Messages(conv, k, marker, nil)
 	if err != nil {
 		return nil, err
 	}
-	if d.model.Template == nil {
+	if m.Template == nil {
 		parts := make([]string, len(msgs))
-		for i, m := range msgs {
-			parts[i], _ = m["content"].(string)
+		for i, msg := range msgs {
+			parts[i], _ = msg["content"].(string)
 		}
-		return d.model.Tokenizer.Encode(strings.Join(parts, " ")), nil
+		return m.Tokenizer.Encode(strings.Join(parts, " ")), nil
 	}
-	text, err := d.model.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: d.model.Now})
+	text, err := m.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: m.Now})
 	if err != nil {
 		return nil, &templateError{err}
 	}
-	return d.model.Tokenizer.Encode(text), nil
+	return m.Tokenizer.Encode(text), nil
 }
 
 type templateError struct{ err error }

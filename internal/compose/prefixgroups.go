@@ -104,7 +104,7 @@ func (c *Composer) checkPrefix(conv *records.Conversation, marker string) error 
 	if conv.PrefixGroup == nil {
 		return nil
 	}
-	ids, err := c.firstRequestIDs(conv, marker)
+	ids, err := wireIDs(c.model, conv, 0, marker)
 	if err != nil {
 		return err
 	}
@@ -112,9 +112,4 @@ func (c *Composer) checkPrefix(conv *records.Conversation, marker string) error 
 		return fmt.Errorf("conversation %s: its first %d wire tokens are not its prefix group's: the tokenizer merged across the prefix", conv.ID, c.opts.PrefixLength)
 	}
 	return nil
-}
-
-func (c *Composer) firstRequestIDs(conv *records.Conversation, marker string) ([]int, error) {
-	t := &Tracer{model: c.model}
-	return t.wireIDs(conv, marker)
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
@@ -320,18 +319,7 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 
 // wireIDs is the request's wire tokens, built as send builds it.
 func (t *Tracer) wireIDs(conv *records.Conversation, marker string) ([]int, error) {
-	msgs, err := wire.Messages(conv, 0, marker, nil)
-	if err != nil {
-		return nil, err
-	}
-	if t.model.Template == nil {
-		return t.model.Tokenizer.Encode(msgs[0]["content"].(string)), nil
-	}
-	text, err := t.model.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: t.model.Now})
-	if err != nil {
-		return nil, fmt.Errorf("rendering the request: %w", err)
-	}
-	return t.model.Tokenizer.Encode(text), nil
+	return wireIDs(t.model, conv, 0, marker)
 }
 
 // checkBlocks requires every full block's wire tokens to be those of the
