@@ -72,7 +72,7 @@ type flags struct {
 	Trace                    string  `help:"Replay a trace instead of synthetic conversations: one single-turn request per row, target_isl = input_length, max_tokens = output_length, blocks that share hash ids share their wire tokens. Needs a suffix or no cache-bust target." placeholder:"FILE" type:"existingfile" group:"trace"`
 	TraceFormat              string  `help:"Trace format." enum:"mooncake" default:"mooncake" group:"trace"`
 	BlockSize                int     `help:"Tokens per trace hash id (Mooncake's block)." default:"512" placeholder:"TOKENS" group:"trace"`
-	CacheBlockSize           int     `help:"Prefix-cache block (vLLM's default 16) in which each --trace or --dataset request's cache blocks are named, so send can write every request's expected_cached_tokens; 0 names none." default:"16" placeholder:"TOKENS" group:"trace"`
+	CacheBlockSize           int     `help:"Prefix-cache block (vLLM's default 16) in which each request's cache blocks are named, so send can write every request's expected_cached_tokens; 0 names none. Synthetic conversations are named only when this flag is given (one more encoding of every request)." default:"16" placeholder:"TOKENS" group:"trace"`
 	Dataset                  string  `help:"Replay a dataset instead of synthetic conversations, texts as they are: every request records its exact wire ISL; the dataset's replies are the history and their token length max_tokens (else --osl). ShareGPT JSON/JSONL, OpenAI messages JSONL, or prompts ({\"prompt\"} lines or text lines)." placeholder:"FILE" type:"existingfile" group:"dataset"`
 	DatasetFormat            string  `help:"Dataset format (${enum}; auto detects it)." enum:"auto,sharegpt,openai,prompts" default:"auto" group:"dataset"`
 }
@@ -111,7 +111,8 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 		SharedSystemPromptLength: f.SharedSystemPromptLength,
 		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
 		Workers: f.Workers, PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength,
-		ISLSet: set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
+		CacheBlockSize: given(set, "cache-block-size", f.CacheBlockSize),
+		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
 	if err := opts.Validate(); err != nil {
 		return usage(err)
@@ -175,6 +176,16 @@ func write(stdout io.Writer, run func(context.Context, *jsonl.Writer) error) err
 		err = ferr
 	}
 	return cli.Cause(ctx, cli.Quiet(err))
+}
+
+// given is v when the flag was spelled out on the command line, else 0:
+// synthetic conversations name their cache blocks only when asked, since
+// it costs one more encoding of every request.
+func given(set map[string]bool, name string, v int) int {
+	if set[name] {
+		return v
+	}
+	return 0
 }
 
 // traceOnly are the flags --trace replaces (the trace gives every

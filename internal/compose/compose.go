@@ -329,6 +329,9 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 			return nil, fmt.Errorf("conversation %s turn %d reply: %w", conv.ID, k, err)
 		}
 	}
+	if err := c.nameCacheBlocks(conv, marker); err != nil {
+		return nil, err
+	}
 	return conv, nil
 }
 

@@ -33,6 +33,10 @@ type Options struct {
 	// the first PrefixLength wire tokens of its first request are those of
 	// every conversation of its group (--prefix-groups, --prefix-length).
 	PrefixGroups, PrefixLength int
+	// CacheBlockSize > 0 names every request's prefix-cache blocks
+	// (--cache-block-size given explicitly: it costs one more encoding of
+	// every request), so send can write expected_cached_tokens.
+	CacheBlockSize int
 
 	// Set records which of the mean flags were given explicitly, so
 	// "stddev without mean" can be refused.
@@ -86,6 +90,10 @@ func (o Options) Validate() error {
 		return usagef("--prefix-groups and --prefix-length must not be negative")
 	case (o.PrefixGroups > 0) != (o.PrefixLength > 0):
 		return usagef("--prefix-groups and --prefix-length go together")
+	case o.CacheBlockSize < 0:
+		return usagef("--cache-block-size must not be negative (got %d)", o.CacheBlockSize)
+	case o.CacheBlockSize > 0 && !o.Exact:
+		return usagef("--cache-block-size needs --exact: the blocks are named from the rendered requests")
 	}
 	return nil
 }

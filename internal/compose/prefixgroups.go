@@ -6,6 +6,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -110,6 +111,23 @@ func (c *Composer) checkPrefix(conv *records.Conversation, marker string) error 
 	}
 	if len(ids) < c.opts.PrefixLength || idsSum(ids[:c.opts.PrefixLength]) != c.groups[*conv.PrefixGroup].sum {
 		return fmt.Errorf("conversation %s: its first %d wire tokens are not its prefix group's: the tokenizer merged across the prefix", conv.ID, c.opts.PrefixLength)
+	}
+	return nil
+}
+
+// nameCacheBlocks names the prefix-cache blocks of every request of conv
+// (--cache-block-size), encoding each request once more.
+func (c *Composer) nameCacheBlocks(conv *records.Conversation, marker string) error {
+	if c.opts.CacheBlockSize < 1 {
+		return nil
+	}
+	conv.CacheBlockSize = c.opts.CacheBlockSize
+	for k := range conv.Turns {
+		ids, err := wireIDs(c.model, conv, k, marker)
+		if err != nil {
+			return fmt.Errorf("conversation %s turn %d: %w", conv.ID, k, err)
+		}
+		conv.Turns[k].CacheBlocks = prefixcache.Chain(ids, c.opts.CacheBlockSize)
 	}
 	return nil
 }

@@ -1,11 +1,13 @@
 package compose
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -67,5 +69,106 @@ func TestPrefixGroups(t *testing.T) {
 	m, _ := LoadModel(p, "", "", "")
 	if _, err := New(p, m, "", Options{ISL: 400, OSL: 16, Conversations: 1, Turns: 1, Exact: true, PrefixGroups: 2, PrefixLength: 100}); !IsUsage(err) {
 		t.Errorf("prefix target: %v", err)
+	}
+}
+
+// prefixRef is one line of testdata/prefix_groups_reference.jsonl.gz,
+// written by scripts/check-prefix-groups-reference.sh --update.
+type prefixRef struct {
+	Model, Target     string
+	Conv, Turn, Group int
+	TargetISL         int    `json:"target_isl"`
+	MessagesSHA256    string `json:"messages_sha256"`
+	RefTokens         int    `json:"ref_tokens"`
+	PrefixSHA256      string `json:"prefix_sha256"`
+	Error             string
+}
+
+// TestPrefixGroupsReference recomposes every case of the reference check
+// and requires the very requests the reference encoded, each exactly its
+// target by the reference, our first 200 token ids equal to the
+// reference's, and by the reference one prefix per group, distinct groups
+// distinct.
+func TestPrefixGroupsReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("composes 14 cases on 7 real models")
+	}
+	type key struct{ model, target string }
+	cases := map[key][]prefixRef{}
+	var order []key
+	for _, r := range testutil.ReadJSONL[prefixRef](t, filepath.Join("testdata", "prefix_groups_reference.jsonl.gz")) {
+		k := key{r.Model, r.Target}
+		if _, ok := cases[k]; !ok {
+			order = append(order, k)
+		}
+		cases[k] = append(cases[k], r)
+	}
+	if len(order) != len(traceModels)*2 {
+		t.Fatalf("%d cases, want %d", len(order), len(traceModels)*2)
+	}
+	for _, k := range order {
+		t.Run(k.model+"/"+k.target, func(t *testing.T) {
+			src := testmodel.Source(t, k.model)
+			target, _ := cachebust.ParseTarget(k.target)
+			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := modelFor(p, src, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := New(p, m, "", Options{ISL: 600, OSL: 16, Conversations: 7, Turns: 2, Seed: 1, Exact: true, Workers: 2,
+				PrefixGroups: 3, PrefixLength: 200, Model: "m", ISLSet: true, OSLSet: true, TurnsSet: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &Tracer{model: m}
+			groupPrefix := map[int]string{}
+			for _, r := range cases[k] {
+				conv, err := c.Conversation(r.Conv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				msgs, err := wire.Messages(conv, r.Turn, wire.Marker(conv, 0), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case r.Error != "":
+					t.Errorf("conv %d turn %d: the reference failed: %s", r.Conv, r.Turn, r.Error)
+					continue
+				case messagesSHA256(msgs) != r.MessagesSHA256:
+					t.Errorf("conv %d turn %d: another request than the reference encoded", r.Conv, r.Turn)
+					continue
+				case r.RefTokens != r.TargetISL:
+					t.Errorf("conv %d turn %d: the reference counts %d, target %d", r.Conv, r.Turn, r.RefTokens, r.TargetISL)
+				}
+				if r.Turn != 0 {
+					continue
+				}
+				ids, err := tr.wireIDs(conv, wire.Marker(conv, 0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := blockSums(ids[:200], 200)[0]; got != r.PrefixSHA256 {
+					t.Errorf("conv %d: our first 200 ids differ from the reference's", r.Conv)
+				}
+				if prev, ok := groupPrefix[r.Group]; ok && prev != r.PrefixSHA256 {
+					t.Errorf("conv %d: group %d has two prefixes by the reference", r.Conv, r.Group)
+				}
+				groupPrefix[r.Group] = r.PrefixSHA256
+			}
+			seen := map[string]bool{}
+			for _, s := range groupPrefix {
+				if seen[s] {
+					t.Error("two groups share a prefix by the reference")
+				}
+				seen[s] = true
+			}
+			if len(groupPrefix) != 3 {
+				t.Errorf("%d groups, want 3", len(groupPrefix))
+			}
+		})
 	}
 }

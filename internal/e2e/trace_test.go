@@ -100,3 +100,48 @@ func TestTraceReplayPrefixCache(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefixGroupsReplayPrefixCache: with --prefix-groups 3
+// --prefix-length 256, every conversation after the first of its group
+// finds its group's 256 tokens cached, and the server agrees with send's
+// expectation on every request.
+func TestPrefixGroupsReplayPrefixCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole pipeline")
+	}
+	bin := buildTools(t)
+	srv := testserver.StartTest(t, testserver.Config{PrefixCacheBlock: 16})
+	cmd := exec.Command("bash", "-c", `set -eo pipefail; b=$0
+"$b/probe" --apply-chat-template --cache-bust first_turn_suffix --now 2025-07-10T12:00:00 \
+  | "$b/compose" --isl 600 --osl 8 --conversations 9 --prefix-groups 3 --prefix-length 256 --cache-block-size 16 --model m \
+  | "$b/send" --url "$1" --concurrency 1`, bin, srv.URL())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 9 {
+		t.Fatalf("%d records, want 9", len(lines))
+	}
+	for i, line := range lines {
+		var rec struct {
+			Index    int  `json:"conversation_index"`
+			Expected *int `json:"expected_cached_tokens"`
+			Result   struct {
+				Usage struct {
+					Cached *int `json:"cached_tokens"`
+				} `json:"usage"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Expected == nil || rec.Result.Usage.Cached == nil || *rec.Expected != *rec.Result.Usage.Cached {
+			t.Errorf("record %d: expected %v, server %v", i, rec.Expected, rec.Result.Usage.Cached)
+			continue
+		}
+		if want := 256; rec.Index >= 3 && *rec.Expected < want {
+			t.Errorf("conversation %d: %d cached, want its group's %d", rec.Index, *rec.Expected, want)
+		}
+	}
+}
