@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -27,7 +28,7 @@ func TestPrefixGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, err := New(p, m, "", Options{ISL: 400, OSL: 16, Conversations: 7, Turns: 2, Seed: 3, Exact: true, Workers: 2,
-			PrefixGroups: 3, PrefixLength: 150, ISLSet: true})
+			PrefixGroups: 3, PrefixLength: 150, CacheBlockSize: 16, ISLSet: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,6 +41,14 @@ func TestPrefixGroups(t *testing.T) {
 			}
 			if conv.PrefixGroup == nil || *conv.PrefixGroup != i%3 {
 				t.Fatalf("%s conv %d: group %v", model, i, conv.PrefixGroup)
+			}
+			line, err := json.Marshal(conv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.ValidateSchema(t, "conversation.schema.json", line)
+			if conv.CacheBlockSize != 16 || len(conv.Turns[0].CacheBlocks) != 400/16*16 {
+				t.Errorf("%s conv %d: cache blocks %d hex digits of size %d, want 25 names", model, i, len(conv.Turns[0].CacheBlocks), conv.CacheBlockSize)
 			}
 			ids, err := tr.wireIDs(conv, wire.Marker(conv, 0))
 			if err != nil {
