@@ -251,3 +251,37 @@ func TestTraceRefusesPrefixTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceManyRows composes 400 random rows (lengths uniform around 800,
+// half sharing a random number of leading blocks of 100 tokens with an
+// earlier row) on every model, with and without a suffix marker. compose
+// encodes every request it writes and refuses one whose length is off or
+// whose shared blocks tokenize differently from the first row that carried
+// them, so success means all of it held.
+func TestTraceManyRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("composes 5 600 requests on 7 real models")
+	}
+	rows := traceRows(400, 800, 100)
+	for _, model := range traceModels {
+		for _, target := range []cachebust.Target{cachebust.None, cachebust.FirstTurnSuffix} {
+			src := testmodel.Source(t, model)
+			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := modelFor(p, src, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 1, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := tr.Run(context.Background(), jsonl.NewWriter(&buf), rows); err != nil {
+				t.Errorf("%s %s: %v", model, target, err)
+			}
+		}
+	}
+}
