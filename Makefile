@@ -8,29 +8,61 @@ BIN       ?= bin
 SHARED    ?= ../shared
 TOOLS     := probe compose send measure
 ORACLE    := .bench/oracle
+# Pinned: the first release line that knows Go 1.26; fetched through the
+# module proxy by `go run` and cached by the Go build cache.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build test test-short conformance-check conformance-pack conformance-regen bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle
+.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference
 
+## all: build the four tools (the default)
 all: build
 
+## help: list the targets, one line each (the `## name: what` lines here)
+help:
+	@awk '/^## [a-z-]+:/ { sub(/^## /, ""); n = index($$0, ":"); printf "  %-18s %s\n", substr($$0, 1, n-1), substr($$0, n+2) }' $(MAKEFILE_LIST)
+
+## build: build probe, compose, send and measure into bin/
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(TOOLS))
 
+## test: lint, the full suite with conformance, then the race detector on -short (what CI runs)
 # The full suite, conformance included (testdata/conformance). The race
 # detector then reruns it in -short mode, which leaves out only the long
-# conformance sweeps (they are single-goroutine loops).
-test:
+# conformance sweeps (they are single-goroutine loops). Lint first: CI
+# runs exactly this target.
+test: lint browser
 	$(GO) test -count=1 ./...
 	$(GO) test -race -short -count=1 ./...
 
+## test-short: the suite without the long conformance sweeps
 test-short:
 	$(GO) test -short -count=1 ./...
 
+## browser: install Debian's chromium when absent (for the HTML report's browser test)
+# Headless Chromium renders measure's HTML report in the tests
+# (internal/report TestReportInBrowser). Installed from Debian when absent;
+# where it cannot be (no apt-get, not root), the test skips and says so.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing chromium (apt-get) for the HTML report's browser test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	    || echo "browser: could not install chromium; TestReportInBrowser will skip"; \
+	else echo "browser: chromium absent and cannot be installed here (needs root and apt-get); TestReportInBrowser will skip"; fi
+
+## test-browser: the HTML report's browser check alone, required to run
+# The browser check alone, required to run (fails if chromium is missing).
+test-browser: browser
+	ISLKIT_REQUIRE_BROWSER=1 $(GO) test -count=1 -run TestReportInBrowser -v ./internal/report
+
+## lint: gofmt check, go vet and staticcheck (pinned) on the whole module
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
+## fuzz: 20 s of every fuzz target
 # Short coverage-guided runs of every fuzz target.
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
@@ -39,51 +71,68 @@ fuzz:
 	  done; \
 	done
 
+## oracle: install the Rust tokenizers reference (Node binding) from npm
 # The Rust reference (HuggingFace tokenizers through its Node binding) for
 # the comparisons in `make bench`; installed from the npm registry.
 oracle: $(ORACLE)/node_modules/@anush008/tokenizers
 $(ORACLE)/node_modules/@anush008/tokenizers:
 	npm install --no-package-lock --no-audit --no-fund --prefix $(ORACLE) @anush008/tokenizers@0.6.0
 
+## bench: all the bench-* targets
 # Speed, each figure against a reference measured in the same run.
 bench: bench-tokenizer bench-chat bench-measure bench-compose bench-send
 
+## bench-tokenizer: our tokenizer vs HF tokenizers (Rust via Node)
 # Our tokenizer vs the Rust library (Node binding), one core each.
 bench-tokenizer:
 	GO="$(GO)" ORACLE=$(ORACLE) bash scripts/bench-tokenizer.sh
 
+## bench-chat: chat template renders/s vs Python Jinja2
 # Chat template renders/s vs Python Jinja2 with transformers' settings.
 bench-chat:
 	GO="$(GO)" bash scripts/bench-chat.sh
 
+## bench-measure: measure payloads/s vs the tokenizer alone; 1 vs 2 workers
 # measure's payloads/s at ISL 1k and 8k vs the tokenizer alone on the same
 # texts (vs_tokenizer), and 1 vs 2 workers.
 bench-measure:
 	$(GO) test ./internal/measure/ -run '^$$' -bench 'Payloads|Workers' -benchtime 200x -count 3
 
+## bench-compose: compose of 1000 conversations vs tokenizing its output
 # compose of 1000 conversations at ISL 1000 vs tokenizing its output once.
 bench-compose:
 	$(GO) test ./internal/compose/ -run '^$$' -bench . -benchtime 1x
 
+## bench-send: send dry-run and live throughput vs vegeta (needs jq)
 # send: dry-run payloads/s, client overhead, and live req/s vs vegeta.
 bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
 	bash scripts/bench-send.sh 16 8s
 
-# The conformance data: `conformance-check` reports how $(SHARED) (where new
-# reference material arrives) differs from testdata/conformance;
-# `conformance-pack` stores $(SHARED)'s files there; `conformance-regen`
-# recomputes the golden files of a writable copy DIR with the reference
-# libraries (make conformance-regen DIR=/tmp/ref).
+## conformance-check: how ../shared (SHARED=DIR; where new reference material arrives) differs from testdata/conformance
 conformance-check:
 	bash scripts/conformance.sh check $(SHARED)
+
+## conformance-pack: store ../shared's models and golden files in testdata/conformance
 conformance-pack:
 	bash scripts/conformance.sh pack $(SHARED)
+
+## conformance-regen: recompute the golden files of a writable copy DIR with the reference libraries
 conformance-regen:
 	bash scripts/conformance.sh regen $(DIR)
 
+## jinja-diff: the jinja fork's changes against its upstream release (module proxy)
+jinja-diff:
+	GO="$(GO)" bash scripts/jinja-diff.sh
+
+## jinja-reference: re-render the jinja fork's Python Jinja2 references (python3-jinja2)
+jinja-reference:
+	/usr/bin/python3 scripts/jinja-reference.py internal/chat/internal/jinja/testdata
+
+## demo: the README's pipeline on the embedded model, offline (scripts/demo.sh)
 demo: build
 	bash scripts/demo.sh
 
+## clean: remove bin/, .bench and the demo's output
 clean:
 	rm -rf $(BIN) .bench demo-requests.jsonl

@@ -17,6 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -50,9 +51,10 @@ Example:
 type flags struct {
 	Probe                    string  `help:"Probe record file (default: stdin)." placeholder:"FILE" type:"existingfile"`
 	Tokenizer                string  `help:"Model (tokenizer.json, folder or ORG/NAME); must be the tokenizer the probe measured (SHA-256 checked). Default: the probe's --tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Revision                 string  `help:"Hub revision of --tokenizer ORG/NAME (branch, tag or commit). Default: main with --tokenizer, else the probe's." placeholder:"REV"`
 	ChatTemplate             string  `help:"Chat template file; must be the one the probe measured. Default: the probe's." placeholder:"FILE" type:"existingfile"`
 	Now                      string  `help:"Pin strftime_now (e.g. 2025-07-10T12:00:00). Default: $ISLKIT_NOW, else the probe's --now, else the clock." placeholder:"TIME"`
-	ISL                      int     `name:"isl" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn). Required unless --trace." placeholder:"TOKENS"`
+	ISL                      int     `name:"isl" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn). Required unless --trace or --dataset." placeholder:"TOKENS"`
 	ISLStddev                float64 `name:"isl-stddev" help:"Standard deviation of the per-turn ISL, in tokens (normal, redrawn while negative)." default:"0" placeholder:"TOKENS"`
 	OSL                      int     `name:"osl" help:"max_tokens of each turn, in tokens; also the length of compose's synthetic assistant replies." default:"128" placeholder:"TOKENS"`
 	OSLStddev                float64 `name:"osl-stddev" help:"Standard deviation of the OSL, in tokens; needs --osl." default:"0" placeholder:"TOKENS"`
@@ -67,6 +69,7 @@ type flags struct {
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
+	AllowOverContext         bool    `help:"Compose first requests longer than the model's context length (model_max_length in tokenizer_config.json), which a server refuses; without it such an --isl is an error. Lengths are at most 16777216 tokens either way."`
 	PrefixGroups             int     `help:"Put conversation i in group i mod G: the first --prefix-length wire tokens of its first request (template header included) are identical within a group and differ between groups. Needs a suffix or no cache-bust target." default:"0" placeholder:"G"`
 	PrefixLength             int     `help:"Shared prefix per group, in wire tokens; needs --prefix-groups." default:"0" placeholder:"TOKENS"`
 	Trace                    string  `help:"Replay a trace instead of synthetic conversations: one single-turn request per row, target_isl = input_length, max_tokens = output_length, blocks that share hash ids share their wire tokens. Needs a suffix or no cache-bust target." placeholder:"FILE" type:"existingfile" group:"trace"`
@@ -77,12 +80,15 @@ type flags struct {
 	DatasetFormat            string  `help:"Dataset format (${enum}; auto detects it)." enum:"auto,sharegpt,openai,prompts" default:"auto" group:"dataset"`
 }
 
+// signals gives the context a signal cancels (tests deliver one).
+var signals = cli.Signals
+
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	kctx, code, done := cli.Parse("compose", args, stdout, stderr, &f,
-		kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
+		cli.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())})
 	if done {
 		return code
 	}
@@ -96,21 +102,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f.Trace != "" {
 		return cli.Fail(stderr, "compose", f.runTrace(stdin, stdout, stderr, set))
 	}
-	return cli.Fail(stderr, "compose", f.run(stdin, stdout, set))
+	return cli.Fail(stderr, "compose", f.run(stdin, stdout, stderr, set))
 }
 
 // run composes; set holds the flags given on the command line, so a
 // stddev without its mean can be refused.
-func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) error {
+func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
 	if !set["isl"] {
-		return cli.Usagef("--isl is required (or --trace FILE)")
+		return cli.Usagef("--isl is required (or --trace FILE, or --dataset FILE)")
 	}
 	opts := compose.Options{
 		ISL: f.ISL, ISLStddev: f.ISLStddev, OSL: f.OSL, OSLStddev: f.OSLStddev,
 		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
 		SharedSystemPromptLength: f.SharedSystemPromptLength,
 		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
-		Workers: f.Workers, PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength,
+		Workers: f.Workers, AllowOverContext: f.AllowOverContext,
+		PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength,
 		CacheBlockSize: given(set, "cache-block-size", f.CacheBlockSize),
 		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
@@ -120,7 +127,9 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 	if f.Workers < 1 {
 		return cli.Usagef("--workers must be at least 1")
 	}
-	p, m, err := f.load(stdin)
+	ctx, stop := signals()
+	defer stop()
+	p, m, err := f.load(ctx, stdin)
 	if err != nil {
 		return err
 	}
@@ -132,11 +141,16 @@ func (f *flags) run(stdin io.Reader, stdout io.Writer, set map[string]bool) erro
 	if err != nil {
 		return usage(err)
 	}
-	return write(stdout, c.Run)
+	err = emit(ctx, stdout, c.Run)
+	for _, warning := range c.Warnings() {
+		fmt.Fprintf(stderr, "compose: warning: %s\n", warning)
+	}
+	return err
 }
 
-// load reads the probe record and loads the model it measured.
-func (f *flags) load(stdin io.Reader) (*records.Probe, *compose.Model, error) {
+// load reads the probe record (a signal stops the read too, even one
+// blocked on a FIFO) and loads the model it measured.
+func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *compose.Model, error) {
 	in, name := stdin, "<stdin>"
 	if f.Probe != "" {
 		file, err := os.Open(f.Probe)
@@ -146,7 +160,12 @@ func (f *flags) load(stdin io.Reader) (*records.Probe, *compose.Model, error) {
 		defer file.Close()
 		in, name = file, f.Probe
 	}
-	p, err := compose.ReadProbe(in, name)
+	var p *records.Probe
+	_, err := cli.Interruptible(ctx, func() error {
+		var err error
+		p, err = compose.ReadProbe(in, name)
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,23 +178,34 @@ func (f *flags) load(stdin io.Reader) (*records.Probe, *compose.Model, error) {
 			return nil, nil, fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
 		}
 	}
-	m, err := compose.LoadModel(p, f.Tokenizer, f.ChatTemplate, f.Now)
+	m, err := compose.LoadModel(p, modelsrc.Spec(f.Tokenizer, f.Revision), f.ChatTemplate, f.Now)
 	if err != nil {
 		return nil, nil, usage(err)
 	}
 	return p, m, nil
 }
 
-// write runs a composer's Run on stdout, stopping on a signal.
-func write(stdout io.Writer, run func(context.Context, *jsonl.Writer) error) error {
-	ctx, stop := cli.Signals()
-	defer stop()
-	w := jsonl.NewWriter(stdout)
-	err := run(ctx, w)
+// emit runs a composer's Run on stdout until it ends or a signal stops it.
+func emit(ctx context.Context, stdout io.Writer, run func(context.Context, *jsonl.Writer) error) error {
+	out := cli.NewOutput(stdout)
+	w := jsonl.NewWriter(out)
+	abandoned, err := cli.Interruptible(ctx, func() error { return run(ctx, w) })
+	if abandoned {
+		cli.StopOutput(w, out)
+		return err
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	return cli.Cause(ctx, cli.Quiet(err))
+}
+
+// usage marks compose's usage errors as the command line's.
+func usage(err error) error {
+	if compose.IsUsage(err) {
+		return &cli.UsageError{Err: err}
+	}
+	return err
 }
 
 // given is v when the flag was spelled out on the command line, else 0:
@@ -218,7 +248,9 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	if err != nil {
 		return err
 	}
-	p, m, err := f.load(stdin)
+	ctx, stop := signals()
+	defer stop()
+	p, m, err := f.load(ctx, stdin)
 	if err != nil {
 		return err
 	}
@@ -227,7 +259,7 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	if err != nil {
 		return usage(err)
 	}
-	err = write(stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
+	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
 	refused := d.Skipped()
 	for _, s := range append(skipped, refused...) {
 		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", f.Dataset, s.Line, s.Reason)
@@ -263,7 +295,9 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 	if err != nil {
 		return err
 	}
-	p, m, err := f.load(stdin)
+	ctx, stop := signals()
+	defer stop()
+	p, m, err := f.load(ctx, stdin)
 	if err != nil {
 		return err
 	}
@@ -282,13 +316,5 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "compose: %d of %d trace rows skipped\n", len(skipped), len(skipped)+len(rows))
 	}
-	return write(stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
-}
-
-// usage marks compose's usage errors as the command line's.
-func usage(err error) error {
-	if compose.IsUsage(err) {
-		return &cli.UsageError{Err: err}
-	}
-	return err
+	return emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
 }

@@ -1,5 +1,6 @@
 // Command islkit-testserver runs internal/testserver for demos: an
-// OpenAI-compatible server that counts prompt tokens like vLLM.
+// OpenAI-compatible server that counts prompt tokens like vLLM (or the
+// server -server names).
 package main
 
 import (
@@ -13,7 +14,9 @@ import (
 
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testserver"
+	"github.com/islkit/islkit/internal/version"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -36,6 +39,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (loopback)")
 	model := fs.String("tokenizer", "", "model folder, tokenizer.json or ORG/NAME (default: embedded Qwen3)")
+	revision := fs.String("revision", "main", "Hub revision of an ORG/NAME -tokenizer")
 	noTok := fs.Bool("no-tokenize", false, "skip prompt accounting (benchmark mode)")
 	tps := fs.Float64("tokens-per-second", 0, "streamed token rate (0: at once)")
 	ttft := fs.Duration("ttft", 0, "delay before the first token")
@@ -43,13 +47,26 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
 	seed := fs.Uint64("seed", 1, "fault seed")
 	cacheBlock := fs.Int("prefix-cache-block", 0, "unbounded automatic prefix cache in blocks of this many tokens, reported as usage.prompt_tokens_details.cached_tokens (vLLM: 16; 0: none)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
+	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
 		}
 		return cli.ExitUsage // the flag package has printed why
 	}
-	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed, PrefixCacheBlock: *cacheBlock}
+	if *showVersion {
+		fmt.Fprintln(stdout, "islkit-testserver", version.Full())
+		return cli.ExitOK
+	}
+	profile, err := serverprofile.Parse(*server)
+	if err != nil {
+		fmt.Fprintf(stderr, "islkit-testserver: -server: %v\n", err)
+		return cli.ExitUsage
+	}
+	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
+		CloseAfterStream: *closeAfter, Profile: profile, PrefixCacheBlock: *cacheBlock}
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}
@@ -63,7 +80,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return cli.ExitUsage
 	}
 	if !*noTok {
-		src, err := modelsrc.Resolve(*model)
+		src, err := modelsrc.Resolve(modelsrc.Spec(*model, *revision))
 		if err != nil {
 			return cli.Fail(stderr, name, err)
 		}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -19,9 +18,11 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/model"
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/outfile"
 	"github.com/islkit/islkit/internal/pipeline"
-	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
+	"github.com/islkit/islkit/internal/serverprofile"
 )
 
 const description = `Count tokens exactly as the model server does.
@@ -59,31 +60,46 @@ Examples:
   probe --apply-chat-template | compose --isl 1000 --conversations 100 --model m \
     | send --dry-run | measure --apply-chat-template --summary > measured.jsonl
   measure --apply-chat-template --summary --plot isl.html profile_export_raw.jsonl
+  send --url http://localhost:8000 < convs.jsonl | measure --summary \
+    --slo ttft=200ms,tpot=50ms --summary-json run.json --report run.html
+  measure --compare before.json after.json
+
+` + report.Definitions + `
 `
 
 type flags struct {
-	Tokenizer         string   `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the local HuggingFace cache (never downloaded). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Tokenizer         string   `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Revision          string   `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
 	ChatTemplate      string   `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool     `help:"Count message records through the chat template, as the server does."`
 	Now               string   `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
 	IDs               bool     `name:"ids" help:"Add the token ids to text records."`
-	Rendered          bool     `help:"Add the rendered template text to message records."`
-	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (costs a second encode)."`
-	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does."`
-	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause."`
-	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json)." placeholder:"FILE"`
+	Rendered          bool     `help:"Add the rendered template text to message records (with --apply-chat-template)."`
+	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (with --apply-chat-template; costs a second encode)."`
+	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does (with --apply-chat-template)."`
+	Server            string   `help:"Count requests as this server preprocesses them: vllm, sglang, transformers (apply_chat_template on the messages as given) or aiperf (AIPerf's own count). A request that server would refuse fails its line." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
+	CompareServer     string   `name:"compare-server" help:"Also count each templated request as this server would and split the difference by cause (isl.vs_profile): part join, tool-call arguments, reasoning, null content, generation prompt, ..." enum:",vllm,sglang,transformers,aiperf" default:""`
+	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
+	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
-	MaxLineBytes      int      `help:"Longest input line accepted, in bytes; a longer one is reported and skipped." default:"268435456"`
+	Report            string   `help:"Write the whole summary as one self-contained HTML page to FILE.html: ISL error histograms, latency CDFs, TTFT against ISL, throughput and concurrency over time, and the tables (no JavaScript, no network)." placeholder:"FILE.html"`
+	Percentiles       string   `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
+	SLO               string   `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
+	Compare           bool     `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
+	MaxLineBytes      int      `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
 	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
 	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
+
+// signals gives the context a signal cancels (tests deliver one).
+var signals = cli.Signals
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	if _, code, done := cli.Parse("measure", args, stdout, stderr, &f,
-		kong.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}); done {
+		cli.Description(description), kong.Vars{"cpus": fmt.Sprint(runtime.NumCPU())}); done {
 		return code
 	}
 	failed, err := f.run(stdin, stdout, stderr)
@@ -99,11 +115,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // run measures the inputs and returns how many lines failed.
 func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if f.Compare {
+		return 0, compare(f, stdout)
+	}
 	if f.MaxLineBytes < 1 {
 		return 0, cli.Usagef("--max-line-bytes must be positive")
 	}
 	if f.Workers < 1 {
 		return 0, cli.Usagef("--workers must be at least 1")
+	}
+	if !f.ApplyChatTemplate {
+		for _, fl := range []struct {
+			name string
+			set  bool
+		}{{"--bare", f.Bare}, {"--rendered", f.Rendered}, {"--no-tools", f.NoTools}} {
+			if fl.set {
+				return 0, cli.Usagef("%s acts on counts through the chat template: give --apply-chat-template too", fl.name)
+			}
+		}
 	}
 	plotFormat := ""
 	if f.Plot != "" {
@@ -116,9 +145,37 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 			return 0, cli.Usagef("--plot %s: the file must end in .svg or .html", f.Plot)
 		}
 	}
+	if f.Report != "" {
+		if ext := strings.ToLower(filepath.Ext(f.Report)); ext != ".html" && ext != ".htm" {
+			return 0, cli.Usagef("--report %s: the file must end in .html", f.Report)
+		}
+	}
+	var opts report.Options
+	var err error
+	// Report paths are checked before any work: an unwritable folder
+	// fails now, not after the whole input.
+	var outs outfile.Set
+	summaryOut, err := outs.Add("--summary-json", f.SummaryJSON)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	plotOut, err := outs.Add("--plot", f.Plot)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	reportOut, err := outs.Add("--report", f.Report)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	if opts.Percentiles, err = report.ParsePercentiles(f.Percentiles); err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	if opts.SLO, err = report.ParseSLO(f.SLO); err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
-	mdl, err := model.Load(model.Options{Tokenizer: f.Tokenizer, ChatTemplate: f.ChatTemplate, Now: f.Now})
+	mdl, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now})
 	if err != nil {
 		return 0, cli.ModelError(err)
 	}
@@ -134,61 +191,87 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		Now:               mdl.Now,
 		NoTools:           f.NoTools,
 		Bare:              f.Bare,
+		Server:            serverprofile.Profile(f.Server),
+		CompareServer:     serverprofile.Profile(f.CompareServer),
 	})
-	summary := report.NewSummary()
-	ctx, stop := cli.Signals()
+	summary := report.NewSummaryWith(opts)
+	ctx, stop := signals()
 	defer stop()
-	w := jsonl.NewWriter(stdout)
+	out := cli.NewOutput(stdout)
+	w := jsonl.NewWriter(out)
+	errLog := pipeline.NewErrorLog(stderr, "measure")
 	failed := 0
-	err = cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
-		r.SetMaxLineSize(f.MaxLineBytes)
-		r.SetSkipLongLines(true)
-		st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output, error) {
-			res, err := m.Line(line)
-			return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
-		}, func(err error, _ pipeline.Output) {
-			fmt.Fprintf(stderr, "measure: %v\n", err)
-			summary.AddFailure(measure.FailureKind(err))
-		}, func(v any) {
-			for _, isl := range v.([]records.ISL) {
-				summary.Add(isl)
-			}
+	// A signal ends the run within cli.StopGrace even while a worker is
+	// busy on one huge line or the input is a FIFO that never goes on.
+	abandoned, err := cli.Interruptible(ctx, func() error {
+		return cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
+			r.SetMaxLineSize(f.MaxLineBytes)
+			r.SetSkipLongLines(true)
+			st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[[]report.Request], error) {
+				res, err := m.Line(line)
+				return pipeline.Output[[]report.Request]{Lines: res.Lines, Value: res.Requests}, err
+			}, func(err error, _ pipeline.Output[[]report.Request]) {
+				errLog.Report(err)
+				summary.AddUnreadable(measure.FailureKind(err))
+			}, func(reqs []report.Request) {
+				for _, req := range reqs {
+					summary.AddRequest(req)
+				}
+			})
+			failed += st.Failed
+			return err
 		})
-		failed += st.Failed
-		return err
 	})
+	if abandoned {
+		// Given up on: flush the whole lines done, take no more.
+		cli.StopOutput(w, out)
+		return 0, cli.Cause(ctx, err)
+	}
+	errLog.Close()
+	for _, warning := range m.Warnings() {
+		fmt.Fprintf(stderr, "measure: %s\n", warning)
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	if err = cli.Cause(ctx, err); err != nil {
 		return failed, err
 	}
-	return failed, writeReports(f, stderr, summary, plotFormat)
+	return failed, writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat)
 }
 
-func writeReports(f *flags, stderr io.Writer, summary *report.Summary, plotFormat string) error {
+func writeReports(f *flags, stderr io.Writer, summary *report.Summary, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {
 	if f.Summary {
 		if err := summary.WriteText(stderr); err != nil {
 			return err
 		}
 	}
-	if f.SummaryJSON != "" {
+	if summaryOut != nil {
 		data, err := json.MarshalIndent(summary, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := cli.WriteFile(f.SummaryJSON, append(data, '\n')); err != nil {
+		if err := summaryOut.Write(append(data, '\n')); err != nil {
 			return err
 		}
 	}
-	if f.Plot != "" {
-		var buf bytes.Buffer
-		if err := summary.WritePlot(&buf, plotFormat); err != nil {
+	if plotOut != nil {
+		if err := plotOut.WriteWith(func(w io.Writer) error { return summary.WritePlot(w, plotFormat) }); err != nil {
 			return err
 		}
-		if err := cli.WriteFile(f.Plot, buf.Bytes()); err != nil {
+	}
+	if reportOut != nil {
+		if err := reportOut.WriteWith(summary.WriteReport); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// compare prints two summary files side by side (measure --compare).
+func compare(f *flags, stdout io.Writer) error {
+	if len(f.Files) != 2 {
+		return cli.Usagef("--compare takes two summary files: measure --compare A.json B.json")
+	}
+	return report.CompareFiles(stdout, f.Files[0], f.Files[1])
 }

@@ -8,14 +8,14 @@ import (
 	"os"
 	"time"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/model"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/verify"
 )
 
@@ -50,8 +50,9 @@ Examples:
 `
 
 type flags struct {
-	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the local HuggingFace cache (never downloaded). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
-	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
+	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Revision          string `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
+	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own (with --apply-chat-template or --verify-url)." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
 	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
 	Now               string `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. compose reuses it." placeholder:"TIME"`
@@ -60,13 +61,14 @@ type flags struct {
 	Model     string        `help:"Model name for --verify-url requests." default:"default"`
 	APIKey    string        `name:"api-key" help:"Bearer token for --verify-url." env:"OPENAI_API_KEY"`
 	Timeout   time.Duration `help:"Timeout of each --verify-url request." default:"60s"`
+	Server    string        `help:"The server behind --verify-url, whose preprocessing our counts follow: vllm, sglang, transformers or aiperf; the record's verify.profile names it." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var f flags
-	if _, code, done := cli.Parse("probe", args, stdout, stderr, &f, kong.Description(description)); done {
+	if _, code, done := cli.Parse("probe", args, stdout, stderr, &f, cli.Description(description)); done {
 		return code
 	}
 	code, err := f.run(stdout, stderr)
@@ -81,8 +83,12 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, cli.Usagef("--cache-bust: %w", err)
 	}
+	if f.ChatTemplate != "" && !f.ApplyChatTemplate && f.VerifyURL == "" {
+		// Without either, no template is rendered and compose drops it.
+		return 0, cli.Usagef("--chat-template is used only with --apply-chat-template (or --verify-url): give one of them, or leave it out")
+	}
 	// Loaded once: probe and --verify-url share the parsed model.
-	m, err := model.Load(model.Options{Tokenizer: f.Tokenizer, ChatTemplate: f.ChatTemplate, Now: f.Now})
+	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now})
 	if err != nil {
 		return 0, cli.ModelError(err)
 	}
@@ -135,5 +141,5 @@ func verifyServer(f *flags, m *model.Model) (*records.ProbeVerify, error) {
 	ctx, stop := cli.Signals()
 	defer stop()
 	return verify.Run(ctx, verify.Options{URL: f.VerifyURL, APIKey: f.APIKey, Model: f.Model,
-		Template: m.Template, Counter: m.Tokenizer, Now: m.Now, Timeout: f.Timeout})
+		Template: m.Template, Counter: m.Tokenizer, Now: m.Now, Timeout: f.Timeout, Profile: serverprofile.Profile(f.Server)})
 }

@@ -3,7 +3,7 @@
 // --url and writes one islkit.request record per request.
 //
 // Exit status: 0 all requests succeeded, 1 a request or the run failed,
-// 2 usage error.
+// 2 usage error, 130/143 stopped by a signal.
 package main
 
 import (
@@ -17,11 +17,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/send"
 )
+
+const description = `Send compose's conversations as chat-completions requests (or write them with --dry-run).
+
+A live run writes one islkit.request record per request, in completion
+order. Requests cut off at a stop (Ctrl-C, the end of --duration plus
+--grace) are recorded with error kind "cancelled" and are not failures.`
 
 type flags struct {
 	Input string `arg:"" optional:"" default:"-" help:"Conversations JSONL (compose's output); - for stdin."`
@@ -37,6 +42,9 @@ type flags struct {
 	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST /v1/chat/completions)."`
 	APIKey      string            `env:"OPENAI_API_KEY" help:"Bearer token."`
 	Header      map[string]string `short:"H" placeholder:"NAME=VALUE" help:"Extra request header (repeatable)."`
+	MaxErrors   int               `name:"max-consecutive-errors" placeholder:"N" help:"Stop issuing after N failed requests in a row (the server is down); the requests sent are all recorded. 0: never stop."`
+	Insecure    bool              `help:"Do not check the server's TLS certificate (https with a self-signed certificate)."`
+	CACert      string            `name:"ca-cert" placeholder:"FILE" help:"PEM certificate(s) to trust for an https --url, besides the system's."`
 	Concurrency int               `help:"Sessions in flight (default 1 when --rate is unset)."`
 	Rate        float64           `help:"Requests per second (0: as fast as --concurrency allows)."`
 	RateDist    string            `name:"rate-distribution" default:"constant" enum:"constant,poisson" help:"Arrival process for --rate (${enum})."`
@@ -53,16 +61,19 @@ type flags struct {
 	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
 }
 
+// signals gives the context a signal cancels (tests deliver one).
+var signals = cli.Signals
+
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c flags
 	kctx, code, done := cli.Parse("send", args, stdout, stderr, &c,
-		kong.Description("Send compose's conversations as chat-completions requests (or write them with --dry-run)."))
+		cli.Description(description))
 	if done {
 		return code
 	}
-	ctx, stop := cli.HandleSignals(context.Background())
+	ctx, stop := signals()
 	defer stop()
 	code, err := c.run(ctx, cli.Given(kctx), stdin, stdout, stderr)
 	if err != nil {
@@ -81,7 +92,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // liveOnly are the flags a dry run has no use for.
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
-	"timeout", "grace", "header", "api-key", "no-payload", "progress", "schedule", "speedup"}
+	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
+	"max-consecutive-errors", "schedule", "speedup"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -116,13 +128,24 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	}
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
-		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload, Speedup: c.Speedup}
+		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
+		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup}
 	if c.Schedule == send.ScheduleTimestamps {
 		opts.Schedule = send.ScheduleTimestamps
 	}
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)
+		}
+		if opts.TLS, err = send.TLSConfig(c.Insecure, c.CACert); err != nil {
+			return cli.ExitUsage, usage(err)
+		}
+		if opts.TLS != nil && !strings.HasPrefix(c.URL, "https:") {
+			flag := "--insecure"
+			if c.CACert != "" {
+				flag = "--ca-cert"
+			}
+			return cli.ExitUsage, usage(fmt.Errorf("%s applies to an https --url only", flag))
 		}
 	}
 	in, name := stdin, "<stdin>"
@@ -135,7 +158,13 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		in, name = f, c.Input
 	}
 	// Read everything first: a bad line stops the run before any request.
-	convs, err := send.ReadConversations(in, name)
+	// A signal stops the read too, even one blocked on a FIFO.
+	var convs []records.Conversation
+	_, err = cli.Interruptible(ctx, func() error {
+		var err error
+		convs, err = send.ReadConversations(in, name)
+		return err
+	})
 	if err != nil {
 		return cli.ExitFailed, err
 	}
@@ -156,8 +185,13 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		}
 	}
 	if c.DryRun {
-		_, err := send.DryRun(stdout, convs, b, shard, c.Format)
-		return cli.ExitOK, err
+		out := cli.NewOutput(stdout)
+		_, err := cli.Interruptible(ctx, func() error {
+			_, err := send.DryRun(out, convs, b, shard, c.Format)
+			return err
+		})
+		out.Close() // whole lines only, if the signal did not wait for DryRun
+		return cli.ExitOK, cli.Cause(ctx, err)
 	}
 	if len(c.Header) > 0 {
 		opts.Header = http.Header{}
@@ -175,6 +209,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if sum.Cancelled > 0 {
 		why := "still running when the grace period (--grace " + c.Grace.String() + ") ended"
 		fmt.Fprintf(stderr, "send: %s cancelled: %s\n", plural(sum.Cancelled, "request"), why)
+	}
+	if sum.GaveUp {
+		fmt.Fprintf(stderr, "send: stopped issuing after %d consecutive errors (--max-consecutive-errors): the server looks down\n", c.MaxErrors)
 	}
 	if sum.Failed > 0 {
 		fmt.Fprintf(stderr, "send: %d of %d requests failed: %s\n", sum.Failed, sum.Requests, sum.FailedKinds())

@@ -120,7 +120,7 @@ func TestDurationCutIsNotFailure(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	in := writeInput(t, convLine)
 	code, out, errs := runCLI("--url", s.URL(), "-H", testserver.FaultHeader+"=stall", "--concurrency", "2",
-		"--duration", "100ms", "--grace", "0s", "--recycle", in)
+		"--duration", "500ms", "--grace", "0s", "--recycle", in)
 	if code != 0 || strings.Contains(errs, "failed") || !strings.Contains(errs, "2 requests cancelled") {
 		t.Errorf("exit %d, stderr %q; want 0 and a note on the 2 cancelled requests", code, errs)
 	}

@@ -1,6 +1,9 @@
 package budget
 
-import "github.com/islkit/islkit/internal/cachebust"
+import (
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/records"
+)
 
 // Compensation is everything compose subtracts, computed once per run.
 type Compensation struct {
@@ -12,7 +15,7 @@ type Compensation struct {
 	Landing cachebust.Landing `json:"landing"`
 	// Template is the chat-template overhead; zero when the chat template
 	// is not applied.
-	Template TemplateOverhead `json:"template"`
+	Template records.TemplateOverhead `json:"template"`
 }
 
 // firstTurnMarker is the marker cost charged to the first user turn.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/records"
 )
 
 type countFunc func(string) int
@@ -132,7 +133,7 @@ func comp(marker int, slot cachebust.Slot, fixed, wrap int) Compensation {
 	return Compensation{
 		MarkerTokens: marker,
 		Landing:      cachebust.Landing{Slot: slot, Prefix: true},
-		Template:     TemplateOverhead{Fixed: fixed, Wrap: wrap},
+		Template:     records.TemplateOverhead{Fixed: fixed, Wrap: wrap},
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package budget holds islkit's ISL compensation arithmetic, after NVIDIA
-// AIPerf's (../shared/reference/aiperf-behaviour.md §3–4 and the seed
-// isl-budget-compensation.md): a chat-template probe that splits template
+// AIPerf's (docs/reference/aiperf-behaviour.md §3–4 and the seed
+// docs/seeds/isl-budget-compensation.md): a chat-template probe that splits template
 // overhead into a per-request fixed cost and a per-message wrap, and the
 // per-turn budgets that subtract those and the cache-bust marker so the
 // wire payload reaches the requested ISL.
@@ -9,6 +9,8 @@ package budget
 import (
 	"fmt"
 	"math"
+
+	"github.com/islkit/islkit/internal/records"
 )
 
 // The probe texts, AIPerf's _CHAT_TEMPLATE_PROBE_SAMPLES (§3.2).
@@ -40,25 +42,6 @@ type Counter interface {
 	Count(text string) int
 }
 
-// SampleOverhead is the probe's measurement for one sample text.
-type SampleOverhead struct {
-	Text   string  `json:"text"`
-	Bare   int     `json:"bare"`   // tokens of the text alone
-	Single int     `json:"single"` // tokens of [user]
-	Triple int     `json:"triple"` // tokens of [user, assistant, user]
-	Wrap   float64 `json:"wrap"`   // (triple - single - 2·bare) / 2
-	Fixed  float64 `json:"fixed"`  // single - bare - wrap
-}
-
-// TemplateOverhead is the probe result. Fixed and Wrap are zero, with
-// Reason saying why, when the template could not be probed.
-type TemplateOverhead struct {
-	Fixed   int              `json:"per_request_fixed"`
-	Wrap    int              `json:"per_msg_wrap"`
-	Samples []SampleOverhead `json:"samples,omitempty"`
-	Reason  string           `json:"reason,omitempty"`
-}
-
 // ProbeChatTemplate measures chat-template overhead under the model
 //
 //	wire = per_request_fixed + Σ_messages (per_msg_wrap + content tokens)
@@ -75,11 +58,11 @@ type TemplateOverhead struct {
 // negative wrap or fixed cost: under-compensating is safer than trusting a
 // template that breaks the model. The samples measured so far are kept in
 // the result for the probe record.
-func ProbeChatTemplate(render Renderer, c Counter) TemplateOverhead {
+func ProbeChatTemplate(render Renderer, c Counter) records.TemplateOverhead {
 	if render == nil {
-		return TemplateOverhead{Reason: "no chat template"}
+		return records.TemplateOverhead{Reason: "no chat template"}
 	}
-	var out TemplateOverhead
+	var out records.TemplateOverhead
 	var sumWrap, sumFixed float64
 	for _, text := range ProbeSamples() {
 		single, err := render([]Message{{"user", text}})
@@ -90,7 +73,7 @@ func ProbeChatTemplate(render Renderer, c Counter) TemplateOverhead {
 		if err != nil {
 			return fail(out, fmt.Sprintf("rendering [user, assistant, user] failed: %v", err))
 		}
-		s := SampleOverhead{Text: text, Bare: c.Count(text), Single: single, Triple: triple}
+		s := records.SampleOverhead{Text: text, Bare: c.Count(text), Single: single, Triple: triple}
 		s.Wrap = float64(s.Triple-s.Single-2*s.Bare) / 2
 		s.Fixed = float64(s.Single-s.Bare) - s.Wrap
 		out.Samples = append(out.Samples, s)
@@ -106,6 +89,6 @@ func ProbeChatTemplate(render Renderer, c Counter) TemplateOverhead {
 	return out
 }
 
-func fail(o TemplateOverhead, reason string) TemplateOverhead {
-	return TemplateOverhead{Samples: o.Samples, Reason: reason}
+func fail(o records.TemplateOverhead, reason string) records.TemplateOverhead {
+	return records.TemplateOverhead{Samples: o.Samples, Reason: reason}
 }

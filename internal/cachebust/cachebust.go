@@ -1,7 +1,7 @@
 // Package cachebust holds the cache-bust marker logic that compose and send
 // must agree on: the target names, the marker text and its digest, where the
 // marker lands (Route, RouteMessages) and how it is injected (Inject). It
-// follows NVIDIA AIPerf's behaviour (see ../shared/reference/
+// follows NVIDIA AIPerf's behaviour (see docs/reference/
 // aiperf-behaviour.md §1–2): a marker "[rid:<12 hex>]" whose digest is the
 // SHA-256 of "benchmark_id:recycle_pass:trajectory_index:trace_id".
 //

@@ -27,6 +27,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/islkit/islkit/internal/chat/internal/jinja"
@@ -35,6 +36,11 @@ import (
 // ErrNoTemplate reports a model folder whose tokenizer has no chat template
 // (chat_template absent or null); callers fall back to counting bare text.
 var ErrNoTemplate = errors.New("chat: model has no chat template")
+
+// ErrEmptyTemplate reports a chat template that is empty (chat_template "",
+// an empty chat_template.jinja or --chat-template file): it would render
+// every request as nothing.
+var ErrEmptyTemplate = errors.New("the chat template is empty")
 
 // ErrLimit is wrapped by render errors caused by an exceeded Limits bound.
 var ErrLimit = jinja.ErrLimit
@@ -64,6 +70,10 @@ type Template struct {
 	// from lists for each render.
 	shared map[string]jinja.Value
 	lists  map[string][]jinja.Value
+	// formats caches each named template's content formats (vLLM's and
+	// SGLang's detection), computed on first use.
+	formatOnce sync.Once
+	formats    map[*jinja.Template][2]string
 }
 
 // Option configures Compile and LoadFS.
@@ -181,6 +191,11 @@ type RenderInput struct {
 	// TemplateName picks a named template; empty applies transformers' rule
 	// ("tool_use" when Tools is set and present, else "default").
 	TemplateName string
+	// ContinueFinalMessage renders the conversation open-ended, as
+	// transformers' continue_final_message does: the render is cut right
+	// after the final message's content (see continueFinal). It may not be
+	// combined with AddGenerationPrompt.
+	ContinueFinalMessage bool
 }
 
 var reservedKeys = [...]string{"messages", "tools", "documents", "add_generation_prompt"}
@@ -233,6 +248,12 @@ func value(v any) jinja.Value {
 			items[i] = value(o)
 		}
 		return jinja.NewList(items)
+	case []any:
+		items := make([]jinja.Value, len(v))
+		for i, o := range v {
+			items[i] = value(o)
+		}
+		return jinja.NewList(items)
 	case string:
 		return jinja.NewString(v)
 	}
@@ -241,13 +262,20 @@ func value(v any) jinja.Value {
 
 // Render renders the template over in.
 func (t *Template) Render(in RenderInput) (string, error) {
-	jt, ctx, err := t.context(in)
+	jt, ctx, final, err := t.context(in)
 	if err != nil {
 		return "", err
 	}
 	out, err := jt.RenderShared(t.shared, ctx, t.limits)
 	if err != nil {
 		return "", fmt.Errorf("chat: render: %w", err)
+	}
+	if in.ContinueFinalMessage {
+		n, err := continueFinal(out, final)
+		if err != nil {
+			return "", err
+		}
+		out = out[:n]
 	}
 	return out, nil
 }
@@ -256,7 +284,7 @@ func (t *Template) Render(in RenderInput) (string, error) {
 // caller that only reads the text (to count its tokens) can reuse one
 // buffer for every render.
 func (t *Template) Append(dst []byte, in RenderInput) ([]byte, error) {
-	jt, ctx, err := t.context(in)
+	jt, ctx, final, err := t.context(in)
 	if err != nil {
 		return dst, err
 	}
@@ -264,14 +292,27 @@ func (t *Template) Append(dst []byte, in RenderInput) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("chat: render: %w", err)
 	}
+	if in.ContinueFinalMessage {
+		start := len(dst)
+		n, err := continueFinal(string(out[start:]), final)
+		if err != nil {
+			return dst, err
+		}
+		out = out[:start+n]
+	}
 	return out, nil
 }
 
 // context picks the template for in and builds its variables.
-func (t *Template) context(in RenderInput) (*jinja.Template, *jinja.Dict, error) {
+func (t *Template) context(in RenderInput) (*jinja.Template, *jinja.Dict, string, error) {
 	jt, err := t.pick(in)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
+	}
+	if in.ContinueFinalMessage && in.AddGenerationPrompt {
+		// transformers apply_chat_template refuses the pair
+		// (tokenization_utils_base.py @598a3dc3).
+		return nil, nil, "", ErrContinueWithGenerationPrompt
 	}
 	// String special tokens come from t.shared; lists are copied, as a
 	// template may change them.
@@ -282,7 +323,7 @@ func (t *Template) context(in RenderInput) (*jinja.Template, *jinja.Dict, error)
 	for k, v := range in.Kwargs {
 		for _, r := range reservedKeys {
 			if k == r {
-				return nil, nil, fmt.Errorf("chat: kwarg %q collides with an apply_chat_template argument", k)
+				return nil, nil, "", fmt.Errorf("chat: kwarg %q collides with an apply_chat_template argument", k)
 			}
 		}
 		ctx.Set(k, jinja.FromGoValue(v))
@@ -291,14 +332,22 @@ func (t *Template) context(in RenderInput) (*jinja.Template, *jinja.Dict, error)
 	if in.FlattenContent {
 		msgs = flattenContent(msgs)
 	}
+	final := ""
+	if in.ContinueFinalMessage {
+		// Taken before the render: a template's top-level set may rebind
+		// messages, but transformers cuts at the caller's final message.
+		if final, err = finalMessageText(msgs); err != nil {
+			return nil, nil, "", err
+		}
+	}
 	ctx.Set("messages", msgs)
-	ctx.Set("tools", jinja.FromGoValue(in.Tools))
-	ctx.Set("documents", jinja.FromGoValue(in.Documents))
+	ctx.Set("tools", value(in.Tools))
+	ctx.Set("documents", value(in.Documents))
 	ctx.Set("add_generation_prompt", jinja.NewBool(in.AddGenerationPrompt))
 	if !in.Now.IsZero() {
 		ctx.Set("strftime_now", strftimeNow(in.Now))
 	}
-	return jt, ctx, nil
+	return jt, ctx, final, nil
 }
 
 // strftimeNow formats now, or the time of the call when now is zero.
@@ -355,13 +404,20 @@ func (t *Template) pick(in RenderInput) (*jinja.Template, error) {
 // Python's naive datetime), RFC 3339, or a bare date 2025-07-10.
 func ParseNow(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
+	t, err := time.Parse(time.RFC3339Nano, s)
 	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
+		if err == nil {
+			break
 		}
+		t, err = time.ParseInLocation(layout, s, time.Local)
+	}
+	if err == nil && t.IsZero() {
+		// The zero time means "not pinned" everywhere: taking it would
+		// silently read the clock.
+		return time.Time{}, fmt.Errorf("chat: %q is the zero time, which means the clock; give a later time", s)
+	}
+	if err == nil {
+		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("chat: cannot parse time %q (want 2025-07-10T12:00:00 or RFC 3339)", s)
 }

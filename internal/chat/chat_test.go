@@ -61,13 +61,11 @@ func TestBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			start := time.Now()
+			// The bounds count steps and bytes, not time, so reaching one is
+			// deterministic; a runaway would show as the test binary's timeout.
 			_, err = tmpl.Render(RenderInput{})
 			if !errors.Is(err, ErrLimit) {
 				t.Fatalf("err = %v, want ErrLimit", err)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("took %s to hit the bound", d)
 			}
 		})
 	}
@@ -80,12 +78,10 @@ func TestWallTimeLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	// Unbounded by steps, the loop would run for hours: only the clock can
+	// have stopped it.
 	if _, err := tmpl.Render(RenderInput{}); !errors.Is(err, ErrLimit) {
 		t.Fatalf("err = %v, want ErrLimit", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %s", d)
 	}
 }
 

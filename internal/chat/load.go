@@ -28,6 +28,14 @@ func LoadFS(fsys fs.FS, override string, opts ...Option) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	for name, text := range src.Named {
+		if strings.TrimSpace(text) == "" {
+			if name == "default" {
+				return nil, fmt.Errorf("chat: %s: %w", src.Origin, ErrEmptyTemplate)
+			}
+			return nil, fmt.Errorf("chat: %s: template %q: %w", src.Origin, name, ErrEmptyTemplate)
+		}
+	}
 	opts = append([]Option{WithSpecialTokens(cfg.special())}, opts...)
 	return compileNamed(src.Named, opts)
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/model"
@@ -110,23 +109,4 @@ func Cause(ctx context.Context, err error) error {
 		return intr
 	}
 	return err
-}
-
-// WriteFile replaces path atomically, so a failed run never leaves half a
-// report behind.
-func WriteFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

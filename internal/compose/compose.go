@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,19 @@ type Composer struct {
 	// marker may count a token or two more or less (its digest differs),
 	// and the first guess accounts for that.
 	calMarker int
+	// context is the model's model_max_length, 0 when unknown.
+	context int
+	// warnings found by New; tally counts what Run wrote.
+	warnings []string
+	tally    tally
+}
+
+// tally counts the turns Run wrote that a user should hear about.
+type tally struct {
+	turns                int
+	unreachable          int
+	firstUnreachable     *records.Unreachable
+	overContext, largest int
 }
 
 // DefaultBenchmarkID derives the marker's benchmark id from the seed (AIPerf
@@ -87,12 +101,16 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 		return nil, usagef("--cache-bust %s without --shared-system-prompt-length and with --apply-chat-template off changes nothing: the marker falls back to the first user turn; probe with --cache-bust first_turn_%s instead",
 			p.CacheBust, strings.TrimPrefix(p.CacheBust.String(), "system_"))
 	}
-	c := &Composer{opts: opts, probe: p, model: m}
+	c := &Composer{opts: opts, probe: p, model: m, context: ContextLength(m.Source)}
 	c.comp = budget.Compensation{
 		MarkerTokens:  p.MarkerTokens,
 		MarkerSamples: p.MarkerSamples,
 		Landing:       cachebust.Route(p.CacheBust, hasSystem),
 		Template:      p.Overhead,
+	}
+	if first := c.turnTarget(&records.Conversation{SystemPrompt: systemIf(hasSystem, opts)}, 0, 0, opts.ISL); c.context > 0 && first > c.context && !opts.AllowOverContext {
+		return nil, usagef("the first request would be %d tokens (--isl %d%s), above the model's context length %d (model_max_length of %s): a server refuses it; lower --isl, or give --allow-over-context to compose it anyway",
+			first, opts.ISL, map[bool]string{true: " with the shared system prompt", false: ""}[hasSystem], c.context, m.Source.Name)
 	}
 	if hasSystem && m.Template != nil {
 		// Templates such as Mistral v0.1's raise on a system message: the
@@ -115,6 +133,9 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 		return nil, err
 	}
 	ids := c.gen.ids
+	if longest := max(opts.ISL, opts.OSL, opts.SharedSystemPromptLength); len(ids) < longest {
+		c.warnings = append(c.warnings, fmt.Sprintf("the corpus is %d token(s), shorter than a %d-token prompt: prompts repeat it, which is not realistic text (a server may cache or compress it differently); give a longer --corpus", len(ids), longest))
+	}
 	if hasSystem {
 		c.sysStart = rand.New(rand.NewPCG(opts.Seed, 0)).IntN(len(ids))
 		c.sysBare = c.comp.SystemPromptLength(opts.SharedSystemPromptLength)
@@ -135,26 +156,110 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	return c, nil
 }
 
+// systemIf is the system prompt a first request's target counts.
+func systemIf(has bool, opts Options) *records.SystemPrompt {
+	if !has {
+		return nil
+	}
+	return &records.SystemPrompt{RequestedTokens: opts.SharedSystemPromptLength}
+}
+
+// Warnings returns what the user should read on stderr: a corpus too
+// short for the prompts, and, once Run has written the conversations,
+// how many turns are unreachable or outgrow the context length, and why.
+func (c *Composer) Warnings() []string {
+	out := append([]string(nil), c.warnings...)
+	t := c.tally
+	if t.unreachable > 0 {
+		u := t.firstUnreachable
+		out = append(out, fmt.Sprintf("%d of %d turn(s) are unreachable: %s (the first needs at least %d tokens, %d over its target); their records say by how much; raise --isl or drop the marker",
+			t.unreachable, t.turns, u.Reason, u.MinISL, u.Short))
+	}
+	if t.overContext > 0 {
+		out = append(out, fmt.Sprintf("%d of %d turn(s) have requests above the model's context length %d (model_max_length): the history outgrows it (largest request %d tokens); a server refuses them; lower --isl, --osl or --turns",
+			t.overContext, t.turns, c.context, t.largest))
+	}
+	return out
+}
+
+func (c *Composer) count(conv *records.Conversation) {
+	for _, t := range conv.Turns {
+		c.tally.turns++
+		if t.Unreachable != nil {
+			if c.tally.unreachable == 0 {
+				u := *t.Unreachable
+				c.tally.firstUnreachable = &u
+			}
+			c.tally.unreachable++
+		}
+		if c.context > 0 && t.TargetISL > c.context {
+			c.tally.overContext++
+			c.tally.largest = max(c.tally.largest, t.TargetISL)
+		}
+	}
+}
+
 type corpusKey struct {
 	tok  *tokenizer.Tokenizer
 	text [32]byte
 }
 
-// corpora caches tokenized corpora, so a process that composes several
-// times with one model (tests, benchmarks) tokenizes the corpus once.
-var corpora sync.Map // corpusKey -> *textGen
+// corpora keeps the few most recently used tokenized corpora, so a process
+// that composes several times with one model (tests, benchmarks) tokenizes
+// the corpus once, while one that goes through many models holds at most
+// corporaMax of them (an entry pins its tokenizer).
+var corpora = corpusCache{max: corporaMax}
+
+const corporaMax = 4
 
 func corpusGen(text string, m *Model, workers int) (*textGen, error) {
 	key := corpusKey{m.Tokenizer, sha256.Sum256([]byte(text))}
-	if g, ok := corpora.Load(key); ok {
-		return g.(*textGen), nil
+	if g := corpora.get(key); g != nil {
+		return g, nil
 	}
 	g, err := newTextGen(m.Tokenizer, text, workers)
 	if err != nil {
 		return nil, err
 	}
-	corpora.Store(key, g)
+	corpora.put(key, g)
 	return g, nil
+}
+
+// corpusCache is a small LRU: entries in use order, the most recent last.
+// Two callers missing on one key at once both tokenize; the second put
+// replaces the first.
+type corpusCache struct {
+	mu      sync.Mutex
+	max     int
+	entries []corpusEntry
+}
+
+type corpusEntry struct {
+	key corpusKey
+	gen *textGen
+}
+
+func (c *corpusCache) get(key corpusKey) *textGen {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key == key {
+			c.entries = append(slices.Delete(c.entries, i, i+1), e)
+			return e.gen
+		}
+	}
+	return nil
+}
+
+func (c *corpusCache) put(key corpusKey, g *textGen) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = slices.DeleteFunc(c.entries, func(e corpusEntry) bool { return e.key == key })
+	c.entries = append(c.entries, corpusEntry{key, g})
+	if len(c.entries) > c.max {
+		clear(c.entries[:len(c.entries)-c.max])
+		c.entries = slices.Clone(c.entries[len(c.entries)-c.max:])
+	}
 }
 
 // calibrate measures, on a throwaway two-turn conversation at the mean
@@ -531,6 +636,7 @@ func (c *Composer) Run(ctx context.Context, w *jsonl.Writer) error {
 			if errs[j] != nil {
 				return errs[j]
 			}
+			c.count(out[j])
 			if err := w.Encode(out[j]); err != nil {
 				return err
 			}

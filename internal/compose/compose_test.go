@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
@@ -37,7 +36,7 @@ func fakeProbe(t *testing.T, target cachebust.Target, fixed, wrap, marker int) (
 		Tokenizer:    records.ProbeTokenizer{Source: modelsrc.DefaultName, SHA256: sum},
 		ChatTemplate: records.ProbeChatTemplate{Applied: true},
 		CacheBust:    target, MarkerTokens: marker,
-		Overhead: budget.TemplateOverhead{Fixed: fixed, Wrap: wrap},
+		Overhead: records.TemplateOverhead{Fixed: fixed, Wrap: wrap},
 	}
 	// No template: the average mode never renders.
 	return p, &Model{Source: src, Tokenizer: tok}

@@ -37,6 +37,9 @@ type Options struct {
 	// (--cache-block-size given explicitly: it costs one more encoding of
 	// every request), so send can write expected_cached_tokens.
 	CacheBlockSize int
+	// AllowOverContext composes first turns longer than the model's
+	// context length (model_max_length), which a server would refuse.
+	AllowOverContext bool
 
 	// Set records which of the mean flags were given explicitly, so
 	// "stddev without mean" can be refused.
@@ -60,6 +63,11 @@ func IsUsage(err error) bool {
 	return errors.As(err, &u)
 }
 
+// MaxLength bounds every length flag (--isl, --osl, their spreads, the
+// system prompt): 16 Mi tokens is above any model's context today, and a
+// larger value would only grow text to gigabytes before anything fails.
+const MaxLength = 1 << 24
+
 // Validate refuses impossible values and combinations that do not need the
 // probe record; New checks those that do.
 func (o Options) Validate() error {
@@ -80,6 +88,12 @@ func (o Options) Validate() error {
 		return usagef("--turns-stddev must not be negative (got %g)", o.TurnsStddev)
 	case o.SharedSystemPromptLength < 0:
 		return usagef("--shared-system-prompt-length must not be negative (got %d); 0 means no system prompt", o.SharedSystemPromptLength)
+	case o.ISL > MaxLength || o.ISLStddev > MaxLength:
+		return usagef("--isl and --isl-stddev must be at most %d tokens (got %d and %g)", MaxLength, o.ISL, o.ISLStddev)
+	case o.OSL > MaxLength || o.OSLStddev > MaxLength:
+		return usagef("--osl and --osl-stddev must be at most %d tokens (got %d and %g)", MaxLength, o.OSL, o.OSLStddev)
+	case o.SharedSystemPromptLength > MaxLength:
+		return usagef("--shared-system-prompt-length must be at most %d tokens (got %d)", MaxLength, o.SharedSystemPromptLength)
 	case o.ISLStddev > 0 && !o.ISLSet:
 		return usagef("--isl-stddev needs --isl (a spread without a mean)")
 	case o.OSLStddev > 0 && !o.OSLSet:

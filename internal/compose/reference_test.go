@@ -16,7 +16,7 @@ import (
 
 // refRow is one line of testdata/reference.jsonl, written by
 // scripts/check-compose-reference.sh --update from the reference renderer
-// and tokenizer (../shared/oracle).
+// and tokenizer (testdata/conformance/oracle).
 type refRow struct {
 	Model, Target  string
 	ISL, System    int

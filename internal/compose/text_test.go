@@ -27,7 +27,13 @@ func genFor(t *testing.T, model string) *textGen {
 // token length (pieces are encoded on their own, so seams may differ by a
 // token), and exact hits every length, the smallest ones included.
 func TestTextAndExactConverges(t *testing.T) {
-	for _, model := range testutil.RefModels(t) {
+	models := testutil.RefModels(t)
+	if testing.Short() {
+		// Parsing the five larger tokenizers dominates under -race (the
+		// -short pass of make test); the full pass covers every model.
+		models = []string{"mistral7b", "qwen3"}
+	}
+	for _, model := range models {
 		t.Run(model, func(t *testing.T) {
 			g := genFor(t, model)
 			rng := rand.New(rand.NewPCG(7, 7))
@@ -85,5 +91,28 @@ func TestPadBacksOff(t *testing.T) {
 	got, err := g.padBackOff(eval, base, base.wire+1)
 	if err != nil || got.wire != base.wire+1 {
 		t.Errorf("pad reached %d (%q), want %d", got.wire, got.text, base.wire+1)
+	}
+}
+
+// TestCorpusCacheIsBounded: the cache hands back what it holds, most
+// recently used first to stay, and never holds more than its bound.
+func TestCorpusCacheIsBounded(t *testing.T) {
+	c := corpusCache{max: 2}
+	key := func(b byte) corpusKey { return corpusKey{text: [32]byte{b}} }
+	gens := []*textGen{{}, {}, {}}
+	c.put(key(0), gens[0])
+	c.put(key(1), gens[1])
+	if c.get(key(0)) != gens[0] { // 0 is now the most recent
+		t.Fatal("entry 0 not found")
+	}
+	c.put(key(2), gens[2]) // evicts 1, the least recently used
+	if c.get(key(1)) != nil {
+		t.Error("entry 1 still held past the bound")
+	}
+	if c.get(key(0)) != gens[0] || c.get(key(2)) != gens[2] {
+		t.Error("entries 0 and 2 should be held")
+	}
+	if len(c.entries) != 2 {
+		t.Errorf("%d entries, want 2", len(c.entries))
 	}
 }

@@ -69,6 +69,9 @@ const PieceBytes = 256
 // on its own (in parallel) and keeps its text: a prompt is then whole
 // pieces plus two short decodes, not a decode of every token.
 func Pieces(text string) []string {
+	// A byte order mark opening the file is not text (U+FEFF would end up
+	// inside a prompt).
+	text = strings.TrimPrefix(text, "\ufeff")
 	var lines []string
 	for line := range strings.Lines(text) {
 		if line = strings.TrimSpace(line); line != "" {

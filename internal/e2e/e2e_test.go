@@ -54,17 +54,25 @@ func buildTools(t *testing.T) string {
 }
 
 // TestDemo runs scripts/demo.sh (what `make demo` and the README run) and
-// checks what it promises: every first turn's wire ISL is exactly --isl.
+// checks what it promises: every first turn's wire ISL is exactly --isl,
+// counted under measure's default vllm profile and under transformers
+// (compose's requests have string contents only, where the two agree).
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the whole pipeline")
 	}
+	for _, server := range []string{"vllm", "transformers"} {
+		t.Run(server, func(t *testing.T) { testDemo(t, server) })
+	}
+}
+
+func testDemo(t *testing.T, server string) {
 	root := testutil.RepoRoot(t)
 	bin := buildTools(t)
 	dir := t.TempDir()
 	summaryPath := filepath.Join(dir, "summary.json")
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "demo.sh"))
-	cmd.Env = append(os.Environ(), "BIN="+bin, "OUT="+filepath.Join(dir, "requests.jsonl"), "SUMMARY_JSON="+summaryPath)
+	cmd.Env = append(os.Environ(), "BIN="+bin, "OUT="+filepath.Join(dir, "requests.jsonl"), "SUMMARY_JSON="+summaryPath, "SERVER="+server)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
 	}
@@ -74,10 +82,11 @@ func TestDemo(t *testing.T) {
 	}
 	testutil.ValidateSchema(t, "summary.schema.json", data)
 	var s struct {
-		Requests int `json:"requests"`
-		Failures struct {
+		Requests   int            `json:"requests"`
+		Profiles   map[string]int `json:"profiles"`
+		Unreadable struct {
 			Total int `json:"total"`
-		} `json:"failures"`
+		} `json:"unreadable_lines"`
 		VsTarget struct {
 			N        int      `json:"n"`
 			ExactPct *float64 `json:"exact_pct"`
@@ -95,8 +104,8 @@ func TestDemo(t *testing.T) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Requests == 0 || s.Failures.Total != 0 {
-		t.Fatalf("summary: %d requests, %d failures", s.Requests, s.Failures.Total)
+	if s.Requests == 0 || s.Unreadable.Total != 0 || s.Profiles[server] != s.Requests {
+		t.Fatalf("summary: %d requests, %d unreadable lines, profiles %v", s.Requests, s.Unreadable.Total, s.Profiles)
 	}
 	if len(s.ByTurn) == 0 || s.ByTurn[0].Turn != 0 {
 		t.Fatalf("summary has no turn 0: %s", data)
@@ -152,17 +161,17 @@ func TestMeasureBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s struct {
-		Failures struct {
+		Unreadable struct {
 			Total  int            `json:"total"`
 			ByKind map[string]int `json:"by_kind"`
-		} `json:"failures"`
+		} `json:"unreadable_lines"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
 	wantKinds := map[string]int{"bad_json": 2, "bad_utf8": 1, "line_too_long": 1, "no_messages": 1, "bad_record": 2}
-	if s.Failures.Total != 7 || !maps.Equal(s.Failures.ByKind, wantKinds) {
-		t.Errorf("failures %+v, want 7: %v", s.Failures, wantKinds)
+	if s.Unreadable.Total != 7 || !maps.Equal(s.Unreadable.ByKind, wantKinds) {
+		t.Errorf("unreadable lines %+v, want 7: %v", s.Unreadable, wantKinds)
 	}
 }
 
@@ -219,5 +228,21 @@ func TestProbeVerifyURL(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "wire ISL will not be exact") {
 		t.Errorf("llama3 probe against a Qwen3 server: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestToolsLinkNoTestPackages: test helpers (testing, testing/fstest, ...)
+// stay out of the shipped binaries.
+func TestToolsLinkNoTestPackages(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./cmd/probe", "./cmd/compose", "./cmd/send", "./cmd/measure")
+	cmd.Dir = testutil.RepoRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "testing" || strings.HasPrefix(pkg, "testing/") || strings.HasSuffix(pkg, "/internal/testutil") || strings.HasSuffix(pkg, "/internal/testserver") {
+			t.Errorf("a tool links %s", pkg)
+		}
 	}
 }

@@ -59,6 +59,9 @@ func (l Line) FieldErrorf(field, format string, args ...any) error {
 // UnmarshalText or UnmarshalJSON method's error, which go-json returns
 // without a path).
 func (l Line) Decode(v any) error {
+	if err := l.checkObject(v); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(l.Data, v); err != nil {
 		return l.decodeError(err, v)
 	}
@@ -68,6 +71,9 @@ func (l Line) Decode(v any) error {
 // DecodeStrict is Decode that rejects object keys matching no struct field,
 // so a misspelt key ("isl_tokens" for "isl") fails loudly.
 func (l Line) DecodeStrict(v any) error {
+	if err := l.checkObject(v); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(l.Data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -88,6 +94,37 @@ func (l Line) DecodeStrict(v any) error {
 			Err: fmt.Errorf("unexpected data after the JSON value at byte offset %d", dec.InputOffset())}
 	}
 	return nil
+}
+
+// checkObject refuses a line that is valid JSON but no object when v is a
+// record (a struct or map): the message says so instead of naming the Go
+// type that could not be filled.
+func (l Line) checkObject(v any) error {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct && t.Kind() != reflect.Map {
+		return nil
+	}
+	data := bytes.TrimLeft(l.Data, " \t\r\n")
+	if len(data) == 0 || data[0] == '{' || !json.Valid(data) {
+		return nil // the decoder's own error says where the JSON breaks
+	}
+	what := ""
+	switch c := data[0]; {
+	case c == '[':
+		what = "an array"
+	case c == '"':
+		what = "a string"
+	case c == 't' || c == 'f':
+		what = "a boolean"
+	case c == 'n':
+		what = "null"
+	default:
+		what = "a number"
+	}
+	return &LineError{File: l.File, Line: l.Num, Err: fmt.Errorf("each line must hold one JSON object; this one is %s", what)}
 }
 
 const unknownFieldPrefix = `json: unknown field `

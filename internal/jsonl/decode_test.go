@@ -51,7 +51,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"id":"x","colors":["red","pink"]}`, `in.jsonl:4: field "colors.1": invalid color "pink" (valid: red, blue)`},
 		{`{"turns":[{"text":"a"}],"Shade":{"color":"teal"}}`, `in.jsonl:4: field "Shade.color": invalid color "teal" (valid: red, blue)`},
 		{`{"id":"a",`, `in.jsonl:4: invalid JSON at byte offset 10: unexpected end of JSON input`},
-		{`[1,2]`, `in.jsonl:4: cannot unmarshal array into jsonl.record`},
+		{`[1,2]`, `in.jsonl:4: each line must hold one JSON object; this one is an array`},
 	}
 	for _, tt := range tests {
 		var r record

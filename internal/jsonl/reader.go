@@ -19,6 +19,8 @@ const DefaultMaxLineSize = 256 << 20
 // from several reads, so it bounds syscall count, not line length.
 const readBufferSize = 64 << 10
 
+var utf8BOM = []byte("\ufeff")
+
 // ErrLineTooLong is wrapped by the error a Reader returns for a line over
 // its maximum size.
 var ErrLineTooLong = errors.New("line too long")
@@ -76,6 +78,18 @@ func (r *Reader) SetMaxLineSize(n int) {
 // Without it the error ends the input, as any read error does.
 func (r *Reader) SetSkipLongLines(skip bool) { r.skipLong = skip }
 
+// LineBuffered reports whether the next line is already buffered, so that
+// Next returns without reading from the input (which may block). Callers
+// flush what they have done before a read that may wait, so that a slow
+// producer's results still come out as they arrive.
+func (r *Reader) LineBuffered() bool {
+	if r.err != nil {
+		return true
+	}
+	b, _ := r.br.Peek(r.br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 // Next returns the next non-blank line. At the end of the input it returns
 // io.EOF; any other error is a *LineError naming the file and line.
 func (r *Reader) Next() (Line, error) {
@@ -90,6 +104,11 @@ func (r *Reader) Next() (Line, error) {
 			}
 			r.err = err
 			break
+		}
+		if r.num == 1 {
+			// A byte order mark at the start of a file is no part of the
+			// first record (Python reads such files as utf-8-sig).
+			data = bytes.TrimPrefix(data, utf8BOM)
 		}
 		if isBlank(data) {
 			continue

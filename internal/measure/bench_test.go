@@ -14,6 +14,7 @@ import (
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/pipeline"
+	"github.com/islkit/islkit/internal/report"
 )
 
 // benchPayloads builds n single-turn chat bodies of about isl tokens each,
@@ -70,7 +71,7 @@ func BenchmarkPayloads(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sendRecords[i] = fmt.Appendf(nil, `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c%d","conversation_index":%d,"turn":0,"pass":0,"target_isl":%d,"max_tokens":100,"marker":"","cache_bust":"first_turn_prefix","marker_landing":"first_user_turn/prefix","dry_run":true,"payload":%s}`, i, i, *res.ISLs[0].Templated, body)
+			sendRecords[i] = fmt.Appendf(nil, `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c%d","conversation_index":%d,"turn":0,"pass":0,"target_isl":%d,"max_tokens":100,"marker":"","cache_bust":"first_turn_prefix","marker_landing":"first_user_turn/prefix","dry_run":true,"payload":%s}`, i, i, *res.Requests[0].ISL.Templated, body)
 		}
 		for _, shape := range []struct {
 			name  string
@@ -112,10 +113,10 @@ func BenchmarkWorkers(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				w := jsonl.NewWriter(io.Discard)
 				_, err := pipeline.Map(context.Background(), jsonl.NewReader(bytes.NewReader(input), "bench"), w, workers,
-					func(line jsonl.Line) (pipeline.Output, error) {
+					func(line jsonl.Line) (pipeline.Output[[]report.Request], error) {
 						res, err := m.Record(line.Data)
-						return pipeline.Output{Lines: res.Lines, Value: res.ISLs}, err
-					}, func(error, pipeline.Output) {}, nil)
+						return pipeline.Output[[]report.Request]{Lines: res.Lines, Value: res.Requests}, err
+					}, func(error, pipeline.Output[[]report.Request]) {}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -19,6 +19,9 @@ const maxDocument = 1 << 30
 // is broken) is read as JSONL, so each bad line is reported on its own.
 func ReadInput(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
+	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
+		br.Discard(3) // a byte order mark starts no record (Python's utf-8-sig)
+	}
 	head, _ := br.Peek(1 << 16)
 	i := 0
 	for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') {

@@ -14,7 +14,7 @@ var (
 	fuzzMeasurer *Measurer
 )
 
-// defaultMeasurer uses the embedded model, so fuzzing needs no ../shared.
+// defaultMeasurer uses the embedded model, so fuzzing needs no reference tree.
 func defaultMeasurer(t testing.TB) *Measurer {
 	fuzzOnce.Do(func() {
 		fuzzMeasurer = loadMeasurer(t, "", time.Time{}, Options{ApplyChatTemplate: true, IDs: true, Rendered: true})

@@ -6,20 +6,22 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
-	"github.com/islkit/islkit/internal/payload"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 )
 
 // measureRequest counts one request and, where counts disagree, explains
 // why. Explanations cost extra renders, so they are computed only for
-// records with a gap.
-func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) records.ISL {
+// records with a gap. A request the server profile would refuse is an
+// error (the line fails, naming the rule).
+func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records.ISL, error) {
 	tok := m.opts.Tokenizer
 	isl := records.ISL{
+		Profile:        string(m.profile()),
 		Counted:        "bare",
 		Server:         meta.server,
 		Target:         meta.target,
@@ -35,26 +37,32 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 	}
 	startsBOS := false // the rendered text begins with the BOS token
 	counted := 0
+	var req *serverprofile.Request
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil && ex.Chat != nil {
+		var err error
+		if req, err = m.prepare(ex); err != nil {
+			return records.ISL{}, err
+		}
 		buf := renderBufs.Get().(*[]byte)
-		text, err := m.opts.Template.Append((*buf)[:0], m.renderInput(chatView(ex, "", nil), ex, !m.opts.NoTools))
+		text, err := req.Append(m.opts.Template, m.opts.Now, (*buf)[:0])
 		if err != nil {
 			isl.TemplateError = err.Error()
+			m.templateFailed("chat template: " + err.Error())
 		} else {
 			if meta.server != nil { // explainServer asks
 				startsBOS = m.startsWithBOS(text)
 			}
-			t := tok.CountBytes(text)
-			if m.opts.NoTools && len(ex.ToolTexts) > 0 {
-				// AIPerf counts tool definitions as bare text on top.
-				t += tok.Count(strings.Join(ex.ToolTexts, " "))
-			}
+			t := req.Count(tok, text)
 			isl.Templated, isl.Counted, counted = &t, "templated", t
 		}
 		if cap(text) <= maxPooledRender {
 			*buf = text
 			renderBufs.Put(buf)
 		}
+	}
+	if m.opts.ApplyChatTemplate && m.opts.Template == nil && ex.Chat != nil {
+		isl.TemplateError = noTemplate
+		m.templateFailed(noTemplate)
 	}
 	if isl.Counted == "bare" || m.opts.Bare {
 		b := tok.Count(strings.Join(ex.Texts, " "))
@@ -64,18 +72,76 @@ func (m *Measurer) measureRequest(ex *payload.Extracted, meta requestMeta) recor
 		}
 	}
 	if meta.target != nil {
-		isl.VsTarget = m.explainTarget(ex, meta, counted, isl.Counted == "templated")
+		isl.VsTarget = m.explainTarget(ex, req, meta, counted, isl.Counted == "templated")
 	}
 	if meta.server != nil {
 		isl.VsServer = m.explainServer(ex, *meta.server, counted, isl.Counted == "templated", startsBOS)
 	}
-	return isl
+	if isl.TemplateError != "" {
+		blameTemplate(isl.VsTarget)
+		blameTemplate(isl.VsServer)
+	}
+	if m.opts.CompareServer != "" && isl.Templated != nil {
+		isl.VsProfile = m.compareProfile(ex, *isl.Templated)
+	}
+	return isl, nil
+}
+
+// profile is the server profile counts follow.
+func (m *Measurer) profile() serverprofile.Profile {
+	if m.opts.Server == "" {
+		return serverprofile.Default
+	}
+	return m.opts.Server
+}
+
+// prepare is the request as the profile's server renders it.
+func (m *Measurer) prepare(ex *extract.Inputs) (*serverprofile.Request, error) {
+	req, err := serverprofile.Prepare(serverprofile.RulesOf(m.profile()), ex, m.opts.Template)
+	if err != nil {
+		return nil, err
+	}
+	if m.opts.NoTools {
+		req.WithoutTools(ex)
+	}
+	return req, nil
+}
+
+// compareProfile counts the request under --compare-server and splits the
+// difference by rule family.
+func (m *Measurer) compareProfile(ex *extract.Inputs, templated int) *records.ProfileGap {
+	other := m.opts.CompareServer
+	g := &records.ProfileGap{Profile: string(other)}
+	n, steps, err := serverprofile.Explain(m.profile(), templated, other, ex, m.opts.Template, m.opts.Tokenizer, m.opts.Now, m.opts.NoTools)
+	if err != nil {
+		g.Error = err.Error()
+		return g
+	}
+	g.Count = &n
+	g.Gap = &records.Gap{Total: templated - n}
+	for _, s := range steps {
+		g.Gap.Causes = append(g.Gap.Causes, records.Cause{Cause: s.Cause, Tokens: s.Tokens})
+	}
+	return g
+}
+
+// blameTemplate names what a gap leaves unexplained after a template
+// failure: the template's share, which the bare count could not include.
+func blameTemplate(g *records.Gap) {
+	if g == nil {
+		return
+	}
+	for i := range g.Causes {
+		if g.Causes[i].Cause == records.CauseUnexplained {
+			g.Causes[i].Cause = records.CauseTemplateError
+		}
+	}
 }
 
 // chatView is the messages as AIPerf templates them: role, content (text
 // parts joined by sep), tool calls, in that key order. rewrite, when not
 // nil, replaces each content.
-func chatView(ex *payload.Extracted, sep string, rewrite func(i int, content string) string) []chat.Message {
+func chatView(ex *extract.Inputs, sep string, rewrite func(i int, content string) string) []chat.Message {
 	out := make([]chat.Message, len(ex.Chat))
 	for i, msg := range ex.Chat {
 		content := msg.Content(sep)
@@ -95,11 +161,11 @@ var renderBufs = sync.Pool{New: func() any { return new([]byte) }}
 // not pin its buffer.
 const maxPooledRender = 1 << 20
 
-func (m *Measurer) render(messages []chat.Message, ex *payload.Extracted, withTools bool) (string, error) {
+func (m *Measurer) render(messages []chat.Message, ex *extract.Inputs, withTools bool) (string, error) {
 	return m.opts.Template.Render(m.renderInput(messages, ex, withTools))
 }
 
-func (m *Measurer) renderInput(messages []chat.Message, ex *payload.Extracted, withTools bool) chat.RenderInput {
+func (m *Measurer) renderInput(messages []chat.Message, ex *extract.Inputs, withTools bool) chat.RenderInput {
 	in := chat.RenderInput{
 		Messages:            messages,
 		AddGenerationPrompt: true,
@@ -115,7 +181,7 @@ func (m *Measurer) renderInput(messages []chat.Message, ex *payload.Extracted, w
 // probeConstants are compose's assumptions: the chat-template probe and
 // the marker estimate, computed the way probe does.
 type probeConstants struct {
-	template budget.TemplateOverhead
+	template records.TemplateOverhead
 	markers  map[cachebust.Target]int
 }
 
@@ -181,7 +247,7 @@ func markerTarget(marker string, role string) cachebust.Target {
 // the rendered count is the template's own tokens + content + marker +
 // merges across their seams. Each difference is one cause; "content" is
 // the content's share (exact mode moves it to cancel the others).
-func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counted int, templated bool) *records.Gap {
+func (m *Measurer) explainTarget(ex *extract.Inputs, req *serverprofile.Request, meta requestMeta, counted int, templated bool) *records.Gap {
 	gap := &records.Gap{Total: counted - *meta.target}
 	if gap.Total == 0 {
 		return gap
@@ -227,9 +293,12 @@ func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counte
 		}
 	}
 	pure := 0
-	empty := chatView(ex, "", func(int, string) string { return "" })
-	if text, err := m.render(empty, ex, !m.opts.NoTools); err == nil {
-		pure = tok.Count(text)
+	if req != nil {
+		empty := req.WithEmptyContents()
+		empty.BareTexts = nil // counted bare on top: not the template's own
+		if text, err := empty.Append(m.opts.Template, m.opts.Now, nil); err == nil {
+			pure = empty.Count(tok, text)
+		}
 	}
 	c := m.constants()
 	expectedTemplate := c.template.Fixed + c.template.Wrap*ex.NumMessages
@@ -252,7 +321,7 @@ func (m *Measurer) explainTarget(ex *payload.Extracted, meta requestMeta, counte
 }
 
 // explainServer splits server − counted into what servers do differently.
-func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, templated, startsBOS bool) *records.Gap {
+func (m *Measurer) explainServer(ex *extract.Inputs, server, counted int, templated, startsBOS bool) *records.Gap {
 	gap := &records.Gap{Total: server - counted}
 	if gap.Total == 0 {
 		return gap
@@ -266,21 +335,23 @@ func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, tem
 		}
 	}
 	tok := m.opts.Tokenizer
+	withTools := false // the tools are in the count so far
 	if !templated && m.opts.Template != nil && ex.Chat != nil {
 		// Counted bare: the server's template is the first suspect.
-		if text, err := m.render(chatView(ex, "", nil), ex, true); err == nil {
-			startsBOS = m.startsWithBOS([]byte(text))
-			add(records.CauseTemplate, tok.Count(text)-counted)
-			templated = true
+		if n, text, err := m.serverCount(ex); err == nil {
+			startsBOS = m.startsWithBOS(text)
+			add(records.CauseTemplate, n-counted)
+			templated, withTools = true, true
 		}
 	}
 	if templated {
-		if m.opts.NoTools && ex.Tools != nil {
-			if text, err := m.render(chatView(ex, "", nil), ex, true); err == nil {
-				add(records.CauseTools, tok.Count(text)-counted)
+		if m.opts.NoTools && ex.Tools != nil && !withTools {
+			if n, _, err := m.serverCount(ex); err == nil {
+				add(records.CauseTools, n-counted)
 			}
 		}
-		if ex.MultiTextParts {
+		if ex.MultiTextParts && m.profile() == serverprofile.AIPerf {
+			// AIPerf joins text parts with ""; vLLM with "\n".
 			if a, err := m.render(chatView(ex, "\n", nil), ex, !m.opts.NoTools); err == nil {
 				if b, err := m.render(chatView(ex, "", nil), ex, !m.opts.NoTools); err == nil {
 					add(records.CausePartJoin, tok.Count(a)-tok.Count(b))
@@ -299,6 +370,27 @@ func (m *Measurer) explainServer(ex *payload.Extracted, server, counted int, tem
 	return gap
 }
 
+// serverCount is the profile's count with the request's tools rendered
+// (whatever --no-tools says): what the server itself counts.
+func (m *Measurer) serverCount(ex *extract.Inputs) (int, []byte, error) {
+	req, err := serverprofile.Prepare(serverprofile.RulesOf(m.profile()), ex, m.opts.Template)
+	if err != nil {
+		return 0, nil, err
+	}
+	if m.profile() == serverprofile.AIPerf && ex.Tools != nil {
+		// AIPerf never renders tools; the server does.
+		full, err := serverprofile.Prepare(serverprofile.RulesOf(serverprofile.Transformers), ex, m.opts.Template)
+		if err == nil {
+			req.Tools, req.BareTexts = full.Tools, nil
+		}
+	}
+	text, err := req.Append(m.opts.Template, m.opts.Now, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	return req.Count(m.opts.Tokenizer, text), text, nil
+}
+
 // startsWithBOS reports whether rendered text begins with the template's
 // bos_token, which a server adding special tokens would then double.
 func (m *Measurer) startsWithBOS(rendered []byte) bool {
@@ -309,7 +401,7 @@ func (m *Measurer) startsWithBOS(rendered []byte) bool {
 	return bos != "" && bytes.HasPrefix(rendered, []byte(bos))
 }
 
-func roles(ex *payload.Extracted) []string {
+func roles(ex *extract.Inputs) []string {
 	out := make([]string, len(ex.Chat))
 	for i, m := range ex.Chat {
 		out[i] = m.Role

@@ -10,16 +10,20 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/jsonobj"
-	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/tokenizer"
+	"github.com/islkit/islkit/internal/tokenizer/regex"
 )
 
 // Options says what to count and what to add to each record.
@@ -42,6 +46,12 @@ type Options struct {
 	// NoTools reproduces AIPerf: request tools are not passed to the
 	// template; their texts are counted bare and added instead.
 	NoTools bool
+	// Server is the server profile whose preprocessing templated counts
+	// follow (serverprofile.Default when empty).
+	Server serverprofile.Profile
+	// CompareServer, when set, also counts each templated request under
+	// that profile and explains the difference (isl.vs_profile).
+	CompareServer serverprofile.Profile
 }
 
 // Measurer processes records; it is safe for concurrent use.
@@ -51,6 +61,29 @@ type Measurer struct {
 	// have used, computed once, for explaining gaps.
 	probeOnce sync.Once
 	probe     probeConstants
+	// templateFailures counts requests counted bare although the template
+	// was asked for; firstTemplateError is the first one's reason.
+	templateFailures   atomic.Int64
+	firstTemplateError atomic.Pointer[string]
+}
+
+// noTemplate is the template error of a model without a chat template.
+const noTemplate = "the model has no chat template (give one with --chat-template)"
+
+// templateFailed records one request counted bare for reason.
+func (m *Measurer) templateFailed(reason string) {
+	m.templateFailures.Add(1)
+	m.firstTemplateError.CompareAndSwap(nil, &reason)
+}
+
+// Warnings returns what the run should tell on stderr once, at its end:
+// how many requests were counted bare because the chat template failed.
+func (m *Measurer) Warnings() []string {
+	n := m.templateFailures.Load()
+	if n == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load())}
 }
 
 // New returns a Measurer.
@@ -70,16 +103,20 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		return Result{}, &BadRecordError{Kind: FailBadJSON, Err: err}
 	}
 	var out []byte
-	var isl records.ISL
+	var req report.Request
 	switch {
 	case isKind(obj, records.KindRequest):
-		out, isl, err = m.sendRecord(obj, data)
+		out, req, err = m.sendRecord(obj, data)
+	case isKind(obj, records.KindConversation):
+		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
+	case isKind(obj, records.KindProbe):
+		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is probe's output: pipe it into compose, then `send --dry-run`, and measure what that writes")}
 	case obj.Has("payload"):
-		out, isl, err = m.aiperfRaw(obj, data)
+		out, req.ISL, err = m.aiperfRaw(obj, data)
 	case obj.Has("data") && !obj.Has("messages"):
 		return m.inputsJSON(obj)
 	case obj.Has("messages") && obj.Has("model"):
-		out, isl, err = m.chatBody(obj, data)
+		out, req.ISL, err = m.chatBody(obj, data)
 	case obj.Has("messages"):
 		out, err = m.messages(obj)
 		return Result{Lines: lines(out)}, classify(err)
@@ -87,23 +124,35 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		out, err = m.text(obj)
 		return Result{Lines: lines(out)}, classify(err)
 	case obj.Has("model"):
-		return Result{}, &BadRecordError{Kind: FailNoMessages, Err: payload.ErrNoMessages}
+		return Result{}, &BadRecordError{Kind: FailNoMessages, Err: extract.ErrNoMessages}
 	default:
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: ErrUnknownShape}
 	}
 	if err != nil {
 		return Result{}, classify(err)
 	}
-	return Result{Lines: [][]byte{out}, ISLs: []records.ISL{isl}}, nil
+	return Result{Lines: [][]byte{out}, Requests: []report.Request{req}}, nil
 }
 
 // Line measures one input line: Record, after checking that the line is
 // UTF-8 (a bad line fails as FailBadUTF8).
-func (m *Measurer) Line(line jsonl.Line) (Result, error) {
+func (m *Measurer) Line(line jsonl.Line) (res Result, err error) {
+	defer func() {
+		// A tokenizer regex that backtracks past its timeout fails this
+		// line only; the other lines are still measured.
+		if p := recover(); p != nil {
+			te, ok := p.(*regex.TimeoutError)
+			if !ok {
+				panic(p)
+			}
+			res, err = Result{}, &jsonl.LineError{File: line.File, Line: line.Num, Err: &BadRecordError{Kind: FailBadRecord, Err: te}}
+		}
+	}()
 	if err := line.CheckUTF8(); err != nil {
 		return Result{}, &BadRecordError{Kind: FailBadUTF8, Err: err}
 	}
-	return m.Record(line.Data)
+	res, err = m.Record(line.Data)
+	return res, withLine(line, err)
 }
 
 // FailureKind is the summary's name for why a line failed.
@@ -123,8 +172,9 @@ func FailureKind(err error) string {
 type Result struct {
 	// Lines are the output records (one; several for inputs.json).
 	Lines [][]byte
-	// ISLs holds the counts of each request measured, for the summary.
-	ISLs []records.ISL
+	// Requests holds each request measured, for the summary: its counts
+	// and, for a live send record, its outcome.
+	Requests []report.Request
 }
 
 func lines(out []byte) [][]byte {
@@ -142,6 +192,9 @@ const (
 	FailBadRecord    = "bad_record"
 	FailBadUTF8      = "bad_utf8"
 	FailTooLong      = "line_too_long"
+	// FailRefused: the server profile's server would refuse the request
+	// (serverprofile.RefusalError names the rule).
+	FailRefused = "refused"
 )
 
 // BadRecordError is a record measure could not measure, with its kind.
@@ -158,7 +211,9 @@ func classify(err error) error {
 	switch {
 	case err == nil || errors.As(err, &bad):
 		return err
-	case errors.Is(err, payload.ErrNoMessages):
+	case serverprofile.IsRefusal(err):
+		return &BadRecordError{Kind: FailRefused, Err: err}
+	case errors.Is(err, extract.ErrNoMessages):
 		return &BadRecordError{Kind: FailNoMessages, Err: err}
 	default:
 		return &BadRecordError{Kind: FailBadRecord, Err: err}
@@ -183,6 +238,9 @@ func (m *Measurer) text(obj jsonobj.Object) ([]byte, error) {
 	var err error
 	if m.opts.IDs {
 		ids := m.opts.Tokenizer.Encode(text)
+		if ids == nil {
+			ids = []int{} // JSON consumers expect [], not null
+		}
 		if obj, err = obj.Set("tokens", len(ids)); err != nil {
 			return nil, err
 		}
@@ -195,53 +253,37 @@ func (m *Measurer) text(obj jsonobj.Object) ([]byte, error) {
 	return obj.Marshal(), nil
 }
 
-// messageRecord is the shape of a "messages" record (a chat request).
-type messageRecord struct {
-	Messages            json.RawMessage `json:"messages"`
-	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
-	Tools               json.RawMessage `json:"tools"`
-	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
-}
-
+// messages measures a "messages" record (a chat request without a
+// model): its add_generation_prompt (default true), continue_final_message,
+// tools and chat_template_kwargs are read as a chat body's are, through the
+// server profile.
 func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
-	var rec messageRecord
-	for _, f := range []struct {
-		key string
-		dst any
-	}{{"messages", &rec.Messages}, {"add_generation_prompt", &rec.AddGenerationPrompt}, {"tools", &rec.Tools}, {"chat_template_kwargs", &rec.ChatTemplateKwargs}} {
-		if raw, ok := obj.Get(f.key); ok {
-			if err := json.Unmarshal(raw, f.dst); err != nil {
-				return nil, fmt.Errorf("field %q: %v", f.key, err)
-			}
-		}
-	}
 	// The texts are read the way request payloads are (one rule for
 	// "the text of a request"); the bare count needs them, and reading
 	// them also rejects messages of the wrong shape.
-	ex, err := payload.ExtractObject(obj)
+	ex, err := extract.Object(obj)
 	if err != nil {
 		return nil, err
 	}
 	counted := "bare"
 	tokens := 0
 	var renderErr error
-	var rendered string
+	var rendered []byte
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil {
-		in := chat.RenderInput{
-			Messages:            rec.Messages,
-			AddGenerationPrompt: rec.AddGenerationPrompt == nil || *rec.AddGenerationPrompt,
-			Kwargs:              rec.ChatTemplateKwargs,
-			Now:                 m.opts.Now,
-			FlattenContent:      true,
+		req, err := m.prepare(ex)
+		if err != nil {
+			return nil, err
 		}
-		if len(rec.Tools) > 0 && string(rec.Tools) != "null" {
-			in.Tools = rec.Tools
-		}
-		rendered, renderErr = m.opts.Template.Render(in)
+		rendered, renderErr = req.Append(m.opts.Template, m.opts.Now, nil)
 		if renderErr == nil {
-			tokens = m.opts.Tokenizer.Count(rendered)
+			tokens = req.Count(m.opts.Tokenizer, rendered)
 			counted = "templated"
+		} else {
+			m.templateFailed("chat template: " + renderErr.Error())
 		}
+	} else if m.opts.ApplyChatTemplate {
+		renderErr = errors.New(noTemplate)
+		m.templateFailed(noTemplate)
 	}
 	if counted == "bare" {
 		tokens = m.opts.Tokenizer.Count(strings.Join(ex.Texts, " "))
@@ -253,7 +295,7 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 		return nil, err
 	}
 	if m.opts.Rendered && counted == "templated" {
-		if obj, err = obj.Set("rendered", rendered); err != nil {
+		if obj, err = obj.Set("rendered", string(rendered)); err != nil {
 			return nil, err
 		}
 	}

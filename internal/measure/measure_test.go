@@ -2,6 +2,7 @@ package measure
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/model"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
@@ -47,12 +49,16 @@ func loadMeasurer(t testing.TB, spec string, now time.Time, opts Options) *Measu
 }
 
 // TestWireGolden measures every line of ../shared/golden/wire as a message
-// record: the rendering must equal "text" and the count "tokens".
+// record under --server transformers (the goldens were rendered by
+// transformers' rules): the rendering must equal "text" and the count
+// "tokens". Under the default vllm profile, the cases with only string
+// contents and no tools (what compose writes) must give the same.
 func TestWireGolden(t *testing.T) {
 	shared := testutil.RefDir(t)
-	total := 0
+	total, vllmChecked := 0, 0
 	for _, model := range wireModels {
-		m := sharedMeasurer(t, model, Options{ApplyChatTemplate: true, Rendered: true})
+		m := sharedMeasurer(t, model, Options{ApplyChatTemplate: true, Rendered: true, Server: serverprofile.Transformers})
+		mv := sharedMeasurer(t, model, Options{ApplyChatTemplate: true, Rendered: true})
 		lines := testutil.ReadJSONL[json.RawMessage](t, filepath.Join(shared, "golden", "wire", model+".jsonl"))
 		for i, line := range lines {
 			n := i + 1
@@ -87,11 +93,42 @@ func TestWireGolden(t *testing.T) {
 					model, n, want.Case, got.Counted, got.Tokens, want.Tokens, got.Error, got.Rendered, want.Text)
 			}
 			total++
+			if composeLike(t, line) {
+				res, err := mv.Record([]byte(in))
+				if err != nil || !strings.Contains(string(res.Lines[0]), fmt.Sprintf(`"tokens":%d,"counted":"templated"`, want.Tokens)) {
+					t.Errorf("%s:%d (%s) under vllm: %v %s", model, n, want.Case, err, res.Lines)
+				}
+				vllmChecked++
+			}
 		}
 	}
 	if total != 295 {
 		t.Errorf("checked %d wire lines, want 295", total)
 	}
+	if vllmChecked < 200 {
+		t.Errorf("checked %d compose-like wire lines under vllm, want at least 200", vllmChecked)
+	}
+}
+
+// composeLike reports whether a wire case has what compose writes: string
+// contents only, no tools, no other message keys.
+func composeLike(t *testing.T, line []byte) bool {
+	var c struct {
+		Messages []map[string]json.RawMessage `json:"messages"`
+		Tools    json.RawMessage              `json:"tools"`
+	}
+	if err := json.Unmarshal(line, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Tools != nil {
+		return false
+	}
+	for _, m := range c.Messages {
+		if len(m) != 2 || len(m["content"]) == 0 || m["content"][0] != '"' {
+			return false
+		}
+	}
+	return true
 }
 
 func TestTextRecordsAndOrder(t *testing.T) {

@@ -3,14 +3,16 @@ package measure
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonobj"
-	"github.com/islkit/islkit/internal/payload"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 )
 
 // requestMeta is what a record says about its request besides the body.
@@ -32,11 +34,14 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	if err != nil {
 		return nil, records.ISL{}, fmt.Errorf("payload: %w", err)
 	}
-	ex, err := payload.ExtractObject(members)
+	ex, err := extract.Object(members)
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
-	isl := m.measureRequest(ex, meta)
+	isl, err := m.measureRequest(ex, meta)
+	if err != nil {
+		return nil, records.ISL{}, err
+	}
 	if _, ok := obj.Get("isl"); !ok && data != nil {
 		// Copy the line once instead of serialising every member again.
 		out, err := jsonobj.AppendMember(data, "isl", isl)
@@ -48,26 +53,41 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	return obj.Marshal(), isl, nil
 }
 
-// sendRecord measures a records.Request written by send.
-func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
+// sendRecord measures a records.Request written by send; a live record
+// also brings its outcome for the performance summary.
+func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.Request, error) {
 	// The request's fields without its payload (measured in place) and its
-	// result (of which only usage matters): those are most of the line.
+	// result (of which only the timings and usage matter): those are most
+	// of the line.
 	head := make(jsonobj.Object, 0, len(obj))
 	for _, mem := range obj {
 		if mem.Key != "payload" && mem.Key != "result" {
 			head = append(head, mem)
 		}
 	}
-	var rec records.Request
-	if err := json.Unmarshal(head.Marshal(), &rec); err != nil {
-		return nil, records.ISL{}, fmt.Errorf("send record: %v", err)
+	var req report.Request
+	for _, f := range []string{"target_isl", "expected_isl"} {
+		if raw, ok := obj.Get(f); ok {
+			if _, err := count(raw, f); err != nil {
+				return nil, req, err
+			}
+		}
+	}
+	var rec struct {
+		records.Request
+		// Written by send's warmup and scheduling (not in every version).
+		Warmup        bool   `json:"warmup"`
+		ScheduleLagNs *int64 `json:"schedule_lag_ns"`
+	}
+	if err := decodeHead(head.Marshal(), &rec); err != nil {
+		return nil, req, err
 	}
 	if rec.SchemaVersion != records.SchemaVersion {
-		return nil, records.ISL{}, fmt.Errorf(`send record: field "schema_version": unknown schema version %d (this measure reads version %d)`, rec.SchemaVersion, records.SchemaVersion)
+		return nil, req, fmt.Errorf(`send record: field "schema_version": unknown schema version %d (this measure reads version %d)`, rec.SchemaVersion, records.SchemaVersion)
 	}
 	body, _ := obj.Get("payload")
 	if isNull(body) {
-		return nil, records.ISL{}, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
+		return nil, req, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
 	}
 	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens}
 	target, turn := rec.TargetISL, rec.Turn
@@ -75,17 +95,36 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, records.
 	meta.expectedCached = rec.ExpectedCachedTokens
 	if result, ok := obj.Get("result"); ok && !isNull(result) {
 		var r struct {
-			Usage *records.Usage `json:"usage"`
+			Usage json.RawMessage `json:"usage"`
 		}
 		if err := json.Unmarshal(result, &r); err != nil {
-			return nil, records.ISL{}, fmt.Errorf(`send record: field "result": %v`, err)
+			return nil, req, fieldErrorf("result", "must be an object")
 		}
-		if r.Usage != nil {
-			meta.server = &r.Usage.PromptTokens
-			meta.cached = r.Usage.CachedTokens
+		server, err := promptTokens(r.Usage)
+		if err != nil {
+			return nil, req, prefixField("result", err)
+		}
+		meta.server = server
+		if meta.cached, err = cachedTokens(r.Usage); err != nil {
+			return nil, req, prefixField("result", err)
+		}
+		// report.Live reads the result's timing members only; the texts
+		// are skipped.
+		var live report.Live
+		if err := decodeHead(result, &live); err != nil {
+			return nil, req, prefixField("result", err)
+		}
+		if !rec.DryRun {
+			if live.ScheduleLagNs == nil {
+				live.ScheduleLagNs = rec.ScheduleLagNs
+			}
+			req.Live = &live
 		}
 	}
-	return m.withISL(obj, data, body, meta)
+	req.Warmup = rec.Warmup
+	out, isl, err := m.withISL(obj, data, body, meta)
+	req.ISL = isl
+	return out, req, err
 }
 
 // chatBody measures a bare OpenAI chat-completions body (data is obj's
@@ -94,11 +133,14 @@ func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.IS
 	if _, ok := obj.Get("isl"); ok {
 		return m.withISL(obj, data, data, requestMeta{})
 	}
-	ex, err := payload.ExtractObject(obj)
+	ex, err := extract.Object(obj)
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
-	isl := m.measureRequest(ex, requestMeta{})
+	isl, err := m.measureRequest(ex, requestMeta{})
+	if err != nil {
+		return nil, records.ISL{}, err
+	}
 	out, err := jsonobj.AppendMember(data, "isl", isl)
 	return out, isl, err
 }
@@ -130,21 +172,26 @@ func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte) ([]byte, records.I
 		_ = json.Unmarshal(raw, &meta.marker)
 	}
 	if raw, ok := obj.Get("responses"); ok {
-		meta.server = usageFromResponses(raw)
+		server, err := usageFromResponses(raw)
+		if err != nil {
+			return nil, records.ISL{}, prefixField("responses", err)
+		}
+		meta.server = server
 	}
 	return m.withISL(obj, data, body, meta)
 }
 
 // usageFromResponses finds usage.prompt_tokens in AIPerf's raw responses:
 // a list of SSE chunks or bodies, as strings or as {"text": ...} objects;
-// the last usage that counts anything wins (records.Usage.Counts).
-func usageFromResponses(raw json.RawMessage) *int {
+// the last usage that carries prompt_tokens wins. A usage without it
+// (only completion tokens) is not a count of 0.
+func usageFromResponses(raw json.RawMessage) (*int, error) {
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
-		return nil
+		return nil, nil
 	}
 	var found *int
-	for _, it := range items {
+	for i, it := range items {
 		var text string
 		if json.Unmarshal(it, &text) != nil {
 			var obj struct {
@@ -163,14 +210,22 @@ func usageFromResponses(raw json.RawMessage) *int {
 				continue
 			}
 			var chunk struct {
-				Usage *records.Usage `json:"usage"`
+				Usage json.RawMessage `json:"usage"`
 			}
-			if json.Unmarshal(line, &chunk) == nil && chunk.Usage.Counts() {
-				found = &chunk.Usage.PromptTokens
+			if json.Unmarshal(line, &chunk) != nil {
+				continue
+			}
+			n, err := promptTokens(chunk.Usage)
+			if err != nil {
+				return nil, prefixField(strconv.Itoa(i), err)
+			}
+			var all records.Usage // a usage of zeros counts nothing
+			if n != nil && (*n != 0 || json.Unmarshal(chunk.Usage, &all) == nil && all.Counts()) {
+				found = n
 			}
 		}
 	}
-	return found
+	return found, nil
 }
 
 // inputsJSON expands AIPerf's inputs.json, {"data": [{"session_id",
@@ -204,7 +259,7 @@ func (m *Measurer) inputsJSON(obj jsonobj.Object) (Result, error) {
 				continue
 			}
 			out.Lines = append(out.Lines, line)
-			out.ISLs = append(out.ISLs, isl)
+			out.Requests = append(out.Requests, report.Request{ISL: isl})
 		}
 	}
 	if len(errs) > 0 {

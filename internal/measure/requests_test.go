@@ -2,6 +2,8 @@ package measure
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testutil"
 )
 
@@ -112,7 +115,10 @@ func TestNoToolsReproducesAIPerfAndExplainsTheGap(t *testing.T) {
 }
 
 func TestPartJoinAndMediaCauses(t *testing.T) {
-	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	// AIPerf's view (parts joined with "", media dropped) against a
+	// multimodal vLLM-like server; --server vllm would refuse the image
+	// for our text-only model (TestVLLMRefusesMedia).
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Server: serverprofile.AIPerf})
 	body := `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"[rid:eb232ceb3496]"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"Describe it."}]}]}`
 	joined := templatedCount(t, m, `[{"role":"user","content":"[rid:eb232ceb3496]Describe it."}]`, "")
 	newline := templatedCount(t, m, `[{"role":"user","content":"[rid:eb232ceb3496]\nDescribe it."}]`, "")
@@ -161,7 +167,7 @@ func TestInputsJSONDocument(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "data[0].payloads[1]") {
 		t.Errorf("error %v should name data[0].payloads[1]", err)
 	}
-	if len(res.Lines) != 2 || len(res.ISLs) != 2 {
+	if len(res.Lines) != 2 || len(res.Requests) != 2 {
 		t.Fatalf("got %d records, want 2 (the bad payload skipped)", len(res.Lines))
 	}
 	if !strings.HasPrefix(string(res.Lines[1]), `{"session_id":"b","turn":0,`) {
@@ -184,7 +190,7 @@ func TestNullTemplateShortCircuitsToBare(t *testing.T) {
 // TestOutputMatchesSchema validates real measure output of each request
 // shape against schemas/measurement.schema.json.
 func TestOutputMatchesSchema(t *testing.T) {
-	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Bare: true})
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true, Bare: true, Server: serverprofile.AIPerf, CompareServer: serverprofile.VLLM})
 	for _, rec := range []string{
 		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`,
 		`{"kind":"islkit.request","schema_version":1,"conversation_id":"c","turn":1,"target_isl":3,"marker":"","payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]},"result":{"usage":{"prompt_tokens":40}}}`,
@@ -197,5 +203,64 @@ func TestOutputMatchesSchema(t *testing.T) {
 	testutil.ValidateSchema(t, "measurement.schema.json", out)
 	if !strings.Contains(string(out), `"template_error"`) {
 		t.Errorf("mistral's template should raise on a system message: %s", out)
+	}
+}
+
+// A live send record brings its outcome (the result's timings, usage and
+// error kind) to the summary; the client's schedule lag and the warmup
+// mark are read where send writes them; a dry run brings none.
+func TestSendRecordLiveOutcome(t *testing.T) {
+	m := defaultMeasurer(t)
+	head := `"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c","conversation_index":0,"turn":2,"pass":0,"target_isl":10,"max_tokens":4,"marker":"","cache_bust":"none","marker_landing":"none","payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]}`
+	live := `{` + head + `,"dry_run":false,"warmup":true,"schedule_lag_ns":7,"result":{"start_ns":1000,"latency_ns":900,"ttft_ns":100,"itl_ns":[300,500],"status":200,"ok":true,"stream":true,"chunks":4,"output_text":"a b c","usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}}`
+	res, err := m.Record([]byte(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Requests[0]
+	l := r.Live
+	if l == nil || !r.Warmup || l.StartNs != 1000 || l.LatencyNs != 900 || l.TTFTNs == nil || *l.TTFTNs != 100 ||
+		fmt.Sprint(l.ITLNs) != "[300 500]" || !l.OK || !l.Stream || l.Usage.CompletionTokens != 3 ||
+		l.ScheduleLagNs == nil || *l.ScheduleLagNs != 7 || *r.ISL.TurnIndex != 2 || *r.ISL.Server != 12 {
+		t.Errorf("request %+v live %+v", r, l)
+	}
+	failed := `{` + head + `,"dry_run":false,"result":{"start_ns":5,"latency_ns":9,"status":503,"ok":false,"stream":true,"error":{"kind":"http_5xx","message":"x"},"schedule_lag_ns":3}}`
+	if res, err = m.Record([]byte(failed)); err != nil {
+		t.Fatal(err)
+	}
+	if l := res.Requests[0].Live; l == nil || l.OK || l.Error == nil || l.Error.Kind != "http_5xx" || *l.ScheduleLagNs != 3 || res.Requests[0].Warmup {
+		t.Errorf("failed: %+v", res.Requests[0])
+	}
+	dry := `{` + head + `,"dry_run":true}`
+	if res, err = m.Record([]byte(dry)); err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests[0].Live != nil {
+		t.Errorf("dry run has an outcome: %+v", res.Requests[0].Live)
+	}
+}
+
+// TestProfileCausesInSchema: every rule family a profile comparison can
+// name is a cause the measurement schema allows.
+func TestProfileCausesInSchema(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "schemas", "measurement.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range serverprofile.Causes() {
+		if !strings.Contains(string(data), `"`+c+`"`) {
+			t.Errorf("cause %q is not in measurement.schema.json", c)
+		}
+	}
+}
+
+// TestVLLMRefusesMedia: under the default vllm profile an image part for
+// our text-only model fails the line, naming the rule; the summary counts
+// it as "refused".
+func TestVLLMRefusesMedia(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	_, err := m.Record([]byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "vllm would refuse this request: media part for a text-only model") || FailureKind(err) != FailRefused {
+		t.Errorf("error %v (kind %s), want a vllm refusal of the media part", err, FailureKind(err))
 	}
 }

@@ -1,26 +1,30 @@
 // Package modelsrc finds a model's tokenizer files from what a user passes
-// as --tokenizer: a tokenizer.json file, a model folder, a Hub id looked up
-// offline in the HuggingFace cache, or nothing for the embedded default
-// (Qwen3). Every tool resolves models through it, so they agree on what a
+// as --tokenizer: a tokenizer.json file, a model folder, a Hugging Face Hub
+// id (through the shared cache, downloaded by internal/hub when missing),
+// or nothing for the embedded default (Qwen3). Every tool resolves models through it, so they agree on what a
 // name means.
 package modelsrc
 
 import (
+	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
-	"testing/fstest"
+	"time"
 
+	"github.com/islkit/islkit/internal/hub"
 	"github.com/islkit/islkit/internal/tokenizer"
+	"github.com/islkit/islkit/internal/version"
 )
 
 // DefaultName names the embedded model in records and messages.
@@ -48,9 +52,11 @@ type Source struct {
 }
 
 // Resolve turns a --tokenizer value into a Source. spec may be empty (the
-// embedded default), a tokenizer.json path, a folder, or ORG/NAME, looked up
-// in $HF_HUB_CACHE or $HF_HOME/hub (default ~/.cache/huggingface/hub)
-// without any network access.
+// embedded default), a tokenizer.json path, a folder, or a Hugging Face
+// Hub model ORG/NAME, optionally ORG/NAME@REVISION (see Spec), resolved
+// like huggingface_hub does through the shared cache (internal/hub):
+// downloaded when missing, never touching the network for a cached
+// pinned commit or under HF_HUB_OFFLINE=1.
 func Resolve(spec string) (*Source, error) {
 	if spec == "" {
 		return Default()
@@ -62,14 +68,38 @@ func Resolve(spec string) (*Source, error) {
 		dir := filepath.Dir(spec)
 		return &Source{Name: spec, Dir: dir, FS: singleFileFS{dir: dir, file: filepath.Base(spec)}, TokenizerFile: spec}, nil
 	}
-	if looksLikeHubID(spec) {
-		dir, err := hubSnapshot(spec)
+	id, rev, hasRev := strings.Cut(spec, "@")
+	if hasRev {
+		if id == "" {
+			return nil, fmt.Errorf("--revision %s needs --tokenizer ORG/NAME", rev)
+		}
+		if _, err := os.Stat(id); err == nil {
+			return nil, fmt.Errorf("--revision %s: only for an ORG/NAME model from the Hub, and %s is a local path", rev, id)
+		}
+	}
+	if looksLikeHubID(id) {
+		dir, err := hubSnapshot(id, rev)
 		if err != nil {
-			return nil, err
+			var he *hub.Error
+			if errors.As(err, &he) && he.Kind == hub.RepoNotFound {
+				// ORG/NAME may also have been meant as a folder.
+				return nil, fmt.Errorf("--tokenizer %s: %w; nor is there a local file or folder %s", spec, err, id)
+			}
+			return nil, fmt.Errorf("--tokenizer %s: %w", spec, err)
 		}
 		return fromDir(spec, dir)
 	}
 	return nil, fmt.Errorf("--tokenizer %s: no such file or folder, and not an ORG/NAME model id", spec)
+}
+
+// Spec joins --tokenizer and --revision into the one string Resolve takes
+// and records keep: ORG/NAME@REVISION, or the tokenizer alone for the
+// default revision (main) so that records and local paths stay as given.
+func Spec(tokenizer, revision string) string {
+	if revision == "" || revision == hub.DefaultRevision {
+		return tokenizer
+	}
+	return tokenizer + "@" + revision
 }
 
 func fromDir(name, dir string) (*Source, error) {
@@ -80,67 +110,68 @@ func fromDir(name, dir string) (*Source, error) {
 	return &Source{Name: name, Dir: dir, FS: os.DirFS(dir), TokenizerFile: path}, nil
 }
 
+// looksLikeHubID tells ORG/NAME from a path that does not exist: one
+// slash, neither side empty, not starting with a dot. Whether it is a
+// valid id is hub.ParseRepoID's to say, with a message.
 func looksLikeHubID(s string) bool {
 	org, name, ok := strings.Cut(s, "/")
 	return ok && org != "" && name != "" && !strings.Contains(name, "/") && !strings.HasPrefix(s, ".")
 }
 
 // HubCacheDir is where the HuggingFace hub cache lives on this machine.
-func HubCacheDir() string {
-	if d := os.Getenv("HF_HUB_CACHE"); d != "" {
-		return d
-	}
-	if d := os.Getenv("HF_HOME"); d != "" {
-		return filepath.Join(d, "hub")
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".cache", "huggingface", "hub")
+func HubCacheDir() string { return hub.CacheDir() }
+
+// HubFiles are the files of a Hub model that islkit reads: the tokenizer
+// and its config (required), the chat template file, and the files
+// transformers reads beside them (fetched, as AutoTokenizer does, so the
+// cache serves Python tools too).
+var HubFiles = []hub.File{
+	{Name: "tokenizer.json"},
+	{Name: "tokenizer_config.json"},
+	{Name: "chat_template.jinja", Optional: true},
+	{Name: "special_tokens_map.json", Optional: true},
+	{Name: "generation_config.json", Optional: true},
+	{Name: "config.json", Optional: true},
 }
 
-// hubSnapshot finds the snapshot folder of a cached Hub model: the revision
-// refs/main points to, else the only (or newest) snapshot that has a
-// tokenizer.json.
-func hubSnapshot(id string) (string, error) {
-	cache := HubCacheDir()
-	repo := filepath.Join(cache, "models--"+strings.ReplaceAll(id, "/", "--"))
-	snaps := filepath.Join(repo, "snapshots")
-	if ref, err := os.ReadFile(filepath.Join(repo, "refs", "main")); err == nil {
-		dir := filepath.Join(snaps, strings.TrimSpace(string(ref)))
-		if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err == nil {
-			return dir, nil
-		}
+// Stderr receives the Hub's warnings and, on a terminal (unless
+// HF_HUB_DISABLE_PROGRESS_BARS is set), the download progress.
+var Stderr io.Writer = os.Stderr
+
+// hubSnapshot resolves a Hub model to its snapshot folder in the cache.
+func hubSnapshot(id, rev string) (string, error) {
+	c := hub.New()
+	prog := filepath.Base(os.Args[0])
+	c.Warn = func(msg string) { fmt.Fprintf(Stderr, "%s: warning: %s\n", prog, msg) }
+	if isTerminal(Stderr) && !hub.ProgressDisabled() {
+		c.Progress = Stderr
 	}
-	entries, err := os.ReadDir(snaps)
+	c.UserAgent = "islkit/" + version.String()
+	snap, err := c.Snapshot(context.Background(), id, rev, HubFiles)
 	if err != nil {
-		return "", fmt.Errorf("--tokenizer %s: not in the HuggingFace cache (looked in %s; this tool never downloads: fetch it with `hf download %s` or pass a folder)", id, snaps, id)
+		return "", err
 	}
-	type cand struct {
-		dir string
-		mod int64
+	return snap.Dir, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	var cands []cand
-	for _, e := range entries {
-		dir := filepath.Join(snaps, e.Name())
-		if st, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err == nil {
-			cands = append(cands, cand{dir, st.ModTime().UnixNano()})
-		}
-	}
-	if len(cands) == 0 {
-		return "", fmt.Errorf("--tokenizer %s: %s has no snapshot with a tokenizer.json", id, snaps)
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
-	return cands[0].dir, nil
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // Default returns the embedded Qwen3 tokenizer folder.
 func Default() (*Source, error) {
-	files := fstest.MapFS{}
+	files := memFS{}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
 		data, err := gunzip(defaultFiles, "defaultmodel/"+name+".gz")
 		if err != nil {
 			return nil, fmt.Errorf("embedded default model: %s: %w", name, err)
 		}
-		files[name] = &fstest.MapFile{Data: data, Mode: 0o444}
+		files[name] = data
 	}
 	return &Source{Name: DefaultName, FS: files, TokenizerFile: "(embedded)/tokenizer.json"}, nil
 }
@@ -204,3 +235,37 @@ func (s singleFileFS) Open(name string) (fs.File, error) {
 	}
 	return os.DirFS(s.dir).Open(name)
 }
+
+// memFS is a flat read-only folder of in-memory files (the embedded model,
+// decompressed). It replaces testing/fstest.MapFS, which would link a test
+// package into every binary.
+type memFS map[string][]byte
+
+func (m memFS) Open(name string) (fs.File, error) {
+	data, ok := m[name]
+	if !ok {
+		if !fs.ValidPath(name) {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return &memFile{Reader: bytes.NewReader(data), name: name, size: int64(len(data))}, nil
+}
+
+type memFile struct {
+	*bytes.Reader
+	name string
+	size int64
+}
+
+func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f}, nil }
+func (f *memFile) Close() error               { return nil }
+
+type memInfo struct{ f *memFile }
+
+func (i memInfo) Name() string       { return i.f.name }
+func (i memInfo) Size() int64        { return i.f.size }
+func (i memInfo) Mode() fs.FileMode  { return 0o444 }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return false }
+func (i memInfo) Sys() any           { return nil }

@@ -1,6 +1,8 @@
 package modelsrc
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,21 +65,23 @@ func TestResolveFileDirAndHubCache(t *testing.T) {
 	// The HuggingFace hub cache layout, offline, through refs/main.
 	hub := t.TempDir()
 	repo := filepath.Join(hub, "models--mistralai--Mistral-7B-v0.1")
-	snap := filepath.Join(repo, "snapshots", "abc123")
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	snap := filepath.Join(repo, "snapshots", commit)
 	copyFile(t, filepath.Join(model, "tokenizer.json"), filepath.Join(snap, "tokenizer.json"))
 	copyFile(t, filepath.Join(model, "tokenizer_config.json"), filepath.Join(snap, "tokenizer_config.json"))
 	if err := os.MkdirAll(filepath.Join(repo, "refs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(repo, "refs", "main"), []byte("abc123\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "refs", "main"), []byte(commit+"\n"), 0o644)
 	t.Setenv("HF_HUB_CACHE", "")
 	t.Setenv("HF_HOME", filepath.Dir(hub))
+	t.Setenv("HF_HUB_OFFLINE", "1") // a test never reaches the real Hub
 	os.Rename(hub, filepath.Join(filepath.Dir(hub), "hub"))
 	src, err = Resolve("mistralai/Mistral-7B-v0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(src.Dir, filepath.Join("snapshots", "abc123")) {
+	if !strings.HasSuffix(src.Dir, filepath.Join("snapshots", commit)) {
 		t.Errorf("hub snapshot dir = %s", src.Dir)
 	}
 	tok, err := src.Tokenizer()
@@ -91,8 +95,12 @@ func TestResolveFileDirAndHubCache(t *testing.T) {
 
 func TestResolveErrorsSayWhatIsWrong(t *testing.T) {
 	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	t.Setenv("HF_HUB_OFFLINE", "1")
 	cases := map[string]string{
 		"nope/model":       "not in the HuggingFace cache",
+		"nope/model@v2":    "nope/model (revision v2) is not in the HuggingFace cache",
+		"@v2":              "--revision v2 needs --tokenizer ORG/NAME",
+		"bad--id/model":    `cannot contain "--" or ".."`,
 		"./no/such/file":   "no such file or folder",
 		"not-a-model-name": "no such file or folder",
 	}
@@ -113,5 +121,34 @@ func TestResolveErrorsSayWhatIsWrong(t *testing.T) {
 	}
 	if _, err := src.Tokenizer(); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("truncated tokenizer.json: error %v does not name the file", err)
+	}
+}
+
+// TestDefaultFSBehavesLikeAFolder: the embedded model's in-memory folder
+// answers as os.DirFS would for what the loaders ask of it.
+func TestDefaultFSBehavesLikeAFolder(t *testing.T) {
+	src, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.ReadFile("chat_template.jinja"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := src.FS.Open("../tokenizer.json"); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("invalid path: %v, want fs.ErrInvalid", err)
+	}
+	if m, err := fs.Glob(src.FS, "additional_chat_templates/*.jinja"); err != nil || len(m) != 0 {
+		t.Errorf("glob in a missing folder: %v, %v; want no match, no error", m, err)
+	}
+	data, err := src.ReadFile("tokenizer_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := fs.Stat(src.FS, "tokenizer_config.json")
+	if err != nil || st.Size() != int64(len(data)) || st.IsDir() || st.Name() != "tokenizer_config.json" {
+		t.Errorf("stat: %v, %v; want a %d-byte file", st, err, len(data))
+	}
+	if !strings.Contains(string(data), `"chat_template"`) {
+		t.Errorf("tokenizer_config.json has no chat_template")
 	}
 }

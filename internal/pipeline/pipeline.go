@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/islkit/islkit/internal/jsonl"
 )
@@ -15,14 +16,14 @@ import (
 // Func turns one input line into output lines (usually one; none writes
 // nothing; a document such as AIPerf's inputs.json expands to many). Lines
 // returned with an error are still written: a document can fail in part.
-type Func func(line jsonl.Line) (Output, error)
+type Func[V any] func(line jsonl.Line) (Output[V], error)
 
 // Output is what Func made of one line: the lines to write, and a value
 // handed, in input order, to Map's sink (measure's summary reads the
 // counts there instead of parsing its own output again).
-type Output struct {
+type Output[V any] struct {
 	Lines [][]byte
-	Value any
+	Value V
 }
 
 // Stats counts what Map did.
@@ -36,11 +37,12 @@ type job struct {
 	err  error // the line could not be read (too long): report it
 }
 
-type result struct {
+type result[V any] struct {
 	seq  int
 	line jsonl.Line
-	out  Output
+	out  Output[V]
 	err  error
+	ran  bool // fn ran on the line (it was read)
 }
 
 // Map reads r to the end, applies fn with up to workers goroutines and
@@ -49,23 +51,39 @@ type result struct {
 // returns early with ctx's error when ctx is cancelled (Ctrl-C), after
 // writing every result that precedes the first unfinished line, and with
 // a write error (e.g. a closed stdout) as soon as one happens. report gets
-// each failed line's error; sink, when not nil, each Output.Value, both in
-// input order and on Map's goroutine.
-func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func, report func(error, Output), sink func(any)) (Stats, error) {
+// each failed line's error; sink, when not nil, the Output.Value of every
+// line fn ran on (failed or not: a document can fail in part), both in
+// input order and on Map's goroutine. A line that could not be read (too
+// long) reaches report only. Whenever the input stalls (the next line is
+// not yet buffered), w is flushed once every line read so far is written,
+// so a live producer's results come out as they arrive.
+func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func[V], report func(error, Output[V]), sink func(V)) (Stats, error) {
 	if workers < 1 {
 		workers = 1
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan job, workers*4)
-	results := make(chan result, workers*4)
+	results := make(chan result[V], workers*4)
 	// window bounds the lines between the reader and the in-order writer:
 	// one slow line holds back at most this many finished ones in memory.
 	window := make(chan struct{}, workers*16)
+	// When the next read may block (no whole line buffered), the reader
+	// tells the writer how many lines it has read; the writer flushes once
+	// it has written those, so a slow input's results are not held back.
+	var readSoFar atomic.Int64
+	stalled := make(chan struct{}, 1)
 	var readErr error
 	go func() {
 		defer close(jobs)
 		for seq := 0; ; seq++ {
+			if seq > 0 && !r.LineBuffered() {
+				readSoFar.Store(int64(seq))
+				select {
+				case stalled <- struct{}{}:
+				default:
+				}
+			}
 			line, err := r.Next()
 			var lineErr error
 			switch {
@@ -99,7 +117,7 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 			for j := range jobs {
 				if j.err != nil {
 					select {
-					case results <- result{j.seq, j.line, Output{}, j.err}:
+					case results <- result[V]{j.seq, j.line, Output[V]{}, j.err, false}:
 					case <-ctx.Done():
 						return
 					}
@@ -107,7 +125,7 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 				}
 				out, err := fn(j.line)
 				select {
-				case results <- result{j.seq, j.line, out, err}:
+				case results <- result[V]{j.seq, j.line, out, err, true}:
 				case <-ctx.Done():
 					return
 				}
@@ -117,10 +135,33 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 	go func() { wg.Wait(); close(results) }()
 
 	var st Stats
-	pending := map[int]result{}
+	pending := map[int]result[V]{}
 	next := 0
 	var werr error
-	for res := range results {
+	flushAt := 0 // flush once next reaches it (0: no flush due)
+	flush := func() {
+		flushAt = 0
+		if werr == nil {
+			if werr = w.Flush(); werr != nil {
+				cancel()
+			}
+		}
+	}
+loop:
+	for {
+		var res result[V]
+		select {
+		case r, ok := <-results:
+			if !ok {
+				break loop
+			}
+			res = r
+		case <-stalled:
+			if flushAt = int(readSoFar.Load()); next >= flushAt {
+				flush()
+			}
+			continue
+		}
 		pending[res.seq] = res
 		for {
 			cur, ok := pending[next]
@@ -140,7 +181,7 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 					report(&jsonl.LineError{File: cur.line.File, Line: cur.line.Num, Err: cur.err}, cur.out)
 				}
 			}
-			if sink != nil && cur.out.Value != nil {
+			if sink != nil && cur.ran {
 				sink(cur.out.Value)
 			}
 			for _, out := range cur.out.Lines {
@@ -151,6 +192,9 @@ func Map(ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn 
 					cancel()
 				}
 			}
+		}
+		if flushAt > 0 && next >= flushAt {
+			flush()
 		}
 		if werr != nil {
 			break

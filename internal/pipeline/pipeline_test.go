@@ -23,21 +23,22 @@ func TestMapKeepsInputOrderAndReportsFailures(t *testing.T) {
 	var out bytes.Buffer
 	w := jsonl.NewWriter(&out)
 	var reported []string
-	last := -1
+	last, sunk := -1, 0
 	st, err := Map(context.Background(), jsonl.NewReader(strings.NewReader(in.String()), "in"), w, 8,
-		func(line jsonl.Line) (Output, error) {
+		func(line jsonl.Line) (Output[int], error) {
 			n, _ := strconv.Atoi(string(line.Data))
 			time.Sleep(time.Duration(n%7) * 50 * time.Microsecond) // finish out of order
 			if n%100 == 99 {
-				return Output{}, errors.New("boom")
+				return Output[int]{Value: n}, errors.New("boom")
 			}
 			if n == 3 {
-				return Output{Lines: [][]byte{[]byte("3a"), []byte("3b")}, Value: n}, nil
+				return Output[int]{Lines: [][]byte{[]byte("3a"), []byte("3b")}, Value: n}, nil
 			}
-			return Output{Lines: [][]byte{line.Data}, Value: n}, nil
-		}, func(err error, _ Output) { reported = append(reported, err.Error()) },
-		func(v any) {
-			if n := v.(int); n < last {
+			return Output[int]{Lines: [][]byte{line.Data}, Value: n}, nil
+		}, func(err error, _ Output[int]) { reported = append(reported, err.Error()) },
+		func(n int) {
+			sunk++
+			if n < last {
 				t.Errorf("sink got %d after %d", n, last)
 			} else {
 				last = n
@@ -49,6 +50,9 @@ func TestMapKeepsInputOrderAndReportsFailures(t *testing.T) {
 	w.Flush()
 	if st.Lines != 500 || st.Failed != 5 {
 		t.Errorf("stats %+v, want 500 lines, 5 failed", st)
+	}
+	if sunk != 500 {
+		t.Errorf("sink got %d values, want one per line (500)", sunk)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 496 || lines[3] != "3a" || lines[4] != "3b" || lines[5] != "4" || lines[len(lines)-1] != "498" {
@@ -70,10 +74,10 @@ func TestMapStopsOnWriteError(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := Map(context.Background(), jsonl.NewReader(strings.NewReader(in), "in"), w, 2,
-			func(line jsonl.Line) (Output, error) {
-				return Output{Lines: [][]byte{bytes.Repeat([]byte("x"), 1024)}}, nil
+			func(line jsonl.Line) (Output[int], error) {
+				return Output[int]{Lines: [][]byte{bytes.Repeat([]byte("x"), 1024)}}, nil
 			},
-			func(error, Output) {}, nil)
+			func(error, Output[int]) {}, nil)
 		done <- err
 	}()
 	select {
@@ -96,14 +100,14 @@ func TestMapBoundsHeldLines(t *testing.T) {
 	done := make(chan Stats)
 	go func() {
 		st, _ := Map(context.Background(), jsonl.NewReader(strings.NewReader(in), "in"), jsonl.NewWriter(io.Discard), workers,
-			func(line jsonl.Line) (Output, error) {
+			func(line jsonl.Line) (Output[int], error) {
 				if line.Num == 1 {
 					<-release
 				} else {
 					started.Add(1)
 				}
-				return Output{Lines: [][]byte{line.Data}}, nil
-			}, func(error, Output) {}, nil)
+				return Output[int]{Lines: [][]byte{line.Data}}, nil
+			}, func(error, Output[int]) {}, nil)
 		done <- st
 	}()
 	time.Sleep(200 * time.Millisecond) // unbounded, it would read them all by now
@@ -113,5 +117,30 @@ func TestMapBoundsHeldLines(t *testing.T) {
 	close(release)
 	if st := <-done; st.Lines != lines {
 		t.Errorf("%d lines written, want %d", st.Lines, lines)
+	}
+}
+
+// TestMapUnreadableLineReachesReportOnly: a line too long to read is
+// reported in its place, and the sink sees only the lines fn ran on.
+func TestMapUnreadableLineReachesReportOnly(t *testing.T) {
+	r := jsonl.NewReader(strings.NewReader("1\n"+strings.Repeat("9", 100)+"\n3\n"), "in")
+	r.SetMaxLineSize(10)
+	r.SetSkipLongLines(true)
+	var reported []string
+	var sunk []int
+	st, err := Map(context.Background(), r, jsonl.NewWriter(io.Discard), 2,
+		func(line jsonl.Line) (Output[int], error) {
+			n, _ := strconv.Atoi(string(line.Data))
+			return Output[int]{Value: n}, nil
+		}, func(err error, _ Output[int]) { reported = append(reported, err.Error()) },
+		func(n int) { sunk = append(sunk, n) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Lines != 3 || st.Failed != 1 || len(reported) != 1 || !strings.HasPrefix(reported[0], "in:2:") {
+		t.Errorf("stats %+v, reported %q; want 3 lines, line 2 failed", st, reported)
+	}
+	if fmt.Sprint(sunk) != "[1 3]" {
+		t.Errorf("sink got %v, want [1 3]", sunk)
 	}
 }

@@ -56,7 +56,7 @@ func Renderer(t Renderable, c Counter, now time.Time) budget.Renderer {
 }
 
 // Overhead runs the chat-template probe; t == nil means no template.
-func Overhead(t Renderable, c Counter, now time.Time) budget.TemplateOverhead {
+func Overhead(t Renderable, c Counter, now time.Time) records.TemplateOverhead {
 	if t == nil {
 		return budget.ProbeChatTemplate(nil, c)
 	}
@@ -103,13 +103,14 @@ func Run(opts Options) (*records.Probe, error) {
 		return nil, err
 	}
 	sum, _ := src.TokenizerSHA256()
+	// chat's errors name the file within the model; the folder says whose.
 	origin, tsum, err := TemplateSource(src, opts.ChatTemplate)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", src.Name, err)
 	}
 	special, err := chat.SpecialTokensFS(src.FS)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", src.Name, err)
 	}
 	rec := &records.Probe{
 		Kind:          records.KindProbe,
@@ -135,7 +136,7 @@ func Run(opts Options) (*records.Probe, error) {
 	rec.MarkerTokens, rec.MarkerSamples = MarkerCost(opts.CacheBust, tok)
 	if !opts.ApplyChatTemplate {
 		// AIPerf never calls the template without --apply-chat-template.
-		rec.Overhead = budget.TemplateOverhead{Reason: "chat template not applied (--apply-chat-template off)"}
+		rec.Overhead = records.TemplateOverhead{Reason: "chat template not applied (--apply-chat-template off)"}
 		return rec, nil
 	}
 	tmpl, err := chat.LoadFS(src.FS, opts.ChatTemplate)
@@ -143,7 +144,7 @@ func Run(opts Options) (*records.Probe, error) {
 	case errors.Is(err, chat.ErrNoTemplate):
 		rec.Overhead = Overhead(nil, tok, opts.Now)
 	case err != nil:
-		rec.Overhead = budget.TemplateOverhead{Reason: "chat template unusable: " + err.Error()}
+		rec.Overhead = records.TemplateOverhead{Reason: "chat template unusable: " + err.Error()}
 	default:
 		rec.Overhead = Overhead(tmpl, tok, opts.Now)
 	}

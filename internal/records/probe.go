@@ -1,9 +1,6 @@
 package records
 
-import (
-	"github.com/islkit/islkit/internal/budget"
-	"github.com/islkit/islkit/internal/cachebust"
-)
+import "github.com/islkit/islkit/internal/cachebust"
 
 // Probe is probe's one output record and compose's input: everything
 // compose needs to size turns (the chat-template overhead and the marker
@@ -26,7 +23,7 @@ type Probe struct {
 
 	// Overhead is the two-equation probe's result (zeros and a reason
 	// when the template was not applied or could not be probed).
-	Overhead budget.TemplateOverhead `json:"template_overhead"`
+	Overhead TemplateOverhead `json:"template_overhead"`
 
 	// Now is the pinned strftime_now clock (RFC 3339) the template was
 	// rendered with, if any; compose renders with the same one.
@@ -39,7 +36,8 @@ type Probe struct {
 
 // ProbeTokenizer identifies the tokenizer.
 type ProbeTokenizer struct {
-	// Source is --tokenizer as given, or modelsrc.DefaultName.
+	// Source is --tokenizer as given (ORG/NAME@REV with a --revision other
+	// than main), or modelsrc.DefaultName.
 	Source string `json:"source"`
 	// SHA256 is the hex SHA-256 of tokenizer.json; compose compares it.
 	SHA256 string `json:"sha256"`
@@ -63,4 +61,53 @@ type ProbeChatTemplate struct {
 	// SHA256 is the hex SHA-256 of the template source (the file's bytes,
 	// or the config's chat_template value as JSON); "" when there is none.
 	SHA256 string `json:"sha256,omitempty"`
+}
+
+// SampleOverhead is the probe's measurement for one sample text.
+type SampleOverhead struct {
+	Text   string  `json:"text"`
+	Bare   int     `json:"bare"`   // tokens of the text alone
+	Single int     `json:"single"` // tokens of [user]
+	Triple int     `json:"triple"` // tokens of [user, assistant, user]
+	Wrap   float64 `json:"wrap"`   // (triple - single - 2·bare) / 2
+	Fixed  float64 `json:"fixed"`  // single - bare - wrap
+}
+
+// TemplateOverhead is the chat-template probe result (budget.ProbeChatTemplate):
+//
+//	wire = per_request_fixed + Σ_messages (per_msg_wrap + content tokens)
+//
+// Fixed and Wrap are zero, with Reason saying why, when the template could
+// not be probed.
+type TemplateOverhead struct {
+	Fixed   int              `json:"per_request_fixed"`
+	Wrap    int              `json:"per_msg_wrap"`
+	Samples []SampleOverhead `json:"samples,omitempty"`
+	Reason  string           `json:"reason,omitempty"`
+}
+
+// ProbeVerify is what `probe --verify-url` found: the server's
+// usage.prompt_tokens for the probe conversations next to our templated
+// counts. Any difference means the server tokenizes or templates
+// differently from the model folder probe read.
+type ProbeVerify struct {
+	URL   string `json:"url"`
+	Model string `json:"model"`
+	// Profile is the server profile our counts assumed (probe --server).
+	Profile string `json:"profile"`
+	// Agree is true when every request's counts are equal.
+	Agree    bool                 `json:"agree"`
+	Requests []ProbeVerifyRequest `json:"requests"`
+}
+
+// ProbeVerifyRequest is one probe conversation sent with max_tokens 1.
+type ProbeVerifyRequest struct {
+	// Sample is the probe text's index (AIPerf's three samples).
+	Sample int `json:"sample"`
+	// Messages is 1 ([user]) or 3 ([user, assistant, user]).
+	Messages int `json:"messages"`
+	Ours     int `json:"ours"`
+	Server   int `json:"server"`
+	// Diff is Server − Ours.
+	Diff int `json:"diff"`
 }

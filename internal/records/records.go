@@ -2,6 +2,18 @@
 // tools (probe | compose | send | measure). Each stream format has one Go
 // type here and one JSON Schema in schemas/; every tool reads and writes
 // them through internal/jsonl, so no tool parses another's output by hand.
+//
+// One file per stream, named after it:
+//
+//	probe.go         Probe (probe → compose), schemas/probe.schema.json
+//	conversation.go  Conversation (compose → send), conversation.schema.json
+//	request.go       Request (send → measure), request.schema.json
+//	isl.go           ISL, the "isl" member measure adds to each request,
+//	                 measurement.schema.json
+//
+// The summary (measure --summary-json, summary.schema.json) is
+// report.Report. The package holds data only: it imports no logic package
+// (TestImportsNoLogic), so every tool can depend on it.
 package records
 
 // SchemaVersion is the version of every record format in this package. A

@@ -80,6 +80,10 @@ type Result struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	OutputText   string `json:"output_text,omitempty"`
 	Reasoning    string `json:"reasoning_text,omitempty"`
+	// Retried is set when the request failed on a reused connection
+	// before any response byte (the server had closed it) and was sent
+	// again, once, on a fresh connection; StartNs is the first attempt's.
+	Retried bool `json:"retried,omitempty"`
 	// Usage is the server's last non-empty usage object, when reported.
 	Usage *Usage        `json:"usage,omitempty"`
 	Error *RequestError `json:"error,omitempty"`
@@ -87,7 +91,9 @@ type Result struct {
 
 // Usage is the token accounting the server reported.
 type Usage struct {
-	PromptTokens     int  `json:"prompt_tokens"`
+	// PromptTokens is nil when the server's usage did not carry it: no
+	// server count, rather than a count of 0.
+	PromptTokens     *int `json:"prompt_tokens,omitempty"`
 	CompletionTokens int  `json:"completion_tokens"`
 	TotalTokens      int  `json:"total_tokens"`
 	ReasoningTokens  *int `json:"reasoning_tokens,omitempty"`
@@ -98,7 +104,7 @@ type Usage struct {
 // several chunks: AIPerf, send and measure take the last one that counts,
 // whole.
 func (u *Usage) Counts() bool {
-	return u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0)
+	return u != nil && (u.PromptTokens != nil && *u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0)
 }
 
 // Error kinds of a failed request.

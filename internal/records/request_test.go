@@ -10,13 +10,13 @@ import (
 
 func TestRequestJSON(t *testing.T) {
 	ttft := int64(1500)
-	cached := 0
+	cached, twenty := 0, 20
 	r := Request{Kind: KindRequest, SchemaVersion: SchemaVersion, BenchmarkID: "bench", ConversationID: "c",
 		Turn: 1, Pass: 2, TargetISL: 100, MaxTokens: 8, Marker: "[rid:eb232ceb3496]\n\n",
 		CacheBust: cachebust.FirstTurnPrefix, Landing: cachebust.Landing{Slot: cachebust.FirstUserTurn, Prefix: true},
 		Payload: json.RawMessage(`{"model":"m","messages":[{"role":"user","content":"x"}]}`),
 		Result: &Result{StartNs: 1, LatencyNs: 2000, TTFTNs: &ttft, ITLNs: []int64{10}, Status: 200, OK: true, Stream: true,
-			Usage: &Usage{PromptTokens: 20, CompletionTokens: 8, TotalTokens: 28, CachedTokens: &cached}}}
+			Usage: &Usage{PromptTokens: &twenty, CompletionTokens: 8, TotalTokens: 28, CachedTokens: &cached}}}
 	data, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

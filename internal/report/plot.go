@@ -229,8 +229,14 @@ func (r *Report) writeSVG(w io.Writer) {
 		n1(width), n1(height), n1(width), n1(height), fontFace)
 	s.f(`<rect width="100%%" height="100%%" fill="#ffffff"/>` + "\n")
 	s.text(16, 26, "start", "18", ` font-weight="bold"`, "ISL error histogram by turn")
-	sub := fmt.Sprintf("%d requests · counted templated %d, bare %d · failures %d",
-		r.Requests, r.Counted.Templated, r.Counted.Bare, r.Failures.Total)
+	sub := fmt.Sprintf("%d requests · counted templated %d, bare %d · unreadable lines %d",
+		r.Requests, r.Counted.Templated, r.Counted.Bare, r.UnreadableLines.Total)
+	if p := r.Performance; p != nil {
+		sub += fmt.Sprintf(" · failed requests %d", p.Failed+p.Cancelled)
+		if len(p.Errors) > 0 {
+			sub += " (" + byKind(p.Errors) + ")"
+		}
+	}
 	s.text(16, 46, "start", "12", ` fill="#555"`, sub)
 	// Legend.
 	lx := 16.0

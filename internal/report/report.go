@@ -1,6 +1,7 @@
 package report
 
 import (
+	"maps"
 	"math"
 	"sort"
 
@@ -14,12 +15,20 @@ type Report struct {
 	SchemaVersion int    `json:"schema_version"`
 	// Requests is the number of records added with Add.
 	Requests uint64 `json:"requests"`
+	// Profiles counts requests per server profile their templated count
+	// followed (measure --server); Compared, per --compare-server profile.
+	Profiles map[string]uint64 `json:"profiles"`
+	Compared map[string]uint64 `json:"compared"`
 	// Counted says which count was reported as the ISL, per request.
 	Counted Counted `json:"counted"`
 	// TemplateErrors counts records whose template failed (counted bare).
-	TemplateErrors uint64   `json:"template_errors"`
-	Failures       Failures `json:"failures"`
-	Media          Media    `json:"media"`
+	TemplateErrors uint64 `json:"template_errors"`
+	// WarmupExcluded counts warmup requests, left out of everything.
+	WarmupExcluded uint64 `json:"warmup_excluded"`
+	// UnreadableLines are input lines that could not be measured; failed
+	// requests are in Performance.
+	UnreadableLines Unreadable `json:"unreadable_lines"`
+	Media           Media      `json:"media"`
 	// Errors of the reported count, all requests together.
 	VsTarget   ErrorStats `json:"vs_target"`
 	VsExpected ErrorStats `json:"vs_expected"`
@@ -32,6 +41,8 @@ type Report struct {
 	// PrefixCache compares expected and server cached tokens; absent when
 	// no record carried expected_cached_tokens.
 	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
+	// Performance is nil (null) unless some record was sent live.
+	Performance *Performance `json:"performance"`
 }
 
 // Counted is the number of requests reported by each count.
@@ -40,8 +51,8 @@ type Counted struct {
 	Bare      uint64 `json:"bare"`
 }
 
-// Failures are input lines measure could not measure, by kind.
-type Failures struct {
+// Unreadable counts input lines measure could not measure, by kind.
+type Unreadable struct {
 	Total  uint64            `json:"total"`
 	ByKind map[string]uint64 `json:"by_kind"` // encoded with sorted keys
 }
@@ -83,10 +94,11 @@ type TurnStats struct {
 	VsServer   ErrorStats `json:"vs_server"`
 }
 
-// Causes splits the VsTarget and VsServer gaps by named cause.
+// Causes splits the VsTarget, VsServer and VsProfile gaps by named cause.
 type Causes struct {
-	VsTarget CauseGroup `json:"vs_target"`
-	VsServer CauseGroup `json:"vs_server"`
+	VsTarget  CauseGroup `json:"vs_target"`
+	VsServer  CauseGroup `json:"vs_server"`
+	VsProfile CauseGroup `json:"vs_profile"`
 }
 
 // CauseGroup is one gap kind: how many records carried it, and each cause
@@ -108,12 +120,15 @@ type CauseStats struct {
 // Report computes the summary of everything added so far.
 func (s *Summary) Report() Report {
 	r := Report{
-		Kind:           records.KindSummary,
-		SchemaVersion:  records.SchemaVersion,
-		Requests:       s.requests,
-		Counted:        Counted{Templated: s.counted["templated"], Bare: s.counted["bare"]},
-		TemplateErrors: s.tmplErr,
-		Failures:       Failures{ByKind: map[string]uint64{}},
+		Kind:            records.KindSummary,
+		SchemaVersion:   records.SchemaVersion,
+		Requests:        s.requests,
+		Profiles:        maps.Clone(s.profiles),
+		Compared:        maps.Clone(s.compared),
+		Counted:         Counted{Templated: s.counted["templated"], Bare: s.counted["bare"]},
+		TemplateErrors:  s.tmplErr,
+		WarmupExcluded:  s.warmup,
+		UnreadableLines: Unreadable{ByKind: map[string]uint64{}},
 		Media: Media{Requests: s.media.requests, Images: s.media.images,
 			Audios: s.media.audios, Videos: s.media.videos},
 		VsTarget:            errorStats(s.all[vsTarget]),
@@ -123,14 +138,16 @@ func (s *Summary) Report() Report {
 		RequestsWithoutTurn: s.noTurn,
 		PrefixCache:         s.cacheReport(),
 		Causes: Causes{
-			VsTarget: causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
-			VsServer: causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),
+			VsTarget:  causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
+			VsServer:  causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),
+			VsProfile: causeGroup(s.causeRecs[gapProfile], s.causes[gapProfile]),
 		},
 	}
-	for k, n := range s.failures {
-		r.Failures.ByKind[k] = n
-		r.Failures.Total += n
+	for k, n := range s.unread {
+		r.UnreadableLines.ByKind[k] = n
+		r.UnreadableLines.Total += n
 	}
+	r.Performance = s.perf.report(s.opts)
 	for _, t := range s.sortedTurns() {
 		st := s.turns[t]
 		r.ByTurn = append(r.ByTurn, TurnStats{

@@ -196,7 +196,8 @@ func TestByTurnAndCauses(t *testing.T) {
 			{Cause: records.CauseBoundary, Requests: 2, Tokens: 2, AbsTokens: 4},
 			{Cause: records.CauseContent, Requests: 1, Tokens: -1, AbsTokens: 1},
 		}},
-		VsServer: CauseGroup{Requests: 2, Causes: []CauseStats{{Cause: records.CauseDoubledBOS, Requests: 2, Tokens: 2, AbsTokens: 2}}},
+		VsServer:  CauseGroup{Requests: 2, Causes: []CauseStats{{Cause: records.CauseDoubledBOS, Requests: 2, Tokens: 2, AbsTokens: 2}}},
+		VsProfile: CauseGroup{Causes: []CauseStats{}},
 	}
 	gotJ, _ := json.Marshal(r.Causes)
 	wantJ, _ := json.Marshal(want)
@@ -206,24 +207,24 @@ func TestByTurnAndCauses(t *testing.T) {
 	validate(t, s)
 }
 
-func TestFailuresAndMedia(t *testing.T) {
+func TestUnreadableLinesAndMedia(t *testing.T) {
 	s := NewSummary()
-	s.AddFailure("bad_json")
-	s.AddFailure("bad_json")
-	s.AddFailure("unknown_shape")
-	s.AddFailure("")
+	s.AddUnreadable("bad_json")
+	s.AddUnreadable("bad_json")
+	s.AddUnreadable("unknown_shape")
+	s.AddUnreadable("")
 	s.Add(records.ISL{Bare: ip(10), Counted: "bare", Media: &records.Media{Images: 2, Videos: 1}})
 	s.Add(records.ISL{Bare: ip(10), Counted: "bare", Media: &records.Media{}})
 	r := s.Report()
-	if r.Failures.Total != 4 || r.Failures.ByKind["bad_json"] != 2 || r.Failures.ByKind["unknown"] != 1 {
-		t.Errorf("failures %+v", r.Failures)
+	if r.UnreadableLines.Total != 4 || r.UnreadableLines.ByKind["bad_json"] != 2 || r.UnreadableLines.ByKind["unknown"] != 1 {
+		t.Errorf("unreadable lines %+v", r.UnreadableLines)
 	}
 	if r.Media != (Media{Requests: 1, Images: 2, Videos: 1}) {
 		t.Errorf("media %+v", r.Media)
 	}
 	var buf bytes.Buffer
 	s.WriteText(&buf)
-	for _, want := range []string{"failures 4 (bad_json 2, unknown 1, unknown_shape 1)", "media: 1 requests with images 2"} {
+	for _, want := range []string{"unreadable lines 4 (bad_json 2, unknown 1, unknown_shape 1)", "media: 1 requests with images 2"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, buf.String())
 		}
@@ -378,13 +379,21 @@ func sample() *Summary {
 		if i%4 == 3 {
 			isl.VsServer = &records.Gap{Total: 1, Causes: []records.Cause{{Cause: records.CauseDoubledBOS, Tokens: 1}}}
 		}
+		isl.Profile = "vllm"
+		if i%10 == 0 {
+			// --compare-server aiperf: vLLM's "\n" join and parsed tool-call
+			// arguments cost more than AIPerf's count.
+			n := 2000 + e - 3
+			isl.VsProfile = &records.ProfileGap{Profile: "aiperf", Count: &n, Gap: &records.Gap{Total: 3,
+				Causes: []records.Cause{{Cause: records.CausePartJoin, Tokens: 2}, {Cause: records.CauseToolCallArgs, Tokens: 1}}}}
+		}
 		if i == 7 {
 			isl.Templated, isl.Counted, isl.TemplateError = nil, "bare", "template raised"
 			isl.Target = ip(*isl.Bare)
 		}
 		s.Add(isl)
 	}
-	s.AddFailure("bad_json")
+	s.AddUnreadable("bad_json")
 	return s
 }
 

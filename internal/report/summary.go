@@ -1,10 +1,15 @@
-// Package report summarises the "isl" objects measure adds to request
-// records: how often the reported ISL hits its target, how far it misses
-// (overall, per turn, per cause), as a text table, JSON and an SVG/HTML plot.
+// Package report summarises measured request records: the "isl" objects
+// measure adds (how often the reported ISL hits its target, how far it
+// misses, overall, per turn, per cause) and, for live records, the
+// performance of the run (latency, throughput, goodput, concurrency, with
+// vLLM bench serve's definitions), as a text table, JSON, an SVG/HTML plot
+// and an HTML report.
 //
-// Memory does not grow with the number of records: every error is an
-// integer, so a count per distinct error value gives exact means and
-// percentiles in space proportional to the number of distinct errors.
+// The ISL part does not grow with the number of records: every error is
+// an integer, so a count per distinct error value gives exact means and
+// percentiles in space proportional to the number of distinct errors. The
+// performance part keeps a few numbers per live request and every
+// inter-chunk gap: exact percentiles need every value.
 package report
 
 import (
@@ -26,8 +31,10 @@ const (
 
 // The gaps split by cause: indexes of Summary.causes.
 const (
-	gapTarget = iota // isl.VsTarget
-	gapServer        // isl.VsServer
+	gapTarget  = iota // isl.VsTarget
+	gapServer         // isl.VsServer
+	gapProfile        // isl.VsProfile.Gap
+	gaps
 )
 
 // hist counts records per signed integer error.
@@ -59,28 +66,40 @@ type Summary struct {
 	requests  uint64
 	counted   map[string]uint64 // "templated" / "bare": which count was reported
 	tmplErr   uint64
-	failures  map[string]uint64
+	unread    map[string]uint64 // input lines that could not be measured, by kind
 	media     mediaAcc
 	all       *stats
 	turns     map[int]*stats
-	noTurn    uint64                  // records without a turn index
-	turnReqs  map[int]uint64          // requests per turn
-	causes    [2]map[string]*causeAcc // by gapTarget, gapServer
-	causeRecs [2]uint64               // records that carried the gap
-	cache     *PrefixCache            // nil until a record expects cached tokens
+	noTurn    uint64                     // records without a turn index
+	turnReqs  map[int]uint64             // requests per turn
+	causes    [gaps]map[string]*causeAcc // by gapTarget, gapServer, gapProfile
+	causeRecs [gaps]uint64               // records that carried the gap
+	profiles  map[string]uint64          // requests per server profile
+	compared  map[string]uint64          // requests per --compare-server profile
+	warmup    uint64                     // warmup requests, left out
+	perf      perfAcc
+	opts      Options
+	cache     *PrefixCache // nil until a record expects cached tokens
 }
 
 type mediaAcc struct{ requests, images, audios, videos uint64 }
 
-// NewSummary returns an empty Summary.
-func NewSummary() *Summary {
+// NewSummary returns an empty Summary with the default options.
+func NewSummary() *Summary { return NewSummaryWith(Options{}) }
+
+// NewSummaryWith returns an empty Summary reporting with o.
+func NewSummaryWith(o Options) *Summary {
 	return &Summary{
+		opts:     o,
+		perf:     perfAcc{errors: map[string]uint64{}},
 		counted:  map[string]uint64{},
-		failures: map[string]uint64{},
+		unread:   map[string]uint64{},
 		all:      newStats(),
 		turns:    map[int]*stats{},
 		turnReqs: map[int]uint64{},
-		causes:   [2]map[string]*causeAcc{{}, {}},
+		causes:   [gaps]map[string]*causeAcc{{}, {}, {}},
+		profiles: map[string]uint64{},
+		compared: map[string]uint64{},
 	}
 }
 
@@ -97,7 +116,20 @@ func Reported(isl records.ISL) (int, string) {
 	return *isl.Bare, "bare"
 }
 
-// Add counts one measured record.
+// AddRequest counts one measured request: its ISL, and its outcome when
+// it was sent live. Warmup requests are only counted as left out.
+func (s *Summary) AddRequest(r Request) {
+	if r.Warmup {
+		s.warmup++
+		return
+	}
+	s.Add(r.ISL)
+	if r.Live != nil {
+		s.perf.add(r.ISL, r.Live)
+	}
+}
+
+// Add counts the ISL of one measured record.
 func (s *Summary) Add(isl records.ISL) {
 	s.requests++
 	c, which := Reported(isl)
@@ -145,7 +177,15 @@ func (s *Summary) Add(isl records.ISL) {
 			ts[i].add(*e)
 		}
 	}
-	for i, g := range [2]*records.Gap{gapTarget: isl.VsTarget, gapServer: isl.VsServer} {
+	if isl.Profile != "" {
+		s.profiles[isl.Profile]++
+	}
+	var vsProfile *records.Gap
+	if p := isl.VsProfile; p != nil {
+		s.compared[p.Profile]++
+		vsProfile = p.Gap
+	}
+	for i, g := range [gaps]*records.Gap{gapTarget: isl.VsTarget, gapServer: isl.VsServer, gapProfile: vsProfile} {
 		if g == nil {
 			continue
 		}
@@ -170,13 +210,14 @@ func (s *Summary) Add(isl records.ISL) {
 	}
 }
 
-// AddFailure counts one input line that could not be measured, by kind
-// (e.g. "bad_json", "unknown_shape"; a template error is not a failure).
-func (s *Summary) AddFailure(kind string) {
+// AddUnreadable counts one input line that could not be measured, by
+// kind (e.g. "bad_json", "unknown_shape"; a template error is not one,
+// nor is a request that failed: that is in the performance section).
+func (s *Summary) AddUnreadable(kind string) {
 	if kind == "" {
 		kind = "unknown"
 	}
-	s.failures[kind]++
+	s.unread[kind]++
 }
 
 // MarshalJSON encodes Report().

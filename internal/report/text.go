@@ -48,6 +48,16 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintln(bw)
 		t.writeText(bw)
 	}
+	if p := r.Performance; p != nil {
+		fmt.Fprintln(bw)
+		for _, l := range p.headline() {
+			fmt.Fprintln(bw, l)
+		}
+		for _, t := range p.tables() {
+			fmt.Fprintln(bw)
+			t.writeText(bw)
+		}
+	}
 	return bw.Flush()
 }
 
@@ -57,15 +67,20 @@ func (r *Report) headline() []string {
 	if r.TemplateErrors > 0 {
 		l += fmt.Sprintf(" (template errors %d)", r.TemplateErrors)
 	}
-	l += fmt.Sprintf("   failures %d", r.Failures.Total)
-	if r.Failures.Total > 0 {
-		kinds := slices.Sorted(maps.Keys(r.Failures.ByKind))
-		for i, k := range kinds {
-			kinds[i] = fmt.Sprintf("%s %d", k, r.Failures.ByKind[k])
-		}
-		l += " (" + strings.Join(kinds, ", ") + ")"
+	l += fmt.Sprintf("   unreadable lines %d", r.UnreadableLines.Total)
+	if r.UnreadableLines.Total > 0 {
+		l += " (" + byKind(r.UnreadableLines.ByKind) + ")"
+	}
+	if r.WarmupExcluded > 0 {
+		l += fmt.Sprintf("   warmup left out %d", r.WarmupExcluded)
 	}
 	lines := []string{l}
+	if len(r.Profiles) > 0 {
+		lines = append(lines, "server profile: "+byKind(r.Profiles))
+	}
+	if len(r.Compared) > 0 {
+		lines = append(lines, "compared with: "+byKind(r.Compared)+" (causes vs profile: counted − the other profile's count)")
+	}
 	if m := r.Media; m.Requests > 0 {
 		lines = append(lines, fmt.Sprintf("media: %d requests with images %d, audios %d, videos %d (not in templated counts)",
 			m.Requests, m.Images, m.Audios, m.Videos))
@@ -74,6 +89,15 @@ func (r *Report) headline() []string {
 		lines = append(lines, r.PrefixCache.line())
 	}
 	return lines
+}
+
+// byKind lists counts by kind, sorted by kind: "http_5xx 3, timeout 1".
+func byKind(m map[string]uint64) string {
+	kinds := slices.Sorted(maps.Keys(m))
+	for i, k := range kinds {
+		kinds[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(kinds, ", ")
 }
 
 // tables builds the error table (totals, then per turn under each
@@ -112,7 +136,7 @@ func (r *Report) tables() []table {
 	for _, g := range []struct {
 		label string
 		g     CauseGroup
-	}{{"causes vs target", r.Causes.VsTarget}, {"causes vs server", r.Causes.VsServer}} {
+	}{{"causes vs target", r.Causes.VsTarget}, {"causes vs server", r.Causes.VsServer}, {"causes vs profile", r.Causes.VsProfile}} {
 		if len(g.g.Causes) == 0 {
 			continue // no gap to explain
 		}

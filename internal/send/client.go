@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/version"
 )
 
 // bodyExcerpt is how much of an error response a record keeps.
@@ -29,10 +34,40 @@ type client struct {
 	url    string
 	header http.Header
 	hc     *http.Client
+	// fresh never reuses a connection: the one retry of a request whose
+	// kept-alive connection turned out dead goes through it.
+	fresh *http.Client
 }
 
-func newClient(endpoint, apiKey string, extra http.Header, conns int) *client {
-	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"}}
+// TLSConfig is the client side of --insecure (no certificate check) and
+// --ca-cert FILE (PEM certificates trusted besides the system's); nil when
+// neither is set.
+func TLSConfig(insecure bool, caFile string) (*tls.Config, error) {
+	switch {
+	case insecure && caFile != "":
+		return nil, errors.New("--insecure skips the certificate check that --ca-cert is for: give one of them")
+	case insecure:
+		return &tls.Config{InsecureSkipVerify: true}, nil //nolint:gosec // asked for by --insecure
+	case caFile == "":
+		return nil, nil
+	}
+	data, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-cert: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in the file", caFile)
+	}
+	return &tls.Config{RootCAs: pool}, nil
+}
+
+func newClient(endpoint, apiKey string, extra http.Header, conns int, tc *tls.Config) *client {
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"},
+		"User-Agent": {"islkit-send/" + version.String()}}
 	if apiKey != "" {
 		h.Set("Authorization", "Bearer "+apiKey)
 	}
@@ -50,13 +85,43 @@ func newClient(endpoint, apiKey string, extra http.Header, conns int) *client {
 		WriteBufferSize:     64 << 10,
 		ReadBufferSize:      64 << 10,
 		ForceAttemptHTTP2:   false,
+		TLSClientConfig:     tc,
 	}
-	return &client{url: endpoint, header: h, hc: &http.Client{Transport: tr}}
+	once := tr.Clone()
+	once.DisableKeepAlives = true
+	return &client{url: endpoint, header: h, hc: &http.Client{Transport: tr}, fresh: &http.Client{Transport: once}}
+}
+
+// closeIdle drops the kept-alive connections at the end of a run.
+func (c *client) closeIdle() {
+	c.hc.CloseIdleConnections()
+	c.fresh.CloseIdleConnections()
+}
+
+// post sends body once. stale reports a failure on a reused connection
+// before any byte of a response came back: the server closed a kept-alive
+// connection we took from the pool (llama.cpp closes after each stream
+// while advertising Keep-Alive), so it never saw this request.
+func (c *client) post(ctx context.Context, hc *http.Client, body []byte) (resp *http.Response, stale bool, err error) {
+	// Atomics: the transport's read loop may call GotFirstResponseByte
+	// after Do has returned (a request cancelled as its answer came).
+	var reused, answered atomic.Bool
+	trace := &httptrace.ClientTrace{
+		GotConn:              func(i httptrace.GotConnInfo) { reused.Store(i.Reused) },
+		GotFirstResponseByte: func() { answered.Store(true) },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, false, err
+	}
+	req.Header = c.header // shared read-only: the transport does not modify it
+	resp, err = hc.Do(req)
+	return resp, err != nil && reused.Load() && !answered.Load(), err
 }
 
 // CheckReachable connects once (and does the TLS handshake for https), so
 // a wrong host, port or certificate is one clear error before any request.
-func CheckReachable(ctx context.Context, endpoint string) error {
+func CheckReachable(ctx context.Context, endpoint string, tc *tls.Config) error {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return err
@@ -78,8 +143,12 @@ func CheckReachable(ctx context.Context, endpoint string) error {
 	}
 	defer conn.Close()
 	if u.Scheme == "https" {
-		tc := tls.Client(conn, &tls.Config{ServerName: u.Hostname()})
-		if err := tc.HandshakeContext(ctx); err != nil {
+		cfg := &tls.Config{}
+		if tc != nil {
+			cfg = tc.Clone()
+		}
+		cfg.ServerName = u.Hostname()
+		if err := tls.Client(conn, cfg).HandshakeContext(ctx); err != nil {
 			return fmt.Errorf("TLS handshake with %s failed: %w", endpoint, err)
 		}
 	}
@@ -91,15 +160,15 @@ func CheckReachable(ctx context.Context, endpoint string) error {
 // request from a timed-out one.
 func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	var res records.Result
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		res.Error = &records.RequestError{Kind: records.ErrProtocol, Message: err.Error()}
-		return res
-	}
-	req.Header = c.header // shared read-only: the transport does not modify it
 	start := time.Now()
 	res.StartNs = start.UnixNano()
-	resp, err := c.hc.Do(req)
+	resp, stale, err := c.post(reqCtx, c.hc, body)
+	if stale && reqCtx.Err() == nil {
+		// Safe to send again: nothing was processed. Only once, and only
+		// this case; any other failure is recorded as it is.
+		res.Retried = true
+		resp, _, err = c.post(reqCtx, c.fresh, body)
+	}
 	if err != nil {
 		res.LatencyNs = time.Since(start).Nanoseconds()
 		res.Error = classify(err, reqCtx, hard, records.ErrConnection)

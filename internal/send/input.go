@@ -16,10 +16,13 @@ import (
 
 // ReadConversations reads every conversation record of r before anything
 // is sent, so a malformed line stops the run with its line number and no
-// request goes out.
+// request goes out. A conversation id that repeats is refused: the marker
+// digest is made from the id, so both copies would carry one marker and
+// the second would hit the server's prefix cache.
 func ReadConversations(r io.Reader, name string) ([]records.Conversation, error) {
 	jr := jsonl.NewReader(r, name)
 	var out []records.Conversation
+	seen := map[string]int{} // id -> line
 	for {
 		line, err := jr.Next()
 		if errors.Is(err, io.EOF) {
@@ -32,6 +35,10 @@ func ReadConversations(r io.Reader, name string) ([]records.Conversation, error)
 		if err != nil {
 			return nil, err
 		}
+		if first, ok := seen[c.ID]; ok {
+			return nil, line.FieldErrorf("id", "conversation id %q repeats line %d: both would get the same cache-bust marker (compose once with more --conversations instead of joining outputs)", c.ID, first)
+		}
+		seen[c.ID] = line.Num
 		out = append(out, c)
 	}
 }

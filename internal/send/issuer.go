@@ -29,13 +29,15 @@ type issuer struct {
 	ticks    <-chan struct{} // nil without --rate
 	drain    context.Context
 	stop     context.CancelFunc
+	deadline time.Time // --duration's end; zero: none
 }
 
 // newIssuer starts handing out the sessions of convs until issue is done,
-// the dataset is through (without o.Recycle) or the budget is spent.
-func newIssuer(issue context.Context, convs []*records.Conversation, o LiveOptions) *issuer {
+// the deadline (if not zero) is past, the dataset is through (without
+// o.Recycle) or the budget is spent.
+func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conversation, o LiveOptions) *issuer {
 	drain, stop := context.WithCancel(issue)
-	is := &issuer{limit: int64(o.Requests), drain: drain, stop: stop}
+	is := &issuer{limit: int64(o.Requests), drain: drain, stop: stop, deadline: deadline}
 	if o.Rate > 0 {
 		is.ticks = pace(drain, o.Rate, o.RateDistribution == RatePoisson, o.Seed)
 	}
@@ -78,7 +80,7 @@ func (is *issuer) admit() bool {
 			return false
 		}
 	}
-	if is.drain.Err() != nil {
+	if is.drain.Err() != nil || (!is.deadline.IsZero() && !time.Now().Before(is.deadline)) {
 		return false
 	}
 	if is.limit > 0 && is.issued.Add(1) > is.limit {
@@ -107,19 +109,18 @@ func (is *issuer) wait(due time.Time) bool {
 // close stops the issuer's goroutines.
 func (is *issuer) close() { is.stop() }
 
-// pace emits one tick per request slot: evenly spaced, or with
-// exponential gaps (a Poisson process) from a seeded generator. Slots are
-// scheduled from the start time, so a slow consumer gets the missed ticks
-// at once rather than a lower rate.
+// pace emits one tick per request slot at the offsets arrivals gives.
+// Slots are scheduled from the start time, so a slow consumer gets the
+// missed ticks at once rather than a lower rate.
 func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() {
-		rng := rand.New(rand.NewPCG(seed, 0x15c7))
+		slots := newArrivals(rate, poisson, seed)
 		start := time.Now()
-		var at float64 // seconds since start of the next slot
 		timer := time.NewTimer(0)
 		defer timer.Stop()
-		for i := 0; ; i++ {
+		for {
+			at := slots.next()
 			if wait := time.Until(start.Add(time.Duration(at * float64(time.Second)))); wait > 0 {
 				timer.Reset(wait)
 				select {
@@ -133,12 +134,34 @@ func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan s
 			case <-ctx.Done():
 				return
 			}
-			if poisson {
-				at += rng.ExpFloat64() / rate
-			} else {
-				at = float64(i+1) / rate
-			}
 		}
 	}()
 	return ch
+}
+
+// arrivals is the arrival process of --rate: slot offsets in seconds from
+// the start, evenly spaced or with exponential gaps (a Poisson process)
+// from a seeded generator, so a run's schedule is reproducible.
+type arrivals struct {
+	rng     *rand.Rand
+	rate    float64
+	poisson bool
+	n       int     // slots handed out
+	at      float64 // offset of the next slot
+}
+
+func newArrivals(rate float64, poisson bool, seed uint64) *arrivals {
+	return &arrivals{rng: rand.New(rand.NewPCG(seed, 0x15c7)), rate: rate, poisson: poisson}
+}
+
+// next returns the next slot's offset; the first is 0.
+func (a *arrivals) next() float64 {
+	at := a.at
+	a.n++
+	if a.poisson {
+		a.at += a.rng.ExpFloat64() / a.rate
+	} else {
+		a.at = float64(a.n) / a.rate
+	}
+	return at
 }

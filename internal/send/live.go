@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,13 @@ type LiveOptions struct {
 	// timestamp (relative to the first), divided by Speedup (default 1).
 	Schedule string
 	Speedup  float64
+	// TLS is the client TLS configuration (TLSConfig); nil: the system's
+	// roots.
+	TLS *tls.Config
+	// MaxConsecutiveErrors, when > 0, stops issuing after that many
+	// failed requests in a row: the server is down, and hammering it only
+	// fills the records with the same error.
+	MaxConsecutiveErrors int
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
 	// observe, when set (benchmarks), gets send's own per-request time.
@@ -74,6 +82,8 @@ func (o *LiveOptions) Validate() error {
 		return fmt.Errorf("--timeout %v: want > 0", o.Timeout)
 	case o.Grace < 0:
 		return fmt.Errorf("--grace %v: want >= 0", o.Grace)
+	case o.MaxConsecutiveErrors < 0:
+		return fmt.Errorf("--max-consecutive-errors %d: want >= 0 (0: never stop)", o.MaxConsecutiveErrors)
 	case o.Recycle && o.Requests == 0 && o.Duration == 0:
 		return errors.New("--recycle repeats the dataset forever: add --requests or --duration")
 	}
@@ -123,7 +133,12 @@ type Summary struct {
 	Elapsed   time.Duration
 	// Interrupted is set when the parent context was cancelled.
 	Interrupted bool
+	// GaveUp is set when --max-consecutive-errors stopped the run.
+	GaveUp bool
 }
+
+// ErrServerDown is the cause of a run stopped by MaxConsecutiveErrors.
+var ErrServerDown = errors.New("too many consecutive errors")
 
 // FailedKinds names the failures by kind, most frequent first:
 // "3 timeout, 1 http_5xx".
@@ -165,21 +180,22 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 		return sum, err
 	}
 	mine, planned := selectShard(convs, o.Shard)
-	if err := CheckReachable(ctx, endpoint); err != nil {
+	if err := CheckReachable(ctx, endpoint, o.TLS); err != nil {
 		return sum, err
 	}
 	workers := o.Concurrency
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl := newClient(endpoint, o.APIKey, o.Header, min(workers, 1024))
-	defer cl.hc.CloseIdleConnections()
+	cl := newClient(endpoint, o.APIKey, o.Header, min(workers, 1024), o.TLS)
+	defer cl.closeIdle()
 
 	st := newStopper(ctx, o.Duration, o.Grace)
 	defer st.release()
-	is := newIssuer(st.issue, mine, o)
+	is := newIssuer(st.issue, st.deadline, mine, o)
 	defer is.close()
 	rec := newRecorder(w)
+	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
 	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
 		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait}
 
@@ -227,6 +243,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	sum = rec.summary()
 	sum.Elapsed = time.Since(start)
 	sum.Interrupted = ctx.Err() != nil
+	sum.GaveUp = errors.Is(context.Cause(st.issue), ErrServerDown)
 	if o.Progress != nil {
 		progress(o.Progress, rec.done.Load(), total, rec.failed.Load(), sum.Elapsed, true)
 	}

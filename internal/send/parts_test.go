@@ -27,7 +27,7 @@ func ptrs(convs []records.Conversation) []*records.Conversation {
 // dataset pass after pass and admits exactly --requests requests.
 func TestIssuerBudgetAcrossPasses(t *testing.T) {
 	convs := ptrs(dataset(3, 1))
-	is := newIssuer(context.Background(), convs, LiveOptions{Requests: 7, Recycle: true})
+	is := newIssuer(context.Background(), time.Time{}, convs, LiveOptions{Requests: 7, Recycle: true})
 	defer is.close()
 	var got []string
 	for s := range is.sessions {
@@ -47,7 +47,7 @@ func TestIssuerBudgetAcrossPasses(t *testing.T) {
 
 // TestIssuerOnePass: without --recycle the sessions end with the dataset.
 func TestIssuerOnePass(t *testing.T) {
-	is := newIssuer(context.Background(), ptrs(dataset(4, 2)), LiveOptions{})
+	is := newIssuer(context.Background(), time.Time{}, ptrs(dataset(4, 2)), LiveOptions{})
 	defer is.close()
 	n := 0
 	for range is.sessions {
@@ -62,7 +62,7 @@ func TestIssuerOnePass(t *testing.T) {
 // and the sessions channel closes.
 func TestIssuerStopsWithIssue(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	is := newIssuer(ctx, ptrs(dataset(2, 1)), LiveOptions{Recycle: true, Rate: 1})
+	is := newIssuer(ctx, time.Time{}, ptrs(dataset(2, 1)), LiveOptions{Recycle: true, Rate: 1})
 	defer is.close()
 	cancel()
 	if is.admit() {
@@ -216,5 +216,34 @@ func TestCheckDataset(t *testing.T) {
 		if err := c.o.CheckDataset(convs); (err == nil) != c.ok {
 			t.Errorf("%+v: %v", c.o, err)
 		}
+	}
+}
+
+// TestRecorderStopAfter: n failures in a row call the stop once; a success
+// between them starts the count over; cancelled requests do not count.
+func TestRecorderStopAfter(t *testing.T) {
+	r := newRecorder(&bytes.Buffer{})
+	calls := 0
+	r.stopAfter(3, func() { calls++ })
+	fail := records.Result{Error: &records.RequestError{Kind: records.ErrHTTP5xx}}
+	cancelled := records.Result{Error: &records.RequestError{Kind: records.ErrCancelled}}
+	ok := records.Result{OK: true}
+	for i, res := range []records.Result{fail, fail, ok, fail, cancelled, fail, fail, fail, fail} {
+		if err := r.write(&records.Request{Result: &res}); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 1, false: 0}[i >= 6]; calls != want {
+			t.Errorf("after record %d: %d calls, want %d", i, calls, want)
+		}
+	}
+}
+
+// TestIssuerDeadline: past --duration's end nothing is admitted, even
+// before the context's timer has been delivered.
+func TestIssuerDeadline(t *testing.T) {
+	is := newIssuer(context.Background(), time.Now().Add(-time.Millisecond), ptrs(dataset(2, 1)), LiveOptions{Recycle: true})
+	defer is.close()
+	if is.admit() {
+		t.Error("admitted after the deadline")
 	}
 }

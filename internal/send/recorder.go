@@ -25,21 +25,41 @@ type recorder struct {
 	cancelled    atomic.Int64
 	mu           sync.Mutex
 	byKind       map[string]int
+	// maxRun, when > 0, is how many failures in a row (in completion
+	// order) call onRun, once.
+	maxRun int
+	run    int
+	onRun  func()
 }
 
 func newRecorder(w io.Writer) *recorder {
 	return &recorder{jw: jsonl.NewWriter(w), byKind: map[string]int{}}
 }
 
+// stopAfter makes n failures in a row call f (once); n 0 never does.
+func (r *recorder) stopAfter(n int, f func()) { r.maxRun, r.onRun = n, f }
+
 // write encodes one record and counts it. A request cancelled at stop
 // (signal, end of --duration plus grace) is not a failure of the server.
 func (r *recorder) write(rec *records.Request) error {
-	if res := rec.Result; res != nil && !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled {
+	res := rec.Result
+	switch {
+	case res == nil:
+	case !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled:
 		r.cancelled.Add(1)
-	} else if res != nil && !res.OK && res.Error != nil {
+	case !res.OK && res.Error != nil:
 		r.failed.Add(1)
 		r.mu.Lock()
 		r.byKind[res.Error.Kind]++
+		r.run++
+		fire := r.maxRun > 0 && r.run == r.maxRun
+		r.mu.Unlock()
+		if fire {
+			r.onRun()
+		}
+	default:
+		r.mu.Lock()
+		r.run = 0
 		r.mu.Unlock()
 	}
 	if err := r.jw.Encode(rec); err != nil {

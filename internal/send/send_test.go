@@ -354,7 +354,8 @@ func TestReadConversationsErrors(t *testing.T) {
 			t.Errorf("error %v, want it to contain %q", err, c.want)
 		}
 	}
-	got, err := ReadConversations(strings.NewReader(good+"\n"+good), "in.jsonl")
+	other := mustLine(t, conv("d", 1, cachebust.FirstTurnPrefix, "", "x"))
+	got, err := ReadConversations(strings.NewReader(good+"\n"+other), "in.jsonl")
 	if err != nil || len(got) != 2 || got[1].Turns[0].Text != "x" {
 		t.Errorf("good input: %v %v", got, err)
 	}
@@ -452,7 +453,7 @@ func TestLiveRecordsWhatTheServerGot(t *testing.T) {
 		if r.Result == nil || !r.Result.OK || r.Result.Usage == nil {
 			t.Fatalf("live record: %+v", r)
 		}
-		if got, ok := received[string(r.Payload)]; !ok || got != r.Result.Usage.PromptTokens || got == 0 {
+		if got, ok := received[string(r.Payload)]; !ok || r.Result.Usage.PromptTokens == nil || got != *r.Result.Usage.PromptTokens || got == 0 {
 			t.Errorf("%s turn %d: record payload or usage is not what the server got (server counted %d, record %d)",
 				r.ConversationID, r.Turn, got, r.Result.Usage.PromptTokens)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/version"
 )
 
 // TestServerErrorInStream: a `data: {"error": ...}` event inside a 200
@@ -39,7 +40,7 @@ func TestServerErrorInStream(t *testing.T) {
 			w.WriteHeader(tc.status)
 			io.WriteString(w, tc.body)
 		}))
-		cl := newClient(srv.URL, "", nil, 1)
+		cl := newClient(srv.URL, "", nil, 1, nil)
 		res := cl.do(context.Background(), context.Background(), []byte(`{}`))
 		srv.Close()
 		e := res.Error
@@ -47,5 +48,22 @@ func TestServerErrorInStream(t *testing.T) {
 			e.Code != tc.want.Code || e.Type != tc.want.Type {
 			t.Errorf("%s: error %+v, want %+v", tc.name, e, tc.want)
 		}
+	}
+}
+
+// TestUserAgent: requests say who sent them, islkit-send/<version>
+// (issue 11 item 20); a -H User-Agent still wins.
+func TestUserAgent(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("User-Agent"))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"content":"x"}}]}`)
+	}))
+	defer srv.Close()
+	newClient(srv.URL, "", nil, 1, nil).do(context.Background(), context.Background(), []byte(`{}`))
+	newClient(srv.URL, "", http.Header{"User-Agent": {"mine"}}, 1, nil).do(context.Background(), context.Background(), []byte(`{}`))
+	if want := "islkit-send/" + version.String(); len(got) != 2 || got[0] != want || got[1] != "mine" {
+		t.Errorf("User-Agent %q, want %q then the -H one", got, want)
 	}
 }

@@ -160,7 +160,7 @@ func parseAPIError(raw json.RawMessage) *serverError {
 }
 
 type usageJSON struct {
-	PromptTokens        int  `json:"prompt_tokens"`
+	PromptTokens        *int `json:"prompt_tokens"`
 	CompletionTokens    int  `json:"completion_tokens"`
 	TotalTokens         int  `json:"total_tokens"`
 	ReasoningTokens     *int `json:"reasoning_tokens"`

@@ -24,7 +24,7 @@ func TestReadStream(t *testing.T) {
 	}
 	u := res.Usage
 	if res.OutputText != "Hello" || res.Reasoning != "think" || res.FinishReason != "stop" || res.Chunks != 5 ||
-		res.TTFTNs == nil || len(res.ITLNs) != 2 || u == nil || u.PromptTokens != 12 || u.CompletionTokens != 3 ||
+		res.TTFTNs == nil || len(res.ITLNs) != 2 || u == nil || u.PromptTokens == nil || *u.PromptTokens != 12 || u.CompletionTokens != 3 ||
 		*u.CachedTokens != 8 || *u.ReasoningTokens != 1 {
 		t.Errorf("%+v usage %+v", res, u)
 	}
@@ -56,6 +56,7 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"))
 	f.Add([]byte("data: {\"choices\":[{\"message\":{\"content\":null}}],\"usage\":{\"prompt_tokens\":1}}\r\n\r\n"))
 	f.Add([]byte(":\n\ndata\ndata:\n\n\r"))
+	f.Add([]byte("data: {\"error\":{\"message\":\"m\",\"type\":\"t\",\"code\":500}}\n\ndata: {\"error\":\"s\"}\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var res records.Result
 		err := readStream(strings.NewReader(string(data)), time.Now(), &res)

@@ -16,6 +16,10 @@ type stopper struct {
 	hard      context.Context
 	abort     context.CancelFunc
 
+	// deadline is when --duration ends (zero: none); the context's
+	// timer can be delivered late on a busy machine, the clock cannot.
+	deadline time.Time
+
 	done     chan struct{} // closed by finished
 	once     sync.Once
 	cleanups []func()
@@ -27,7 +31,8 @@ func newStopper(parent context.Context, duration, grace time.Duration) *stopper 
 	st.issue, st.stopIssue = context.WithCancelCause(parent)
 	st.cleanups = append(st.cleanups, func() { st.stopIssue(nil) })
 	if duration > 0 {
-		st.issue, cancel = context.WithTimeout(st.issue, duration)
+		st.deadline = time.Now().Add(duration)
+		st.issue, cancel = context.WithDeadline(st.issue, st.deadline)
 		st.cleanups = append(st.cleanups, cancel)
 	}
 	// hard does not derive from parent: a signal only stops issuing, the

@@ -1,7 +1,8 @@
 // Package testserver is an OpenAI-compatible chat-completions server for
-// tests and demos. It accounts prompt tokens the way vLLM does (the
-// request rendered through the model's chat template with
-// add_generation_prompt=True, then counted without special tokens),
+// tests and demos. It accounts prompt tokens the way the server of its
+// profile does (internal/serverprofile, default vLLM: the body
+// preprocessed as vLLM does, rendered through the model's chat template,
+// then counted; a request that server refuses gets a 400 naming the rule),
 // streams synthetic tokens at a set rate, and injects faults on request.
 package testserver
 
@@ -23,7 +24,9 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
 
@@ -72,6 +75,13 @@ type Config struct {
 	// cache of blocks of that many tokens (vLLM's default is 16):
 	// usage.prompt_tokens_details.cached_tokens then reports its hits.
 	PrefixCacheBlock int
+	// CloseAfterStream closes the TCP connection right after each streamed
+	// response while still advertising Keep-Alive, as llama.cpp's
+	// llama-server does: a client that reuses the connection sees it die.
+	CloseAfterStream bool
+	// Profile is the server whose preprocessing prompt accounting follows
+	// (serverprofile.Default when empty).
+	Profile serverprofile.Profile
 }
 
 // Server is an http.Handler; Start runs it on a loopback port.
@@ -142,6 +152,12 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7e57))}
 	if cfg.DefaultMaxTokens <= 0 {
 		s.cfg.DefaultMaxTokens = 16
+	}
+	if s.cfg.Profile == "" {
+		s.cfg.Profile = serverprofile.Default
+	}
+	if _, err := serverprofile.Parse(string(s.cfg.Profile)); err != nil {
+		return nil, err
 	}
 	if len(s.cfg.Faults) == 0 {
 		s.cfg.Faults = FaultKinds()
@@ -240,23 +256,37 @@ type Request struct {
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
 }
 
-// CountPrompt renders messages (and tools, kwargs) through the template
-// with add_generation_prompt and counts the text without special tokens,
-// as vLLM does. Messages and Tools are raw JSON so key order is kept.
-func (s *Server) CountPrompt(messages, tools json.RawMessage, kwargs map[string]any, addGenerationPrompt bool) (int, error) {
+// CountBody is the prompt_tokens the profile's server reports for a
+// chat-completions body (serverprofile.CountBody); a request that server
+// refuses is a *serverprofile.RefusalError.
+func (s *Server) CountBody(body []byte) (int, error) {
 	if s.tmpl == nil {
 		return 0, errors.New("testserver: no tokenizer (NoTokenize)")
 	}
-	in := chat.RenderInput{Messages: messages, AddGenerationPrompt: addGenerationPrompt,
-		Kwargs: kwargs, Now: s.cfg.Now, FlattenContent: true}
-	if len(tools) > 0 && string(tools) != "null" {
-		in.Tools = tools
-	}
-	text, err := s.tmpl.Render(in)
+	ex, err := extract.Body(body)
 	if err != nil {
 		return 0, err
 	}
-	return s.tok.Count(text), nil
+	return serverprofile.CountBody(serverprofile.RulesOf(s.cfg.Profile), ex, s.tmpl, s.tok, s.cfg.Now)
+}
+
+// CountPrompt counts messages (and tools, kwargs, add_generation_prompt)
+// sent as a chat body: CountBody of {"messages", "tools",
+// "chat_template_kwargs", "add_generation_prompt"}. Messages and Tools are
+// raw JSON so key order is kept.
+func (s *Server) CountPrompt(messages, tools json.RawMessage, kwargs map[string]any, addGenerationPrompt bool) (int, error) {
+	body := map[string]any{"model": "m", "messages": messages, "add_generation_prompt": addGenerationPrompt}
+	if len(tools) > 0 && string(tools) != "null" {
+		body["tools"] = tools
+	}
+	if kwargs != nil {
+		body["chat_template_kwargs"] = kwargs
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return 0, err
+	}
+	return s.CountBody(data)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -309,7 +339,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	prompt := 0
 	if !s.cfg.NoTokenize {
-		if prompt, err = s.CountPrompt(req.Messages, req.Tools, req.ChatTemplateKwargs, true); err != nil {
+		if prompt, err = s.CountBody(body); err != nil {
 			apiErr(w, http.StatusBadRequest, err.Error())
 			return
 		}
@@ -415,6 +445,10 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, req *Request
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
+	if s.cfg.CloseAfterStream {
+		h.Set("Keep-Alive", "timeout=5, max=100")
+		defer closeAfterStream(w)
+	}
 	fl := w.(http.Flusher)
 	created := strconv.FormatInt(time.Now().Unix(), 10)
 	model, _ := json.Marshal(req.Model)
@@ -503,6 +537,23 @@ func apiErr(w http.ResponseWriter, status int, msg string) {
 	w.WriteHeader(status)
 	m, _ := json.Marshal(msg)
 	fmt.Fprintf(w, `{"error":{"message":%s,"type":"%s","code":%d}}`, m, strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_"), status)
+}
+
+// closeAfterStream ends a chunked response whole (the terminating
+// chunk) and closes the connection at once, without the
+// "Connection: close" that would tell the client not to reuse it.
+func closeAfterStream(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, rw, err := hj.Hijack() // flushes what the handler wrote
+	if err != nil {
+		return
+	}
+	rw.WriteString("0\r\n\r\n")
+	rw.Flush()
+	conn.Close()
 }
 
 // reset closes the connection with SO_LINGER 0, so the client gets a TCP

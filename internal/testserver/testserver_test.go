@@ -9,13 +9,15 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
-// TestGoldenWire checks prompt accounting against the real transformers +
-// tokenizers counts, directly and over HTTP (where add_generation_prompt is
-// always true, as in vLLM).
+// TestGoldenWire checks prompt accounting under the transformers profile
+// against the real transformers + tokenizers counts, directly and over
+// HTTP.
 func TestGoldenWire(t *testing.T) {
 	shared := testutil.RefDir(t)
 	files, _ := filepath.Glob(filepath.Join(shared, "golden", "wire", "*.jsonl"))
@@ -25,7 +27,7 @@ func TestGoldenWire(t *testing.T) {
 	total, overHTTP := 0, 0
 	for _, path := range files {
 		model := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		s := StartTest(t, Config{Model: testmodel.Source(t, model), Now: testutil.WireNow})
+		s := StartTest(t, Config{Model: testmodel.Source(t, model), Now: testutil.WireNow, Profile: serverprofile.Transformers})
 		for _, c := range testutil.ReadJSONL[testutil.WireCase](t, path) {
 			total++
 			got, err := s.CountPrompt(c.Messages, c.Tools, nil, c.Generation())
@@ -59,6 +61,69 @@ func TestGoldenWire(t *testing.T) {
 	t.Logf("%d golden cases, %d over HTTP", total, overHTTP)
 	if total < 290 {
 		t.Errorf("only %d golden cases read", total)
+	}
+}
+
+// TestProfilesOverHTTP: the server counts tricky bodies as the profile's
+// server does, checked against the independent reference of
+// internal/serverprofile (scripts/serverprofile-ref.sh), and refuses what
+// that server refuses with a 400 naming the rule.
+func TestProfilesOverHTTP(t *testing.T) {
+	shared := testutil.RefDir(t)
+	td := filepath.Join("..", "serverprofile", "testdata")
+	bodies := map[string]string{}
+	for _, c := range testutil.ReadJSONL[struct {
+		Case string          `json:"case"`
+		Body json.RawMessage `json:"body"`
+	}](t, filepath.Join(td, "cases.jsonl")) {
+		bodies[c.Case] = string(c.Body)
+	}
+	servers := map[string]*Server{}
+	checked := map[string]int{}
+	for _, w := range testutil.ReadJSONL[struct {
+		Case, Model, Profile, Outcome string
+		Tokens                        int
+	}](t, filepath.Join(td, "expected.jsonl.gz")) {
+		if w.Model != "qwen3" && w.Model != "llama3_1" {
+			continue
+		}
+		s := servers[w.Model+w.Profile]
+		if s == nil {
+			src, err := modelsrc.Resolve(filepath.Join(shared, "models", w.Model))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = StartTest(t, Config{Model: src, Now: testutil.WireNow, Profile: serverprofile.Profile(w.Profile)})
+			servers[w.Model+w.Profile] = s
+		}
+		var resp struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		r, _ := postJSON(t, s.URL(), bodies[w.Case], nil, &resp)
+		name := w.Model + "/" + w.Profile + "/" + w.Case
+		switch w.Outcome {
+		case "tokens":
+			if r.StatusCode != http.StatusOK || resp.Usage.PromptTokens != w.Tokens {
+				t.Errorf("%s: HTTP %d, prompt_tokens %d (%s); reference %d", name, r.StatusCode, resp.Usage.PromptTokens, resp.Error.Message, w.Tokens)
+			}
+		case "refused":
+			if r.StatusCode != http.StatusBadRequest || !strings.Contains(resp.Error.Message, "would refuse this request") {
+				t.Errorf("%s: HTTP %d %q; want a 400 naming the rule", name, r.StatusCode, resp.Error.Message)
+			}
+		default:
+			if r.StatusCode != http.StatusBadRequest {
+				t.Errorf("%s: HTTP %d; want 400 for a template error", name, r.StatusCode)
+			}
+		}
+		checked[w.Outcome]++
+	}
+	if checked["tokens"] < 150 || checked["refused"] < 10 {
+		t.Errorf("checked %v", checked)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// WireCase is one line of ../shared/golden/wire/MODEL.jsonl: a chat request
+// WireCase is one line of golden/wire/MODEL.jsonl (testutil.RefDir): a chat request
 // rendered by oracle/wire_ref.py through the model's template (Text) and
 // counted by the Rust tokenizers (Tokens).
 type WireCase struct {

@@ -8,8 +8,8 @@ import (
 	"github.com/islkit/islkit/internal/testutil"
 )
 
-// goldenModels are the folders of ../shared/models with golden ids from the
-// Rust library in ../shared/golden/tokens.
+// goldenModels are the reference models with golden ids from the
+// Rust library in golden/tokens of the reference tree (testutil.RefDir).
 var goldenModels = []string{"llama3", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
 
 type goldenLine struct {

@@ -61,7 +61,14 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("not a valid tokenizer.json: %w", err)
 	}
 	if len(f.Model) == 0 || isNull(f.Model) {
-		return nil, errors.New("model: missing")
+		var keys map[string]json.RawMessage
+		_ = json.Unmarshal(data, &keys)
+		for _, k := range []string{"tokenizer_class", "chat_template", "model_max_length", "added_tokens_decoder"} {
+			if _, ok := keys[k]; ok {
+				return nil, errors.New("this is a tokenizer_config.json, not a tokenizer.json: give the model's folder, or the tokenizer.json beside it")
+			}
+		}
+		return nil, errors.New("model: missing (is this a tokenizer.json?)")
 	}
 	t := &Tokenizer{}
 	var err error

@@ -12,6 +12,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -98,6 +99,8 @@ type scratch struct {
 	spans        [][2]int
 	segs         []seg
 	ids          []int
+	// seamWhole and seamCut are the ids cutsCleanly compares.
+	seamWhole, seamCut []int
 	// cache maps words to their BPE ids; see Tokenizer.caches.
 	cache map[string][]int32
 }
@@ -114,8 +117,11 @@ func (t *Tokenizer) Encode(text string) []int {
 // Count returns len(Encode(text)) without keeping the ids.
 func (t *Tokenizer) Count(text string) int {
 	sc := t.getScratch()
-	sc.ids = t.encodeInto(text, sc, sc.ids[:0])
-	n := len(sc.ids)
+	n := 0
+	t.eachChunk(validText(text), sc, func(part string, atOrigin bool) {
+		sc.ids = t.encodeChunk(part, atOrigin, sc, sc.ids[:0])
+		n += len(sc.ids)
+	})
 	t.putScratch(sc)
 	return n
 }
@@ -168,13 +174,110 @@ func (t *Tokenizer) NumSpecialTokensToAdd(pair bool) int {
 }
 
 func (t *Tokenizer) encodeInto(text string, sc *scratch, ids []int) []int {
+	t.eachChunk(validText(text), sc, func(part string, atOrigin bool) {
+		ids = t.encodeChunk(part, atOrigin, sc, ids)
+	})
+	return ids
+}
+
+func validText(text string) string {
 	if !utf8.ValidString(text) {
-		text = validUTF8Lossy([]byte(text))
+		return validUTF8Lossy([]byte(text))
 	}
+	return text
+}
+
+// Long texts are encoded chunk by chunk, so that the pieces of one
+// encode (tens of bytes per few bytes of text) take memory for one chunk,
+// not for a whole 50 MB line.
+const (
+	// chunkBytes is the size a chunk is cut at; a text up to twice it is
+	// encoded whole.
+	chunkBytes = 256 << 10
+	// seamBytes is the context checked on each side of a cut.
+	seamBytes = 4 << 10
+	// cutSearch bounds how far past chunkBytes a cut is looked for, and
+	// cutTries how many candidates each of the two passes checks.
+	cutSearch = 64 << 10
+	cutTries  = 64
+)
+
+// eachChunk calls fn on successive parts of text whose encodings, joined,
+// are text's own. A cut is taken only where encoding seamBytes of text on
+// each side of it gives the same ids cut as uncut: added tokens, merges,
+// normalizer and pre-tokenizer context then agree across the seam (the
+// pipelines of real tokenizers look a few characters around a piece). A
+// text with no such cut (a 64 KiB run that no pre-tokenizer splits, tried
+// at 128 places) is encoded whole.
+func (t *Tokenizer) eachChunk(text string, sc *scratch, fn func(part string, atOrigin bool)) {
+	atOrigin := true
+	for len(text) > 2*chunkBytes {
+		cut := t.findCut(text, sc)
+		if cut < 0 {
+			break
+		}
+		fn(text[:cut], atOrigin)
+		text, atOrigin = text[cut:], false
+	}
+	if text != "" {
+		fn(text, atOrigin)
+	}
+}
+
+// findCut returns a place past chunkBytes where text can be cut (see
+// eachChunk), or -1. It tries spaces before a letter or digit first,
+// where byte-level and SentencePiece pre-tokenizers start a word, then any
+// character boundary.
+func (t *Tokenizer) findCut(text string, sc *scratch) int {
+	end := min(len(text)-seamBytes, chunkBytes+cutSearch)
+	tries := 0
+	for p := chunkBytes; p < end && tries < cutTries; p++ {
+		if text[p] == ' ' && isASCIIAlnum(text[p+1]) {
+			tries++
+			if t.cutsCleanly(text, p, sc) {
+				return p
+			}
+		}
+	}
+	tries = 0
+	for p := chunkBytes; p < end && tries < cutTries; p++ {
+		if utf8.RuneStart(text[p]) {
+			tries++
+			if t.cutsCleanly(text, p, sc) {
+				return p
+			}
+		}
+	}
+	return -1
+}
+
+func isASCIIAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// cutsCleanly reports whether the text around p encodes to the same ids
+// cut at p as whole.
+func (t *Tokenizer) cutsCleanly(text string, p int, sc *scratch) bool {
+	lo, hi := p-seamBytes, p+seamBytes
+	for !utf8.RuneStart(text[lo]) {
+		lo++
+	}
+	for hi < len(text) && !utf8.RuneStart(text[hi]) {
+		hi--
+	}
+	sc.seamWhole = t.encodeChunk(text[lo:hi], false, sc, sc.seamWhole[:0])
+	sc.seamCut = t.encodeChunk(text[lo:p], false, sc, sc.seamCut[:0])
+	sc.seamCut = t.encodeChunk(text[p:hi], false, sc, sc.seamCut)
+	return slices.Equal(sc.seamWhole, sc.seamCut)
+}
+
+// encodeChunk appends the ids of text (valid UTF-8) to ids; atOrigin says
+// whether text starts the input (Metaspace and Prepend act there only).
+func (t *Tokenizer) encodeChunk(text string, atOrigin bool, sc *scratch, ids []int) []int {
 	if text == "" {
 		return ids
 	}
-	pieces := t.rawMatcher.split(piece{text: text, atOrigin: true, id: -1}, sc.pieces[:0])
+	pieces := t.rawMatcher.split(piece{text: text, atOrigin: atOrigin, id: -1}, sc.pieces[:0])
 	if t.normalizer != nil || t.normMatcher != nil {
 		next := sc.next[:0]
 		for _, p := range pieces {

@@ -17,7 +17,9 @@ import (
 
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/wire"
 )
 
@@ -27,9 +29,12 @@ type Options struct {
 	// Template renders the messages; nil counts them bare (the texts
 	// joined by one space), as for a model without a chat template.
 	Template *chat.Template
-	Counter  wire.Counter
+	Counter  serverprofile.Counter
 	Now      time.Time
 	Timeout  time.Duration
+	// Profile is the server whose preprocessing our count assumes
+	// (serverprofile.Default when empty); the result names it.
+	Profile serverprofile.Profile
 }
 
 // Run sends the six probe conversations and compares the counts.
@@ -39,17 +44,24 @@ func Run(ctx context.Context, o Options) (*records.ProbeVerify, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--verify-url %w", err)
 	}
-	res := &records.ProbeVerify{URL: o.URL, Model: o.Model, Agree: true}
+	if o.Profile == "" {
+		o.Profile = serverprofile.Default
+	}
+	res := &records.ProbeVerify{URL: o.URL, Model: o.Model, Profile: string(o.Profile), Agree: true}
 	for i, s := range budget.ProbeSamples() {
 		for _, msgs := range [][]map[string]any{
 			{{"role": "user", "content": s}},
 			{{"role": "user", "content": s}, {"role": "assistant", "content": s}, {"role": "user", "content": s}},
 		} {
-			ours, err := wire.Count(msgs, o.Template, o.Counter, o.Now)
+			body, err := requestBody(o, msgs)
+			if err != nil {
+				return nil, err
+			}
+			ours, err := count(o, msgs, body)
 			if err != nil {
 				return nil, fmt.Errorf("our count of probe sample %d: %w", i, err)
 			}
-			server, err := ask(ctx, client, endpoint, o, msgs)
+			server, err := ask(ctx, client, endpoint, o, body)
 			if err != nil {
 				return nil, err
 			}
@@ -61,12 +73,26 @@ func Run(ctx context.Context, o Options) (*records.ProbeVerify, error) {
 	return res, nil
 }
 
-// ask posts one conversation and returns usage.prompt_tokens.
-func ask(ctx context.Context, client *http.Client, endpoint string, o Options, msgs []map[string]any) (int, error) {
-	body, err := json.Marshal(map[string]any{"model": o.Model, "messages": msgs, "max_tokens": 1, "stream": false})
+// requestBody is the chat body sent for one probe conversation.
+func requestBody(o Options, msgs []map[string]any) ([]byte, error) {
+	return json.Marshal(map[string]any{"model": o.Model, "messages": msgs, "max_tokens": 1, "stream": false})
+}
+
+// count is our count of the body: as the profile's server counts it, or
+// bare for a model without a chat template.
+func count(o Options, msgs []map[string]any, body []byte) (int, error) {
+	if o.Template == nil {
+		return wire.Count(msgs, nil, o.Counter, o.Now)
+	}
+	ex, err := extract.Body(body)
 	if err != nil {
 		return 0, err
 	}
+	return serverprofile.CountBody(serverprofile.RulesOf(o.Profile), ex, o.Template, o.Counter, o.Now)
+}
+
+// ask posts one chat body and returns usage.prompt_tokens.
+func ask(ctx context.Context, client *http.Client, endpoint string, o Options, body []byte) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return 0, fmt.Errorf("--verify-url: %w", err)

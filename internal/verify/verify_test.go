@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
@@ -111,4 +112,28 @@ func TestUnreachableServerIsOneClearError(t *testing.T) {
 
 type wordCounter struct{}
 
-func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+func (wordCounter) Count(s string) int             { return len(strings.Fields(s)) }
+func (wordCounter) CountBytes(b []byte) int        { return len(strings.Fields(string(b))) }
+func (wordCounter) NumSpecialTokensToAdd(bool) int { return 0 }
+
+// TestProfileNamedAndFollowed: the result names the profile our counts
+// assumed. Probe's conversations have string contents only and end with a
+// user turn, so every profile counts them as the (vllm) server does.
+func TestProfileNamedAndFollowed(t *testing.T) {
+	srv := startServer(t, "")
+	for _, p := range []serverprofile.Profile{"", serverprofile.Transformers, serverprofile.AIPerf} {
+		o := qwen3(t, srv.URL())
+		o.Profile = p
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := string(p)
+		if p == "" {
+			want = "vllm"
+		}
+		if res.Profile != want || !res.Agree {
+			t.Errorf("profile %q: result profile %q, agree %v", p, res.Profile, res.Agree)
+		}
+	}
+}

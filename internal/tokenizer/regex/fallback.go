@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
@@ -14,7 +15,28 @@ import (
 // fallback runs a rewritten pattern on regexp2 (backtracking, .NET syntax and semantics, which
 // agree with Oniguruma's on the subset the rewrite lets through).
 type fallback struct {
-	re *regexp2.Regexp
+	re      *regexp2.Regexp
+	pattern string
+}
+
+// MatchTimeout bounds one regexp2 match call. Patterns come from
+// tokenizer.json files anyone can publish, and a backtracking pattern can
+// take exponential time; real patterns match one pre-token in microseconds.
+// Read when a pattern is compiled.
+var MatchTimeout = 10 * time.Second
+
+// TimeoutError is what FindAll panics with when a match runs past
+// MatchTimeout. Matcher has no error return (a regex that compiled always
+// matches), so it is a panic, which a caller that must go on (measure, per
+// line) recovers; otherwise the run ends with this message instead of
+// hanging.
+type TimeoutError struct {
+	Pattern string
+	Timeout time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("tokenizer regex %q: a match ran longer than %v (the pattern backtracks catastrophically on this text)", e.Pattern, e.Timeout)
 }
 
 // CompileFallback compiles pattern for regexp2 whatever it is, without looking for a scanner; it
@@ -29,7 +51,8 @@ func CompileFallback(pattern string) (Matcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %w", pattern, err)
 	}
-	return &fallback{re: re}, nil
+	re.MatchTimeout = MatchTimeout
+	return &fallback{re: re, pattern: pattern}, nil
 }
 
 // FindAll iterates as the onig crate's find_iter does: each search starts where the previous match
@@ -46,8 +69,12 @@ func (f *fallback) FindAll(s string, dst [][2]int) [][2]int {
 	start, lastEnd := 0, -1
 	for start <= len(runes) {
 		m, err := f.re.FindRunesMatchStartingAt(runes, start)
-		if err != nil || m == nil {
-			break // no timeout is set, so err cannot happen
+		if err != nil {
+			// The only error regexp2 returns is the timeout.
+			panic(&TimeoutError{Pattern: f.pattern, Timeout: f.re.MatchTimeout})
+		}
+		if m == nil {
+			break
 		}
 		b, e := m.Index, m.Index+m.Length
 		if b == e && e == lastEnd {

@@ -3,6 +3,7 @@
 package jinja
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,8 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/islkit/islkit/internal/jsonobj"
 )
 
 // =============================================================================
@@ -616,219 +617,74 @@ func FromGoValue(v any) Value {
 
 // FromJSON decodes one JSON document into a Value, keeping object keys in
 // document order and integers distinct from floats, as Python's json does.
-// It scans the (validated) document directly: request bodies reach every
-// render through here, and encoding/json's token API was most of a render.
+// Once validated, the document is split with internal/jsonobj (the
+// module's one JSON scanner) rather than encoding/json's slower token API.
 func FromJSON(data []byte) (Value, error) {
 	if !json.Valid(data) {
 		return Undefined(), fmt.Errorf("invalid JSON")
 	}
-	p := jsonScanner{data: data}
-	v, err := p.value()
-	if err != nil {
-		return Undefined(), err
-	}
-	p.space()
-	if p.i != len(p.data) {
-		return Undefined(), fmt.Errorf("trailing data after JSON value")
-	}
-	return v, nil
+	return fromJSON(bytes.TrimSpace(data))
 }
 
-// jsonScanner reads a document json.Valid accepted.
-type jsonScanner struct {
-	data []byte
-	i    int
-}
-
-func (p *jsonScanner) space() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
+// fromJSON decodes a valid JSON value without surrounding space (what
+// jsonobj's splitters return).
+func fromJSON(raw []byte) (Value, error) {
+	switch raw[0] {
+	case '{':
+		members, err := jsonobj.Members(raw)
+		if err != nil {
+			return Undefined(), err
 		}
-	}
-}
-
-func (p *jsonScanner) value() (Value, error) {
-	p.space()
-	switch c := p.data[p.i]; {
-	case c == '{':
-		p.i++
-		result := NewDict()
-		for {
-			p.space()
-			if p.data[p.i] == '}' {
-				p.i++
-				return result, nil
-			}
-			if p.data[p.i] == ',' {
-				p.i++
-				p.space()
-			}
-			key, err := p.str()
+		result := NewDictSize(len(members))
+		for _, m := range members {
+			v, err := fromJSON(m.Value)
 			if err != nil {
 				return Undefined(), err
 			}
-			p.space()
-			p.i++ // ':'
-			v, err := p.value()
-			if err != nil {
-				return Undefined(), err
-			}
-			result.AsDict().Set(key, v)
+			result.AsDict().Set(m.Key, v)
 		}
-	case c == '[':
-		p.i++
+		return result, nil
+	case '[':
+		elems, err := jsonobj.Elements(raw)
+		if err != nil {
+			return Undefined(), err
+		}
 		var items []Value
-		for {
-			p.space()
-			if p.data[p.i] == ']' {
-				p.i++
-				return NewList(items), nil
-			}
-			if p.data[p.i] == ',' {
-				p.i++
-			}
-			v, err := p.value()
-			if err != nil {
+		if len(elems) > 0 {
+			items = make([]Value, len(elems))
+		}
+		for i, e := range elems {
+			if items[i], err = fromJSON(e); err != nil {
 				return Undefined(), err
 			}
-			items = append(items, v)
 		}
-	case c == '"':
-		s, err := p.str()
+		return NewList(items), nil
+	case '"':
+		s, err := jsonobj.String(raw)
 		if err != nil {
 			return Undefined(), err
 		}
 		return NewString(s), nil
-	case c == 't':
-		p.i += 4
+	case 't':
 		return NewBool(true), nil
-	case c == 'f':
-		p.i += 5
+	case 'f':
 		return NewBool(false), nil
-	case c == 'n':
-		p.i += 4
+	case 'n':
 		return None(), nil
-	default:
-		start := p.i
-		isFloat := false
-		for p.i < len(p.data) && strings.IndexByte("+-0123456789.eE", p.data[p.i]) >= 0 {
-			if p.data[p.i] == '.' || p.data[p.i] == 'e' || p.data[p.i] == 'E' {
-				isFloat = true
-			}
-			p.i++
-		}
-		tok := string(p.data[start:p.i])
-		if !isFloat {
-			n, err := strconv.ParseInt(tok, 10, 64)
-			if err != nil {
-				return Undefined(), fmt.Errorf("integer %q: %w", tok, err)
-			}
-			return NewInt(n), nil
-		}
-		f, err := strconv.ParseFloat(tok, 64)
+	}
+	tok := string(raw)
+	if !strings.ContainsAny(tok, ".eE") {
+		n, err := strconv.ParseInt(tok, 10, 64)
 		if err != nil {
-			return Undefined(), fmt.Errorf("float %q: %w", tok, err)
+			return Undefined(), fmt.Errorf("integer %q: %w", tok, err)
 		}
-		return NewFloat(f), nil
+		return NewInt(n), nil
 	}
-}
-
-// str reads a string token; only strings with escapes or invalid UTF-8
-// go through encoding/json.
-func (p *jsonScanner) str() (string, error) {
-	start := p.i
-	p.i++
-	plain := true
-	for {
-		c := p.data[p.i]
-		if c == '"' {
-			break
-		}
-		if c == '\\' {
-			plain = false
-			p.i++
-		}
-		p.i++
+	f, err := strconv.ParseFloat(tok, 64)
+	if err != nil {
+		return Undefined(), fmt.Errorf("float %q: %w", tok, err)
 	}
-	p.i++
-	raw := p.data[start:p.i]
-	if !utf8.Valid(raw) {
-		// encoding/json's replacement of invalid bytes, exactly.
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", err
-		}
-		return s, nil
-	}
-	if plain {
-		return string(raw[1 : len(raw)-1]), nil
-	}
-	return unescapeJSON(raw[1 : len(raw)-1]), nil
-}
-
-// unescapeJSON decodes the escapes of a valid JSON string body; a lone
-// surrogate becomes U+FFFD, as in encoding/json.
-func unescapeJSON(b []byte) string {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		i++
-		switch b[i] {
-		case 'n':
-			out = append(out, '\n')
-		case 't':
-			out = append(out, '\t')
-		case 'r':
-			out = append(out, '\r')
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'u':
-			r := hex4(b[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-					r2 = hex4(b[i+3 : i+7])
-				}
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					r = d
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default: // '"', '\\', '/'
-			out = append(out, b[i])
-		}
-	}
-	return string(out)
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		default:
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
+	return NewFloat(f), nil
 }
 
 // newPair is an item of dict.items() or dictsort: a (key, value) tuple.

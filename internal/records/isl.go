@@ -1,0 +1,129 @@
+package records
+
+// ISL is what measure adds to each request record (under the key "isl"):
+// the input sequence length counted several ways, and why the counts
+// differ. Counts that cannot be known for a record are omitted.
+type ISL struct {
+	// Bare is AIPerf's default count: the text of every message (text
+	// parts only) joined by one space, encoded without special tokens.
+	// measure computes it when it is the reported count, or on request
+	// (--bare): next to a templated count it would double the work.
+	Bare *int `json:"bare,omitempty"`
+	// Templated is the messages rendered through the chat template with
+	// add_generation_prompt=true, then encoded: what the server processes.
+	Templated *int `json:"templated,omitempty"`
+	// Profile is the server profile the templated count follows (vllm,
+	// sglang, transformers or aiperf; see internal/serverprofile).
+	Profile string `json:"profile,omitempty"`
+	// Counted names the count measure reports as the request's ISL:
+	// "templated", or "bare" (no --apply-chat-template, no template, or a
+	// template error, see TemplateError).
+	Counted       string `json:"counted"`
+	TemplateError string `json:"template_error,omitempty"`
+	// Server is usage.prompt_tokens from the server's response.
+	Server *int `json:"server,omitempty"`
+	// Target is the wire ISL compose aimed at; Expected is the exact
+	// count compose promised for this request (exact mode).
+	Target   *int `json:"target,omitempty"`
+	Expected *int `json:"expected,omitempty"`
+	// ExpectedCached is send's expected_cached_tokens; ServerCached the
+	// server's usage.prompt_tokens_details.cached_tokens.
+	ExpectedCached *int `json:"expected_cached,omitempty"`
+	ServerCached   *int `json:"server_cached,omitempty"`
+	// Where the request sits in its conversation, when known.
+	ConversationID string `json:"conversation_id,omitempty"`
+	TurnIndex      *int   `json:"turn_index,omitempty"`
+	// Media parts dropped from the templated count (servers count them).
+	Media *Media `json:"media,omitempty"`
+	// VsTarget explains Counted − Target; VsServer explains
+	// Server − Counted.
+	VsTarget *Gap `json:"vs_target,omitempty"`
+	VsServer *Gap `json:"vs_server,omitempty"`
+	// VsProfile compares the templated count with the same request
+	// counted under another profile (measure --compare-server).
+	VsProfile *ProfileGap `json:"vs_profile,omitempty"`
+}
+
+// ProfileGap compares a templated count with Count, the same request
+// counted under another server profile: Gap is Templated − Count split by
+// the rule families in which the two profiles differ. Error, instead of
+// Count and Gap, says why the other profile could not count it (a
+// refusal, a template error).
+type ProfileGap struct {
+	Profile string `json:"profile"`
+	Count   *int   `json:"count,omitempty"`
+	Gap     *Gap   `json:"gap,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Media counts a request's non-text content parts.
+type Media struct {
+	Images int `json:"images,omitempty"`
+	Audios int `json:"audios,omitempty"`
+	Videos int `json:"videos,omitempty"`
+}
+
+// Gap is a difference between two counts, split by cause. The causes'
+// tokens always add up to Total; what no cause explains is "unexplained".
+type Gap struct {
+	Total  int     `json:"total"`
+	Causes []Cause `json:"causes,omitempty"`
+}
+
+// Cause is one named share of a Gap.
+type Cause struct {
+	Cause  string `json:"cause"`
+	Tokens int    `json:"tokens"`
+}
+
+// Gap causes.
+const (
+	// CauseTemplate: the template's own tokens differ from the probe's
+	// averaged constants (fixed + wrap per message).
+	CauseTemplate = "template_overhead"
+	// CauseMarker: the cache-bust marker costs other than estimated.
+	CauseMarker = "marker"
+	// CauseBoundary: BPE merges across the seams between template text,
+	// marker and content (the count of a rendering is not the sum of its
+	// parts).
+	CauseBoundary = "bpe_boundary_merges"
+	// CauseContent: the content itself has another length than budgeted.
+	CauseContent = "content"
+	// CauseReplies: the assistant replies in the history have another
+	// length than the max_tokens compose budgeted for them (live runs use
+	// the server's real replies, whose re-encoded length drifts).
+	CauseReplies = "assistant_replies"
+	// CauseDoubledBOS: the server tokenized the rendered prompt with
+	// special tokens, adding a BOS the template already wrote.
+	CauseDoubledBOS = "doubled_bos"
+	// CauseTools: tool definitions the server rendered and we did not
+	// (--no-tools), or the other way round.
+	CauseTools = "tools"
+	// CauseMedia: image/audio/video parts, which servers count and the
+	// text-only templated count drops.
+	CauseMedia = "media"
+	// CausePartJoin: list content whose text parts one side joined with
+	// "\n" (vLLM) or " " (SGLang) or kept as a list, where the other
+	// joined them with "" (AIPerf, transformers' wire reference).
+	CausePartJoin = "content_part_join"
+	// Rule families in which server profiles differ (VsProfile; see
+	// serverprofile.Axis): null content, tool-call argument format,
+	// reasoning fields, other message keys, the generation prompt
+	// (add_generation_prompt, continue_final_message, SGLang's final
+	// assistant rewrite), template kwargs, special tokens. Part join and
+	// tools are CausePartJoin and CauseTools.
+	CauseNullContent    = "null_content"
+	CauseToolCallArgs   = "tool_call_arguments"
+	CauseReasoning      = "reasoning"
+	CauseMessageKeys    = "message_keys"
+	CauseGenPrompt      = "generation_prompt"
+	CauseTemplateKwargs = "template_kwargs"
+	CauseSpecialTokens  = "special_tokens"
+	// CauseTemplateError: the request was counted bare because the chat
+	// template raised or the model has none (ISL.TemplateError says which),
+	// so the template's whole share of the gap is unknown.
+	CauseTemplateError = "template_error"
+	// CauseUnexplained: the rest — a different tokenizer, template or
+	// server-side prompt.
+	CauseUnexplained = "unexplained"
+)
