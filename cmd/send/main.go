@@ -52,7 +52,7 @@ type flags struct {
 	Requests    int               `help:"Stop after this many requests (0: one pass over the dataset)."`
 	Duration    time.Duration     `help:"Stop issuing after this long."`
 	Recycle     bool              `help:"Start the dataset over (with new markers) until --requests or --duration."`
-	Schedule    string            `default:"none" enum:"none,timestamps" help:"timestamps: issue each request at its trace row's time (compose --trace), relative to the first row, recording how late it went out (result.late_ns); without --concurrency as many run at once as the trace asks (${enum})."`
+	Schedule    string            `default:"none" enum:"none,timestamps" help:"timestamps: issue each request at its trace row's time (compose --trace), relative to the first row, recording how late it went out (result.schedule_lag_ns); without --concurrency as many run at once as the trace asks (${enum})."`
 	Speedup     float64           `default:"1" help:"With --schedule timestamps, replay this many times faster (2: half the gaps)."`
 	Timeout     time.Duration     `default:"10m" help:"Per-request timeout."`
 	Grace       time.Duration     `default:"30s" help:"On stop (Ctrl-C, --duration), how long in-flight requests may finish."`

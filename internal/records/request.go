@@ -58,10 +58,10 @@ type Result struct {
 	StartNs int64 `json:"start_ns"`
 	// ScheduledNs is the Unix time the request was due (send --schedule
 	// timestamps: the trace row's time relative to the first, over
-	// --speedup, from the start of the run); LateNs is StartNs −
+	// --speedup, from the start of the run); ScheduleLagNs is StartNs −
 	// ScheduledNs, how late it went out.
-	ScheduledNs *int64 `json:"scheduled_ns,omitempty"`
-	LateNs      *int64 `json:"late_ns,omitempty"`
+	ScheduledNs   *int64 `json:"scheduled_ns,omitempty"`
+	ScheduleLagNs *int64 `json:"schedule_lag_ns,omitempty"`
 	// LatencyNs is the end-to-end latency: request issued to last byte
 	// (or to the failure).
 	LatencyNs int64 `json:"latency_ns"`

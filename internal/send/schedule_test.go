@@ -83,15 +83,15 @@ func TestScheduleTimestamps(t *testing.T) {
 	first := *recs[0].Result.ScheduledNs
 	for i, want := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond} {
 		r := recs[i].Result
-		if r.ScheduledNs == nil || r.LateNs == nil {
+		if r.ScheduledNs == nil || r.ScheduleLagNs == nil {
 			t.Fatalf("record %d: no schedule", i)
 		}
 		if got := time.Duration(*r.ScheduledNs - first); got != want {
 			t.Errorf("record %d due %v after the first, want %v", i, got, want)
 		}
 		testutil.ValidateSchema(t, "request.schema.json", mustJSON(t, recs[i]))
-		if *r.LateNs != r.StartNs-*r.ScheduledNs || *r.LateNs < 0 {
-			t.Errorf("record %d: late_ns %d, start %d, due %d", i, *r.LateNs, r.StartNs, *r.ScheduledNs)
+		if *r.ScheduleLagNs != r.StartNs-*r.ScheduledNs || *r.ScheduleLagNs < 0 {
+			t.Errorf("record %d: schedule_lag_ns %d, start %d, due %d", i, *r.ScheduleLagNs, r.StartNs, *r.ScheduledNs)
 		}
 	}
 }

@@ -64,7 +64,7 @@ func (w *worker) session(s session) (more bool, err error) {
 		if t == 0 && !s.due.IsZero() {
 			due := s.due.UnixNano()
 			late := res.StartNs - due
-			res.ScheduledNs, res.LateNs = &due, &late
+			res.ScheduledNs, res.ScheduleLagNs = &due, &late
 		}
 		rec.Result = &res
 		if res.OK {
