@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/workload"
 )
 
 const description = `Compose synthetic conversations sized to an exact wire ISL.
@@ -52,7 +54,7 @@ type flags struct {
 	Revision                 string  `help:"Hub revision of --tokenizer ORG/NAME (branch, tag or commit). Default: main with --tokenizer, else the probe's." placeholder:"REV"`
 	ChatTemplate             string  `help:"Chat template file; must be the one the probe measured. Default: the probe's." placeholder:"FILE" type:"existingfile"`
 	Now                      string  `help:"Pin strftime_now (e.g. 2025-07-10T12:00:00). Default: $ISLKIT_NOW, else the probe's --now, else the clock." placeholder:"TIME"`
-	ISL                      int     `name:"isl" required:"" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn)." placeholder:"TOKENS"`
+	ISL                      int     `name:"isl" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn). Required unless --trace or --dataset." placeholder:"TOKENS"`
 	ISLStddev                float64 `name:"isl-stddev" help:"Standard deviation of the per-turn ISL, in tokens (normal, redrawn while negative)." default:"0" placeholder:"TOKENS"`
 	OSL                      int     `name:"osl" help:"max_tokens of each turn, in tokens; also the length of compose's synthetic assistant replies." default:"128" placeholder:"TOKENS"`
 	OSLStddev                float64 `name:"osl-stddev" help:"Standard deviation of the OSL, in tokens; needs --osl." default:"0" placeholder:"TOKENS"`
@@ -68,6 +70,14 @@ type flags struct {
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
 	AllowOverContext         bool    `help:"Compose first requests longer than the model's context length (model_max_length in tokenizer_config.json), which a server refuses; without it such an --isl is an error. Lengths are at most 16777216 tokens either way."`
+	PrefixGroups             int     `help:"Put conversation i in group i mod G: the first --prefix-length wire tokens of its first request (template header included) are identical within a group and differ between groups. Needs a suffix or no cache-bust target." default:"0" placeholder:"G"`
+	PrefixLength             int     `help:"Shared prefix per group, in wire tokens; needs --prefix-groups." default:"0" placeholder:"TOKENS"`
+	Trace                    string  `help:"Replay a trace instead of synthetic conversations: one single-turn request per row, target_isl = input_length, max_tokens = output_length, blocks that share hash ids share their wire tokens. Needs a suffix or no cache-bust target." placeholder:"FILE" type:"existingfile" group:"trace"`
+	TraceFormat              string  `help:"Trace format." enum:"mooncake" default:"mooncake" group:"trace"`
+	BlockSize                int     `help:"Tokens per trace hash id (Mooncake's block)." default:"512" placeholder:"TOKENS" group:"trace"`
+	CacheBlockSize           int     `help:"Prefix-cache block (vLLM's default 16) in which each request's cache blocks are named, so send can write every request's expected_cached_tokens; 0 names none. Synthetic conversations are named only when this flag is given (one more encoding of every request)." default:"16" placeholder:"TOKENS" group:"trace"`
+	Dataset                  string  `help:"Replay a dataset instead of synthetic conversations, texts as they are: every request records its exact wire ISL; the dataset's replies are the history and their token length max_tokens (else --osl). ShareGPT JSON/JSONL, OpenAI messages JSONL, or prompts ({\"prompt\"} lines or text lines)." placeholder:"FILE" type:"existingfile" group:"dataset"`
+	DatasetFormat            string  `help:"Dataset format (${enum}; auto detects it)." enum:"auto,sharegpt,openai,prompts" default:"auto" group:"dataset"`
 }
 
 // signals gives the context a signal cancels (tests deliver one).
@@ -82,19 +92,34 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	return cli.Fail(stderr, "compose", f.run(stdin, stdout, stderr, cli.Given(kctx)))
+	set := cli.Given(kctx)
+	if f.Trace != "" && f.Dataset != "" {
+		return cli.Fail(stderr, "compose", cli.Usagef("--trace and --dataset: one workload at a time"))
+	}
+	if f.Dataset != "" {
+		return cli.Fail(stderr, "compose", f.runDataset(stdin, stdout, stderr, set))
+	}
+	if f.Trace != "" {
+		return cli.Fail(stderr, "compose", f.runTrace(stdin, stdout, stderr, set))
+	}
+	return cli.Fail(stderr, "compose", f.run(stdin, stdout, stderr, set))
 }
 
 // run composes; set holds the flags given on the command line, so a
 // stddev without its mean can be refused.
 func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
+	if !set["isl"] {
+		return cli.Usagef("--isl is required (or --trace FILE, or --dataset FILE)")
+	}
 	opts := compose.Options{
 		ISL: f.ISL, ISLStddev: f.ISLStddev, OSL: f.OSL, OSLStddev: f.OSLStddev,
 		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
 		SharedSystemPromptLength: f.SharedSystemPromptLength,
 		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
 		Workers: f.Workers, AllowOverContext: f.AllowOverContext,
-		ISLSet: set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
+		PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength,
+		CacheBlockSize: given(set, "cache-block-size", f.CacheBlockSize),
+		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
 	if err := opts.Validate(); err != nil {
 		return usage(err)
@@ -102,39 +127,11 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	if f.Workers < 1 {
 		return cli.Usagef("--workers must be at least 1")
 	}
-	in, name := stdin, "<stdin>"
-	if f.Probe != "" {
-		file, err := os.Open(f.Probe)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		in, name = file, f.Probe
-	}
 	ctx, stop := signals()
 	defer stop()
-	// A signal stops the read too, even one blocked on a FIFO.
-	var p *records.Probe
-	_, err := cli.Interruptible(ctx, func() error {
-		var err error
-		p, err = compose.ReadProbe(in, name)
-		return err
-	})
+	p, m, err := f.load(ctx, stdin)
 	if err != nil {
 		return err
-	}
-	if f.CacheBust != "" {
-		t, err := cachebust.ParseTarget(f.CacheBust)
-		if err != nil {
-			return cli.Usagef("--cache-bust: %w", err)
-		}
-		if t != p.CacheBust {
-			return fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
-		}
-	}
-	m, err := compose.LoadModel(p, modelsrc.Spec(f.Tokenizer, f.Revision), f.ChatTemplate, f.Now)
-	if err != nil {
-		return usage(err)
 	}
 	text, err := corpus.Load(f.Corpus)
 	if err != nil {
@@ -144,18 +141,61 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	if err != nil {
 		return usage(err)
 	}
+	err = emit(ctx, stdout, c.Run)
+	for _, warning := range c.Warnings() {
+		fmt.Fprintf(stderr, "compose: warning: %s\n", warning)
+	}
+	return err
+}
+
+// load reads the probe record (a signal stops the read too, even one
+// blocked on a FIFO) and loads the model it measured.
+func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *compose.Model, error) {
+	in, name := stdin, "<stdin>"
+	if f.Probe != "" {
+		file, err := os.Open(f.Probe)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer file.Close()
+		in, name = file, f.Probe
+	}
+	var p *records.Probe
+	_, err := cli.Interruptible(ctx, func() error {
+		var err error
+		p, err = compose.ReadProbe(in, name)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.CacheBust != "" {
+		t, err := cachebust.ParseTarget(f.CacheBust)
+		if err != nil {
+			return nil, nil, cli.Usagef("--cache-bust: %w", err)
+		}
+		if t != p.CacheBust {
+			return nil, nil, fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
+		}
+	}
+	m, err := compose.LoadModel(p, modelsrc.Spec(f.Tokenizer, f.Revision), f.ChatTemplate, f.Now)
+	if err != nil {
+		return nil, nil, usage(err)
+	}
+	return p, m, nil
+}
+
+// emit runs a composer's Run on stdout until it ends or a signal stops it.
+func emit(ctx context.Context, stdout io.Writer, run func(context.Context, *jsonl.Writer) error) error {
 	out := cli.NewOutput(stdout)
 	w := jsonl.NewWriter(out)
-	abandoned, err := cli.Interruptible(ctx, func() error { return c.Run(ctx, w) })
+	abandoned, err := cli.Interruptible(ctx, func() error { return run(ctx, w) })
 	if abandoned {
 		cli.StopOutput(w, out)
 		return err
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
-	}
-	for _, warning := range c.Warnings() {
-		fmt.Fprintf(stderr, "compose: warning: %s\n", warning)
 	}
 	return cli.Cause(ctx, cli.Quiet(err))
 }
@@ -166,4 +206,115 @@ func usage(err error) error {
 		return &cli.UsageError{Err: err}
 	}
 	return err
+}
+
+// given is v when the flag was spelled out on the command line, else 0:
+// synthetic conversations name their cache blocks only when asked, since
+// it costs one more encoding of every request.
+func given(set map[string]bool, name string, v int) int {
+	if set[name] {
+		return v
+	}
+	return 0
+}
+
+// traceOnly are the flags --trace replaces (the trace gives every
+// request's lengths and count).
+var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "prefix-groups", "prefix-length"}
+
+// datasetOnly are the flags --dataset replaces (--isl resizing is not
+// implemented yet: the texts are kept).
+var datasetOnly = []string{"isl", "isl-stddev", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format", "prefix-groups", "prefix-length"}
+
+// runDataset composes one conversation per dataset dialog.
+func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
+	for _, name := range datasetOnly {
+		if set[name] {
+			return cli.Usagef("--%s with --dataset: the dataset gives the conversations and their texts (resizing them to --isl is not supported yet)", name)
+		}
+	}
+	if f.Workers < 1 {
+		return cli.Usagef("--workers must be at least 1")
+	}
+	if f.CacheBlockSize < 0 {
+		return cli.Usagef("--cache-block-size must not be negative (got %d); 0 names no cache blocks", f.CacheBlockSize)
+	}
+	file, err := os.Open(f.Dataset)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	dialogs, skipped, format, err := workload.ReadDataset(file, f.Dataset, f.DatasetFormat)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signals()
+	defer stop()
+	p, m, err := f.load(ctx, stdin)
+	if err != nil {
+		return err
+	}
+	d, err := compose.NewDataset(p, m, compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
+		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize})
+	if err != nil {
+		return usage(err)
+	}
+	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
+	refused := d.Skipped()
+	for _, s := range append(skipped, refused...) {
+		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", f.Dataset, s.Line, s.Reason)
+	}
+	if n := len(skipped) + len(refused); n > 0 {
+		fmt.Fprintf(stderr, "compose: %d of %d %s conversations skipped\n", n, len(skipped)+len(dialogs), format)
+	}
+	return err
+}
+
+// runTrace composes one request per trace row.
+func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
+	for _, name := range traceOnly {
+		if set[name] {
+			return cli.Usagef("--%s with --trace: the trace sets every request's lengths and count", name)
+		}
+	}
+	if f.Workers < 1 {
+		return cli.Usagef("--workers must be at least 1")
+	}
+	if f.BlockSize < 1 {
+		return cli.Usagef("--block-size must be at least 1 token (got %d)", f.BlockSize)
+	}
+	if f.CacheBlockSize < 0 {
+		return cli.Usagef("--cache-block-size must not be negative (got %d); 0 names no cache blocks", f.CacheBlockSize)
+	}
+	file, err := os.Open(f.Trace)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	rows, skipped, err := workload.ReadMooncake(file, f.Trace, f.BlockSize)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signals()
+	defer stop()
+	p, m, err := f.load(ctx, stdin)
+	if err != nil {
+		return err
+	}
+	text, err := corpus.Load(f.Corpus)
+	if err != nil {
+		return err
+	}
+	tr, err := compose.NewTracer(p, m, text, compose.TraceOptions{
+		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers})
+	if err != nil {
+		return usage(err)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", f.Trace, s.Line, s.Reason)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(stderr, "compose: %d of %d trace rows skipped\n", len(skipped), len(skipped)+len(rows))
+	}
+	return emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
 }

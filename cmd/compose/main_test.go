@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,5 +63,90 @@ func TestExitCodes(t *testing.T) {
 	}
 	if code, _, errs := runCLI("", "--isl", "50"); code != 1 || !strings.Contains(errs, "no probe record") {
 		t.Errorf("no probe: exit %d, %q", code, errs)
+	}
+}
+
+func TestTrace(t *testing.T) {
+	p := probeLine(t)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good.jsonl", `{"timestamp": 0, "input_length": 200, "output_length": 7, "hash_ids": [1, 2]}
+{"timestamp": 5, "input_length": 300, "output_length": 9, "hash_ids": [1, 2, 3]}
+{"timestamp": 6, "input_length": 300, "output_length": 9, "hash_ids": [1]}
+`)
+	code, out, errs := runCLI(p, "--trace", good, "--block-size", "128")
+	if code != 0 || strings.Count(out, "\n") != 2 || errs != "compose: "+good+":3: input_length 300 needs 3 blocks of 128 tokens but hash_ids has 1: skipped (is --block-size right?)\ncompose: 1 of 3 trace rows skipped\n" {
+		t.Errorf("exit %d, %d lines, stderr %q", code, strings.Count(out, "\n"), errs)
+	}
+	if !strings.Contains(out, `"trace":{"line":2,"timestamp_ms":5,"hash_ids":[1,2,3],"block_size":128,"full_blocks":2}`) ||
+		!strings.Contains(out, `"target_isl":300`) || !strings.Contains(out, `"max_tokens":9`) {
+		t.Errorf("output %s", out)
+	}
+	bad := write("bad.jsonl", `{"timestamp": 0, "input_length": 200, "output_length": 7, "hash_ids": [1, 2]}
+{"timestamp": 5, "input_length": 300, "output_length": 9, "hash_ids": "1,2,3"}
+`)
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--trace", bad}, 1, "compose: " + bad + `:2: field "hash_ids"`},
+		{[]string{"--trace", good, "--isl", "100"}, 2, "compose: --isl with --trace"},
+		{[]string{"--trace", good, "--conversations", "3"}, 2, "compose: --conversations with --trace"},
+		{[]string{"--trace", good, "--block-size", "0"}, 2, "compose: --block-size must be at least 1"},
+		{[]string{"--trace", good, "--trace-format", "csv"}, 2, "compose: "},
+	} {
+		code, out, errs := runCLI(p, tt.args...)
+		if code != tt.code || out != "" || !strings.HasPrefix(errs, tt.want) {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want %d, %q", tt.args, code, len(out), errs, tt.code, tt.want)
+		}
+	}
+	prefix, err := probe.Run(probe.Options{CacheBust: cachebust.FirstTurnPrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(prefix)
+	if code, out, errs := runCLI(string(b)+"\n", "--trace", good); code != 2 || out != "" || !strings.Contains(errs, "before the blocks the trace says are shared") {
+		t.Errorf("prefix target: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestDataset(t *testing.T) {
+	p := probeLine(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "d.jsonl")
+	os.WriteFile(good, []byte(`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello there"}, {"role": "user", "content": "bye"}]}
+{"messages": [{"role": "assistant", "content": "no question"}]}
+`), 0o644)
+	code, out, errs := runCLI(p, "--dataset", good, "--osl", "33")
+	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(errs, good+":2: message 0 (assistant) where a user turn belongs: skipped") ||
+		!strings.Contains(errs, "1 of 2 openai conversations skipped") {
+		t.Errorf("exit %d, %d lines, stderr %q", code, strings.Count(out, "\n"), errs)
+	}
+	if !strings.Contains(out, `"text":"bye","bare_tokens":1,"max_tokens":33`) || !strings.Contains(out, `"assistant":"hello there"`) {
+		t.Errorf("output %s", out)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"messages": [{"role": "user", "content": 7}]}`), 0o644)
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--dataset", bad}, 1, "compose: " + bad + `:1: field "messages.0.content"`},
+		{[]string{"--dataset", good, "--isl", "100"}, 2, "compose: --isl with --dataset"},
+		{[]string{"--dataset", good, "--trace", good}, 2, "compose: --trace and --dataset"},
+		{[]string{"--dataset", good, "--dataset-format", "csv"}, 2, "compose: "},
+	} {
+		code, out, errs := runCLI(p, tt.args...)
+		if code != tt.code || out != "" || !strings.HasPrefix(errs, tt.want) {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want %d, %q", tt.args, code, len(out), errs, tt.code, tt.want)
+		}
 	}
 }

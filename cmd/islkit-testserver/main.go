@@ -29,7 +29,8 @@ func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // flagOf names the flag of each testserver.Config field.
 var flagOf = map[string]string{"FaultRate": "fault-rate", "TokensPerSecond": "tokens-per-second",
-	"TTFT": "ttft", "Faults": "faults", "NaturalLength": "natural-length"}
+	"TTFT": "ttft", "Faults": "faults", "NaturalLength": "natural-length",
+	"PrefixCacheBlock": "prefix-cache-block"}
 
 // serve runs the server until ctx is cancelled; ready, when set, gets the
 // server's URL once it listens.
@@ -45,6 +46,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	faultRate := fs.Float64("fault-rate", 0, "fraction of requests that get a fault")
 	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
 	seed := fs.Uint64("seed", 1, "fault seed")
+	cacheBlock := fs.Int("prefix-cache-block", 0, "unbounded automatic prefix cache in blocks of this many tokens, reported as usage.prompt_tokens_details.cached_tokens (vLLM: 16; 0: none)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
@@ -64,7 +66,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return cli.ExitUsage
 	}
 	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
-		CloseAfterStream: *closeAfter, Profile: profile}
+		CloseAfterStream: *closeAfter, Profile: profile, PrefixCacheBlock: *cacheBlock}
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}

@@ -52,6 +52,8 @@ type flags struct {
 	Requests    int               `help:"Stop after this many requests (0: one pass over the dataset)."`
 	Duration    time.Duration     `help:"Stop issuing after this long."`
 	Recycle     bool              `help:"Start the dataset over (with new markers) until --requests or --duration."`
+	Schedule    string            `default:"none" enum:"none,timestamps" help:"timestamps: issue each request at its trace row's time (compose --trace), relative to the first row, recording how late it went out (result.schedule_lag_ns); without --concurrency as many run at once as the trace asks (${enum})."`
+	Speedup     float64           `default:"1" help:"With --schedule timestamps, replay this many times faster (2: half the gaps)."`
 	Timeout     time.Duration     `default:"10m" help:"Per-request timeout."`
 	Grace       time.Duration     `default:"30s" help:"On stop (Ctrl-C, --duration), how long in-flight requests may finish."`
 	Shard       string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records)."`
@@ -91,7 +93,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // liveOnly are the flags a dry run has no use for.
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
 	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
-	"max-consecutive-errors"}
+	"max-consecutive-errors", "schedule", "speedup"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -127,7 +129,10 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
-		MaxConsecutiveErrors: c.MaxErrors}
+		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup}
+	if c.Schedule == send.ScheduleTimestamps {
+		opts.Schedule = send.ScheduleTimestamps
+	}
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)

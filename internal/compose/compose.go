@@ -55,6 +55,8 @@ type Composer struct {
 	// first and later turns (found once on a calibration conversation), so
 	// most turns hit their target on the first render.
 	corr0, corrN int
+	// groups are the shared prefixes of --prefix-groups.
+	groups []prefixGroup
 	// calMarker is the calibration marker's own count: a conversation's
 	// marker may count a token or two more or less (its digest differs),
 	// and the first guess accounts for that.
@@ -139,6 +141,11 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 		c.sysBare = c.comp.SystemPromptLength(opts.SharedSystemPromptLength)
 		if c.system, err = c.gen.exact(c.sysStart, c.sysBare); err != nil {
 			return nil, fmt.Errorf("shared system prompt: %w", err)
+		}
+	}
+	if opts.PrefixGroups > 0 {
+		if err := c.preparePrefixes(); err != nil {
+			return nil, err
 		}
 	}
 	if opts.Exact {
@@ -352,7 +359,7 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 	eval := func(text string) (attempt, error) {
 		return attempt{text: text, wire: count(text)}, nil
 	}
-	a, out, err := c.search(c.sysStart, c.sysBare-(got-want), want, eval)
+	a, out, err := c.gen.search(c.sysStart, c.sysBare-(got-want), want, eval)
 	if err != nil {
 		return fmt.Errorf("system prompt: %w", err)
 	}
@@ -379,6 +386,10 @@ func (c *Composer) wireCount(conv *records.Conversation, k int, marker string) (
 // options, the probe, the model, the corpus and i.
 func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 	conv := c.newConversation(i)
+	if len(c.groups) > 0 {
+		g := i % len(c.groups)
+		conv.PrefixGroup = &g
+	}
 	rng := rand.New(rand.NewPCG(c.opts.Seed, uint64(i)+1))
 	marker := wire.Marker(conv, 0)
 	if err := c.systemFor(conv, marker); err != nil {
@@ -423,6 +434,9 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 			return nil, fmt.Errorf("conversation %s turn %d reply: %w", conv.ID, k, err)
 		}
 	}
+	if err := c.nameCacheBlocks(conv, marker); err != nil {
+		return nil, err
+	}
 	return conv, nil
 }
 
@@ -452,17 +466,17 @@ const (
 // steps on the bare budget (the count is nearly linear in it), then ±1
 // steps where the count jumps, then single-token pads on the closest text
 // below the target, then other corpus windows. Every path is bounded.
-func (c *Composer) search(start, guess, target int, eval func(text string) (attempt, error)) (attempt, outcome, error) {
+func (g *textGen) search(start, guess, target int, eval func(text string) (attempt, error)) (attempt, outcome, error) {
 	var below, padded *attempt // padded: the below last padded (padding it again changes nothing)
 	for try := 0; try < 4; try++ {
-		s := start + try*(len(c.gen.ids)/5+1)
+		s := start + try*(len(g.ids)/5+1)
 		tried := map[int]bool{}
 		b := max(1, guess)
 		for range 24 {
 			// The window's own bare count may differ from b by a merge at
 			// its ends; only the wire count matters here, and the bare count
 			// is taken once for the text that is kept.
-			a, err := eval(c.gen.text(s, b))
+			a, err := eval(g.text(s, b))
 			if err != nil {
 				return attempt{}, stuck, err
 			}
@@ -489,7 +503,7 @@ func (c *Composer) search(start, guess, target int, eval func(text string) (atte
 			b = nb
 		}
 		if below != nil && below != padded {
-			a, err := c.pad(eval, *below, target)
+			a, err := g.pad(eval, *below, target)
 			if err != nil {
 				return attempt{}, stuck, err
 			}
@@ -502,22 +516,33 @@ func (c *Composer) search(start, guess, target int, eval func(text string) (atte
 	if below == nil {
 		return attempt{}, stuck, nil
 	}
-	return *below, stuck, nil
+	a, err := g.padBackOff(eval, *below, target)
+	if err != nil {
+		return attempt{}, stuck, err
+	}
+	if a.wire == target {
+		return a, exact, nil
+	}
+	return a, stuck, nil
 }
 
 // fit sets turn k's text so that its request counts exactly target tokens,
 // or marks the turn unreachable when even a one-token text overshoots.
 func (c *Composer) fit(conv *records.Conversation, k int, marker string, target, guess, start int) error {
 	t := &conv.Turns[k]
+	lead := c.lead(conv, k)
+	if lead != "" {
+		guess -= c.opts.PrefixLength
+	}
 	eval := func(text string) (attempt, error) {
-		t.Text = text
+		t.Text = lead + text
 		w, err := c.wireCount(conv, k, marker)
 		if err != nil {
 			return attempt{}, fmt.Errorf("rendering the request: %w", err)
 		}
 		return attempt{text: text, wire: w}, nil
 	}
-	a, out, err := c.search(start, guess, target, eval)
+	a, out, err := c.gen.search(start, guess, target, eval)
 	if err != nil {
 		return err
 	}
@@ -528,15 +553,19 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 		t.Unreachable = &records.Unreachable{MinISL: a.wire, Short: a.wire - target,
 			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
 	}
-	t.Text, t.BareTokens = a.text, c.model.Tokenizer.Count(a.text)
+	t.Text = lead + a.text
+	t.BareTokens = c.model.Tokenizer.Count(t.Text)
 	w := a.wire
 	t.WireISL = &w
+	if k == 0 {
+		return c.checkPrefix(conv, marker)
+	}
 	return nil
 }
 
 // pad appends single-token words to a text whose count is short of the
 // target, keeping only appends that do not overshoot.
-func (c *Composer) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
+func (g *textGen) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
 	for step := 0; step < 64 && a.wire < target; step++ {
 		grown := false
 		for _, p := range pads {
@@ -551,6 +580,28 @@ func (c *Composer) pad(eval func(string) (attempt, error), a attempt, target int
 		}
 		if !grown {
 			break
+		}
+	}
+	return a, nil
+}
+
+// padBackOff is the last resort of search, when every window got stuck
+// below the target: every pad then adds two tokens or none, because the
+// text's end merges with what follows it (",\n\n" before a suffix marker
+// is one token). It drops the last word, which ends the text elsewhere,
+// and pads again, a bounded number of times.
+func (g *textGen) padBackOff(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
+	for step := 0; step < 16 && a.wire < target; step++ {
+		shorter := dropLastWord(a.text)
+		if shorter == "" || shorter == a.text {
+			break
+		}
+		b, err := eval(shorter)
+		if err != nil || b.wire >= a.wire {
+			return a, err
+		}
+		if a, err = g.pad(eval, b, target); err != nil {
+			return a, err
 		}
 	}
 	return a, nil

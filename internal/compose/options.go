@@ -29,6 +29,14 @@ type Options struct {
 	// do not depend on it. <= 0 means 1.
 	Workers int
 
+	// PrefixGroups > 0 puts conversation i in group i mod PrefixGroups:
+	// the first PrefixLength wire tokens of its first request are those of
+	// every conversation of its group (--prefix-groups, --prefix-length).
+	PrefixGroups, PrefixLength int
+	// CacheBlockSize > 0 names every request's prefix-cache blocks
+	// (--cache-block-size given explicitly: it costs one more encoding of
+	// every request), so send can write expected_cached_tokens.
+	CacheBlockSize int
 	// AllowOverContext composes first turns longer than the model's
 	// context length (model_max_length), which a server would refuse.
 	AllowOverContext bool
@@ -92,6 +100,14 @@ func (o Options) Validate() error {
 		return usagef("--osl-stddev needs --osl (a spread without a mean)")
 	case o.TurnsStddev > 0 && !o.TurnsSet:
 		return usagef("--turns-stddev needs --turns (a spread without a mean)")
+	case o.PrefixGroups < 0 || o.PrefixLength < 0:
+		return usagef("--prefix-groups and --prefix-length must not be negative")
+	case (o.PrefixGroups > 0) != (o.PrefixLength > 0):
+		return usagef("--prefix-groups and --prefix-length go together")
+	case o.CacheBlockSize < 0:
+		return usagef("--cache-block-size must not be negative (got %d)", o.CacheBlockSize)
+	case o.CacheBlockSize > 0 && !o.Exact:
+		return usagef("--cache-block-size needs --exact: the blocks are named from the rendered requests")
 	}
 	return nil
 }

@@ -74,6 +74,22 @@ func promptTokens(usage json.RawMessage) (*int, error) {
 	return n, prefixField("usage", err)
 }
 
+// cachedTokens is a send record usage's cached_tokens (the server's
+// prompt_tokens_details.cached_tokens), nil when absent.
+func cachedTokens(usage json.RawMessage) (*int, error) {
+	if t := bytes.TrimSpace(usage); len(t) == 0 || string(t) == "null" {
+		return nil, nil
+	}
+	var u struct {
+		CachedTokens json.RawMessage `json:"cached_tokens"`
+	}
+	if err := json.Unmarshal(usage, &u); err != nil {
+		return nil, fieldErrorf("usage", "must be an object")
+	}
+	n, err := count(u.CachedTokens, "cached_tokens")
+	return n, prefixField("usage", err)
+}
+
 // withLine names l's file and line in a record's field error.
 func withLine(l jsonl.Line, err error) error {
 	var fe *fieldError

@@ -26,6 +26,8 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 		Server:         meta.server,
 		Target:         meta.target,
 		Expected:       meta.expected,
+		ExpectedCached: meta.expectedCached,
+		ServerCached:   meta.cached,
 		ConversationID: meta.conversationID,
 		TurnIndex:      meta.turn,
 	}

@@ -18,6 +18,7 @@ import (
 // requestMeta is what a record says about its request besides the body.
 type requestMeta struct {
 	target, expected, server *int
+	expectedCached, cached   *int // send's expected_cached_tokens, the server's cached_tokens
 	conversationID           string
 	turn                     *int
 	marker                   string           // the injected marker text, when known
@@ -91,6 +92,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens}
 	target, turn := rec.TargetISL, rec.Turn
 	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
+	meta.expectedCached = rec.ExpectedCachedTokens
 	if result, ok := obj.Get("result"); ok && !isNull(result) {
 		var r struct {
 			Usage json.RawMessage `json:"usage"`
@@ -103,6 +105,9 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 			return nil, req, prefixField("result", err)
 		}
 		meta.server = server
+		if meta.cached, err = cachedTokens(r.Usage); err != nil {
+			return nil, req, prefixField("result", err)
+		}
 		// report.Live reads the result's timing members only; the texts
 		// are skipped.
 		var live report.Live

@@ -27,6 +27,35 @@ type Conversation struct {
 	// Model is the name send puts in the payload's "model" field unless
 	// send overrides it.
 	Model string `json:"model,omitempty"`
+	// Trace is set when the conversation replays a row of a trace
+	// (compose --trace): one turn, target_isl the row's input_length.
+	Trace *TraceRef `json:"trace,omitempty"`
+	// PrefixGroup is the conversation's shared-prefix group (compose
+	// --prefix-groups): its first request opens with the group's
+	// --prefix-length wire tokens.
+	PrefixGroup *int `json:"prefix_group,omitempty"`
+	// CacheBlockSize is the prefix-cache block the turns' CacheBlocks are
+	// cut in (compose --cache-block-size); 0 when they carry none.
+	CacheBlockSize int `json:"cache_block_size,omitempty"`
+}
+
+// TraceRef is where a conversation came from in a Mooncake trace and how
+// its prompt maps onto the trace's blocks.
+type TraceRef struct {
+	// Line is the row's line in the trace file.
+	Line int `json:"line"`
+	// TimestampMs is the row's arrival time in milliseconds, when the trace
+	// has one (send --schedule timestamps replays it).
+	TimestampMs *float64 `json:"timestamp_ms,omitempty"`
+	HashIDs     []int64  `json:"hash_ids"`
+	// BlockSize is the tokens per hash id (compose --block-size).
+	BlockSize int `json:"block_size"`
+	// FullBlocks is how many leading blocks are entirely the content of
+	// their hash-id chain: wire tokens [0, FullBlocks·BlockSize) are the
+	// same token ids in every request whose hash_ids start the same way.
+	// The blocks after them hold this request's own tail (the last,
+	// partial block, with the template's end and the marker).
+	FullBlocks int `json:"full_blocks"`
 }
 
 // SystemPrompt is the shared system prompt of a conversation.
@@ -58,6 +87,11 @@ type Turn struct {
 	// Unreachable is set when the target is below what the template and
 	// marker alone cost: MinISL is the smallest reachable wire ISL.
 	Unreachable *Unreachable `json:"unreachable,omitempty"`
+	// CacheBlocks names the full prefix-cache blocks of this turn's
+	// dry-run request (prefixcache.Chain over its wire tokens, blocks of
+	// the conversation's CacheBlockSize), so send can predict a server's
+	// cached tokens without a tokenizer.
+	CacheBlocks string `json:"cache_blocks,omitempty"`
 }
 
 // Unreachable explains a turn whose target ISL cannot be met.

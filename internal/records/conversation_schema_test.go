@@ -13,6 +13,7 @@ import (
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
+	"github.com/islkit/islkit/internal/workload"
 )
 
 var model *compose.Model
@@ -71,6 +72,42 @@ func TestConversationSchemaRejects(t *testing.T) {
 		}
 		if testutil.SchemaError(t, "conversation.schema.json", []byte(doc)) == nil {
 			t.Errorf("schema accepted %s → %s", bad.from, bad.to)
+		}
+	}
+}
+
+// compose --trace output conforms too, with and without timestamps, and
+// with a row marked unreachable.
+func TestTraceConversationMatchesSchema(t *testing.T) {
+	p, err := probe.Run(probe.Options{Source: testmodel.Source(t, ""), ApplyChatTemplate: true, CacheBust: cachebust.FirstTurnSuffix, Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model == nil {
+		if model, err = compose.LoadModel(p, "", "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, trace := range []string{
+		`{"timestamp": 0, "input_length": 70, "output_length": 5, "hash_ids": [1, 2]}` + "\n" + `{"timestamp": 2.5, "input_length": 3, "output_length": 5, "hash_ids": [1]}`,
+		`{"input_length": 40, "output_length": 5, "hash_ids": [1]}`,
+	} {
+		rows, _, err := workload.ReadMooncake(strings.NewReader(trace), "t", 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := compose.NewTracer(p, model, "", compose.TraceOptions{BlockSize: 64, CacheBlockSize: 16, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		w := jsonl.NewWriter(&buf)
+		if err := tr.Run(context.Background(), w, rows); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+			testutil.ValidateSchema(t, "conversation.schema.json", line)
 		}
 	}
 }

@@ -26,6 +26,10 @@ type ISL struct {
 	// count compose promised for this request (exact mode).
 	Target   *int `json:"target,omitempty"`
 	Expected *int `json:"expected,omitempty"`
+	// ExpectedCached is send's expected_cached_tokens; ServerCached the
+	// server's usage.prompt_tokens_details.cached_tokens.
+	ExpectedCached *int `json:"expected_cached,omitempty"`
+	ServerCached   *int `json:"server_cached,omitempty"`
 	// Where the request sits in its conversation, when known.
 	ConversationID string `json:"conversation_id,omitempty"`
 	TurnIndex      *int   `json:"turn_index,omitempty"`

@@ -27,7 +27,14 @@ type Request struct {
 	// turn 0 (real replies change the history it was computed over).
 	TargetISL   int  `json:"target_isl"`
 	ExpectedISL *int `json:"expected_isl,omitempty"`
-	MaxTokens   int  `json:"max_tokens"`
+	// ExpectedCachedTokens is what a server with an unbounded prefix cache
+	// (blocks of the conversation's cache_block_size, vLLM's hashing) would
+	// find cached for this request, given the requests send issued before
+	// it: set when compose named the request's cache blocks, absent in live
+	// mode for later turns and recycle passes (their history or marker is
+	// not the one compose named).
+	ExpectedCachedTokens *int `json:"expected_cached_tokens,omitempty"`
+	MaxTokens            int  `json:"max_tokens"`
 	// Marker is the cache-bust marker text as injected ("" for none),
 	// CacheBust the target and Landing where it landed.
 	Marker    string            `json:"marker"`
@@ -49,6 +56,12 @@ type Request struct {
 type Result struct {
 	// StartNs is the Unix time the request was issued.
 	StartNs int64 `json:"start_ns"`
+	// ScheduledNs is the Unix time the request was due (send --schedule
+	// timestamps: the trace row's time relative to the first, over
+	// --speedup, from the start of the run); ScheduleLagNs is StartNs −
+	// ScheduledNs, how late it went out.
+	ScheduledNs   *int64 `json:"scheduled_ns,omitempty"`
+	ScheduleLagNs *int64 `json:"schedule_lag_ns,omitempty"`
 	// LatencyNs is the end-to-end latency: request issued to last byte
 	// (or to the failure).
 	LatencyNs int64 `json:"latency_ns"`

@@ -38,6 +38,9 @@ type Report struct {
 	ByTurn              []TurnStats `json:"by_turn"`
 	RequestsWithoutTurn uint64      `json:"requests_without_turn"`
 	Causes              Causes      `json:"causes"`
+	// PrefixCache compares expected and server cached tokens; absent when
+	// no record carried expected_cached_tokens.
+	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
 }
@@ -133,6 +136,7 @@ func (s *Summary) Report() Report {
 		VsServer:            errorStats(s.all[vsServer]),
 		ByTurn:              []TurnStats{},
 		RequestsWithoutTurn: s.noTurn,
+		PrefixCache:         s.cacheReport(),
 		Causes: Causes{
 			VsTarget:  causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
 			VsServer:  causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),

@@ -79,6 +79,7 @@ type Summary struct {
 	warmup    uint64                     // warmup requests, left out
 	perf      perfAcc
 	opts      Options
+	cache     *PrefixCache // nil until a record expects cached tokens
 }
 
 type mediaAcc struct{ requests, images, audios, videos uint64 }
@@ -142,6 +143,7 @@ func (s *Summary) Add(isl records.ISL) {
 		s.media.audios += uint64(max(m.Audios, 0))
 		s.media.videos += uint64(max(m.Videos, 0))
 	}
+	s.addCache(isl, c)
 	var errs [comparisons]*int64
 	if isl.Target != nil {
 		d := sub(c, *isl.Target)

@@ -85,6 +85,9 @@ func (r *Report) headline() []string {
 		lines = append(lines, fmt.Sprintf("media: %d requests with images %d, audios %d, videos %d (not in templated counts)",
 			m.Requests, m.Images, m.Audios, m.Videos))
 	}
+	if r.PrefixCache != nil {
+		lines = append(lines, r.PrefixCache.line())
+	}
 	return lines
 }
 

@@ -57,6 +57,7 @@ func DryRun(w io.Writer, convs []records.Conversation, b *Builder, shard Shard, 
 func dryRunJSONL(w io.Writer, convs []records.Conversation, b *Builder, shard Shard) (int, error) {
 	jw := jsonl.NewWriter(w)
 	n := 0
+	cache := newCachePredictor()
 	for i := range convs {
 		c := &convs[i]
 		if !shard.Has(c) {
@@ -69,6 +70,7 @@ func dryRunJSONL(w io.Writer, convs []records.Conversation, b *Builder, shard Sh
 			}
 			rec := newRecord(c, t, 0, built)
 			rec.DryRun = true
+			rec.ExpectedCachedTokens = cache.expect(c, t, 0, built.Marker, false)
 			if err := jw.Encode(&rec); err != nil {
 				return n, err
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -72,6 +73,12 @@ func DecodeConversation(line jsonl.Line) (records.Conversation, error) {
 		if t.MaxTokens < 0 {
 			return c, line.FieldErrorf(fmt.Sprintf("turns.%d.max_tokens", i), "negative: %d", t.MaxTokens)
 		}
+		if err := prefixcache.CheckChain(t.CacheBlocks); err != nil {
+			return c, line.FieldErrorf(fmt.Sprintf("turns.%d.cache_blocks", i), "%v", err)
+		}
+	}
+	if c.CacheBlockSize < 0 {
+		return c, line.FieldErrorf("cache_block_size", "negative: %d", c.CacheBlockSize)
 	}
 	return c, nil
 }

@@ -13,6 +13,9 @@ import (
 type session struct {
 	c    *records.Conversation
 	pass int
+	// due is when the session's first request is scheduled (--schedule
+	// timestamps); zero otherwise.
+	due time.Time
 }
 
 // issuer decides what goes out and when: it hands out sessions (pass
@@ -40,12 +43,21 @@ func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conve
 	}
 	ch := make(chan session)
 	is.sessions = ch
+	var at []time.Duration
+	start := time.Now()
+	if o.Schedule == ScheduleTimestamps {
+		at = offsets(convs, o.Speedup)
+	}
 	go func() {
 		defer close(ch)
 		for pass := 0; ; pass++ {
-			for _, c := range convs {
+			for i, c := range convs {
+				s := session{c: c, pass: pass}
+				if at != nil {
+					s.due = start.Add(at[i])
+				}
 				select {
-				case ch <- session{c, pass}:
+				case ch <- s:
 				case <-drain.Done():
 					return
 				}
@@ -76,6 +88,22 @@ func (is *issuer) admit() bool {
 		return false
 	}
 	return true
+}
+
+// wait sleeps until due; false when issuing stopped first.
+func (is *issuer) wait(due time.Time) bool {
+	d := time.Until(due)
+	if d <= 0 {
+		return is.drain.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-is.drain.Done():
+		return false
+	}
 }
 
 // close stops the issuer's goroutines.

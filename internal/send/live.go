@@ -30,7 +30,8 @@ type LiveOptions struct {
 	Header http.Header // extra request headers
 	// Concurrency is the number of sessions in flight (AIPerf's
 	// --concurrency); Rate the requests per second. At least one is set;
-	// with Rate alone up to RateOnlyWorkers sessions run at once.
+	// with Rate alone, or a timestamp Schedule, up to RateOnlyWorkers
+	// sessions run at once.
 	Concurrency      int
 	Rate             float64
 	RateDistribution string
@@ -46,6 +47,10 @@ type LiveOptions struct {
 	Grace     time.Duration
 	Shard     Shard
 	NoPayload bool
+	// Schedule "timestamps" issues each conversation at its trace
+	// timestamp (relative to the first), divided by Speedup (default 1).
+	Schedule string
+	Speedup  float64
 	// TLS is the client TLS configuration (TLSConfig); nil: the system's
 	// roots.
 	TLS *tls.Config
@@ -82,6 +87,9 @@ func (o *LiveOptions) Validate() error {
 	case o.Recycle && o.Requests == 0 && o.Duration == 0:
 		return errors.New("--recycle repeats the dataset forever: add --requests or --duration")
 	}
+	if err := o.validateSchedule(); err != nil {
+		return err
+	}
 	switch o.RateDistribution {
 	case "", RateConstant, RatePoisson:
 	default:
@@ -90,7 +98,7 @@ func (o *LiveOptions) Validate() error {
 	if _, err := wire.EndpointURL(o.URL); err != nil {
 		return fmt.Errorf("--url %w", err)
 	}
-	if o.Concurrency == 0 && o.Rate == 0 {
+	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
 		o.Concurrency = 1
 	}
 	return nil
@@ -106,6 +114,9 @@ func (o *LiveOptions) CheckDataset(convs []records.Conversation) error {
 	}
 	if o.Requests > planned && !o.Recycle {
 		return fmt.Errorf("--requests %d is more than the %d requests of one pass over the dataset: add --recycle to start it over, or lower --requests", o.Requests, planned)
+	}
+	if o.Schedule == ScheduleTimestamps {
+		return checkTimestamps(convs)
 	}
 	return nil
 }
@@ -186,7 +197,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	rec := newRecorder(w)
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
 	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, emit: rec.write, observe: o.observe}
+		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait}
 
 	var (
 		errMu  sync.Mutex

@@ -133,7 +133,7 @@ func TestWorkerSyntheticHistory(t *testing.T) {
 	var recs []records.Request
 	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second,
 		admit: func() bool { return true }, emit: func(r *records.Request) error { recs = append(recs, *r); return nil }}
-	more, err := w.session(session{&c, 0})
+	more, err := w.session(session{c: &c})
 	if !more || err != nil || len(recs) != 3 {
 		t.Fatalf("more %v, err %v, %d records", more, err, len(recs))
 	}
@@ -161,13 +161,13 @@ func TestWorkerStops(t *testing.T) {
 	n := 0
 	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second,
 		admit: func() bool { n++; return n == 1 }, emit: func(*records.Request) error { return nil }}
-	if more, err := w.session(session{&c, 0}); more || err != nil || len(fp.bodies) != 1 {
+	if more, err := w.session(session{c: &c}); more || err != nil || len(fp.bodies) != 1 {
 		t.Errorf("more %v, err %v, %d requests; want false, nil, 1", more, err, len(fp.bodies))
 	}
 	w.admit = func() bool { return true }
 	w.emit = func(*records.Request) error { return errors.New("disk full") }
 	var we *writeError
-	if _, err := w.session(session{&c, 0}); !errors.As(err, &we) {
+	if _, err := w.session(session{c: &c}); !errors.As(err, &we) {
 		t.Errorf("err %v, want a writeError", err)
 	}
 }

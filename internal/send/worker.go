@@ -23,6 +23,8 @@ type worker struct {
 	admit     func() bool                  // false: issue nothing more
 	emit      func(*records.Request) error // writes the record
 	observe   func(time.Duration)          // benchmarks: send's own time
+	cache     *cachePredictor              // expected cached tokens, in issue order
+	wait      func(time.Time) bool         // sleeps until a scheduled time; false: issue nothing more
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -32,6 +34,9 @@ func (w *worker) session(s session) (more bool, err error) {
 	replies := make([]string, 0, len(s.c.Turns))
 	synthetic := false
 	for t := range s.c.Turns {
+		if t == 0 && !s.due.IsZero() && !w.wait(s.due) {
+			return false, nil
+		}
 		if !w.admit() {
 			return false, nil
 		}
@@ -47,6 +52,7 @@ func (w *worker) session(s session) (more bool, err error) {
 			rec.ExpectedISL = nil
 		}
 		rec.SyntheticHistory = synthetic
+		rec.ExpectedCachedTokens = w.cache.expect(s.c, t, s.pass, built.Marker, true)
 		buildDur := time.Since(t0)
 		reqCtx, cancel := context.WithTimeout(w.hard, w.timeout)
 		res := w.post.do(reqCtx, w.hard, built.Body)
@@ -54,6 +60,11 @@ func (w *worker) session(s session) (more bool, err error) {
 		t1 := time.Now()
 		if w.noPayload {
 			rec.Payload = nil
+		}
+		if t == 0 && !s.due.IsZero() {
+			due := s.due.UnixNano()
+			late := res.StartNs - due
+			res.ScheduledNs, res.ScheduleLagNs = &due, &late
 		}
 		rec.Result = &res
 		if res.OK {

@@ -71,6 +71,10 @@ type Config struct {
 	Seed      uint64
 	// Now is what the template's strftime_now sees (zero: the clock).
 	Now time.Time
+	// PrefixCacheBlock, when > 0, turns on an unbounded automatic prefix
+	// cache of blocks of that many tokens (vLLM's default is 16):
+	// usage.prompt_tokens_details.cached_tokens then reports its hits.
+	PrefixCacheBlock int
 	// CloseAfterStream closes the TCP connection right after each streamed
 	// response while still advertising Keep-Alive, as llama.cpp's
 	// llama-server does: a client that reuses the connection sees it die.
@@ -82,9 +86,10 @@ type Config struct {
 
 // Server is an http.Handler; Start runs it on a loopback port.
 type Server struct {
-	cfg  Config
-	tok  *tokenizer.Tokenizer
-	tmpl *chat.Template
+	cfg   Config
+	tok   *tokenizer.Tokenizer
+	tmpl  *chat.Template
+	cache *blockTrie // nil without PrefixCacheBlock
 
 	mu  sync.Mutex
 	rng *rand.Rand
@@ -126,6 +131,10 @@ func (c Config) Validate() error {
 		return bad("TTFT", "%v: want >= 0", c.TTFT)
 	case c.NaturalLength < 0:
 		return bad("NaturalLength", "%d: want >= 0", c.NaturalLength)
+	case c.PrefixCacheBlock < 0:
+		return bad("PrefixCacheBlock", "%d: want 0 (no cache) or a block size in tokens", c.PrefixCacheBlock)
+	case c.PrefixCacheBlock > 0 && c.NoTokenize:
+		return bad("PrefixCacheBlock", "a prefix cache needs the prompt's tokens: drop NoTokenize")
 	}
 	for _, f := range c.Faults {
 		if !validFault(f) {
@@ -172,6 +181,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("chat template of %s: %w", src.Name, err)
 	}
 	s.tok, s.tmpl = tok, tmpl
+	if cfg.PrefixCacheBlock > 0 {
+		s.cache = &blockTrie{size: cfg.PrefixCacheBlock}
+	}
 	return s, nil
 }
 
@@ -332,12 +344,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	cached := 0
+	if s.cache != nil {
+		if cached, err = s.cachedTokens(req.Messages, req.Tools, req.ChatTemplateKwargs); err != nil {
+			apiErr(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
 	if s.Observe != nil {
 		s.Observe(body, prompt)
 	}
 	n, finish := s.completionLength(&req)
 	if req.Stream {
-		s.stream(w, r.Context(), &req, prompt, n, finish, fault)
+		s.stream(w, r.Context(), &req, prompt, cached, n, finish, fault)
 		return
 	}
 	if fault == FaultStall {
@@ -355,7 +374,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"id": "chatcmpl-islkit", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
 			"message": map[string]any{"role": "assistant", "content": text.String()}}},
-		"usage": usage(prompt, n),
+		"usage": usage(prompt, cached, n),
 	}
 	data, _ := json.Marshal(resp)
 	if fault == FaultTruncate {
@@ -417,12 +436,12 @@ var words = [...]string{"lorem", " ipsum", " dolor", " sit", " amet", ",", " con
 
 func word(i int) string { return words[i%len(words)] }
 
-func usage(prompt, completion int) map[string]any {
+func usage(prompt, cached, completion int) map[string]any {
 	return map[string]any{"prompt_tokens": prompt, "completion_tokens": completion,
-		"total_tokens": prompt + completion, "prompt_tokens_details": map[string]any{"cached_tokens": 0}}
+		"total_tokens": prompt + completion, "prompt_tokens_details": map[string]any{"cached_tokens": cached}}
 }
 
-func (s *Server) stream(w http.ResponseWriter, ctx context.Context, req *Request, prompt, n int, finish, fault string) {
+func (s *Server) stream(w http.ResponseWriter, ctx context.Context, req *Request, prompt, cached, n int, finish, fault string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -489,7 +508,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, req *Request
 	}
 	emit(`{"index":0,"delta":{},"finish_reason":"` + finish + `"}`)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		u, _ := json.Marshal(usage(prompt, n))
+		u, _ := json.Marshal(usage(prompt, cached, n))
 		buf = append(buf, head...)
 		buf = append(buf, "],\"usage\":"...)
 		buf = append(buf, u...)

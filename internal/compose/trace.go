@@ -1,0 +1,349 @@
+package compose
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/prefixcache"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/wire"
+	"github.com/islkit/islkit/internal/workload"
+)
+
+// TraceOptions configure compose --trace.
+type TraceOptions struct {
+	// BlockSize is the tokens per hash id (--block-size).
+	BlockSize   int
+	Seed        uint64
+	BenchmarkID string
+	Model       string
+	Workers     int
+	// CacheBlockSize is the prefix-cache block each request's cache
+	// blocks are named in (--cache-block-size; 0: none named).
+	CacheBlockSize int
+}
+
+// Tracer turns Mooncake trace rows into single-turn conversations whose
+// wire tokens follow the rows' hash ids.
+//
+// The wire request is header + content + tail: the template's text before
+// the user content, the content, then the marker (suffix targets only) and
+// the template's text after it. The content is the row's hash-id chain
+// played block by block: block 0 holds B − header tokens, every later block
+// B, so that block k of the content ends exactly at wire token (k+1)·B.
+// Each block's text is a function of its chain (the ids up to and
+// including it), cut from the corpus and sized in context, so requests
+// whose ids agree up to k carry byte-identical text there. Every block but
+// the first starts with a space followed by a non-space and ends with a
+// non-space, a boundary where the pre-tokenizers of the models we know
+// always cut: tokens then never merge across blocks, and identical text
+// means identical token ids. The whole request is encoded once at the end
+// to check both claims (exact length, block token ids equal to the first
+// request that carried the block); a tokenizer that breaks them is an
+// error, not a silent miss. The last block, partial, is sized so that with
+// the tail the request counts exactly input_length.
+type Tracer struct {
+	opts   TraceOptions
+	probe  *records.Probe
+	model  *Model
+	gen    *textGen
+	target cachebust.Target
+	// header and tail are the rendered request around the user content;
+	// headerTokens is the header's count.
+	header, tail string
+	headerTokens int
+	stride       int
+
+	mu     sync.Mutex
+	blocks map[chainKey]*traceBlock
+}
+
+type chainKey [16]byte
+
+// traceBlock is one hash-id chain's full block.
+type traceBlock struct {
+	start int // corpus token position its text is cut from
+	once  sync.Once
+	text  string // as placed in the content (leading space included)
+	err   error
+	// ids is the SHA-256 of the block's wire tokens, set by the first
+	// request that verified it (under Tracer.mu).
+	ids     [32]byte
+	checked bool
+}
+
+const sentinel = "ISLKIT7f3a9sentinel"
+
+// NewTracer prepares a tracer for probe p (its cache-bust target decides
+// the marker: prefix targets are refused, since a marker before the first
+// block would make every prompt's first block unique).
+func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions) (*Tracer, error) {
+	if opts.BlockSize < 1 {
+		return nil, usagef("--block-size must be at least 1 token (got %d)", opts.BlockSize)
+	}
+	if opts.BenchmarkID == "" {
+		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
+	}
+	opts.Workers = max(1, opts.Workers)
+	landing := cachebust.Route(p.CacheBust, false)
+	if landing.Slot != cachebust.NoSlot && landing.Prefix {
+		return nil, usagef("--trace with cache-bust target %s: the marker would open every prompt, before the blocks the trace says are shared, so no prefix could ever be cached; probe with --cache-bust first_turn_suffix (the marker then sits in each request's last block) or none", p.CacheBust)
+	}
+	t := &Tracer{opts: opts, probe: p, model: m, target: p.CacheBust, blocks: map[chainKey]*traceBlock{}}
+	var err error
+	if corpusText == "" {
+		if corpusText, err = corpus.Default(); err != nil {
+			return nil, err
+		}
+	}
+	if t.gen, err = corpusGen(corpusText, m, max(opts.Workers, runtime.GOMAXPROCS(0))); err != nil {
+		return nil, err
+	}
+	t.stride = coprimeStride(len(t.gen.ids))
+	if t.header, t.tail, err = splitTemplate(m); err != nil {
+		return nil, err
+	}
+	t.headerTokens = m.Tokenizer.Count(t.header)
+	if t.headerTokens >= opts.BlockSize {
+		return nil, usagef("--block-size %d: the chat template's header alone costs %d tokens, so the first block would hold no content", opts.BlockSize, t.headerTokens)
+	}
+	return t, nil
+}
+
+// coprimeStride is a step near n/φ that is coprime with n: the first n
+// blocks get distinct corpus starts, spread over the corpus.
+func coprimeStride(n int) int {
+	s := max(1, int(float64(n)*0.6180339887))
+	for gcd(s, n) != 1 {
+		s++
+	}
+	return s
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// plan assigns every chain its key and, on first appearance in file
+// order, its corpus start, so that output does not depend on workers.
+func (t *Tracer) plan(rows []workload.TraceRow) [][]chainKey {
+	keys := make([][]chainKey, len(rows))
+	seed := make([]byte, 8)
+	binary.LittleEndian.PutUint64(seed, t.opts.Seed)
+	n := 0
+	for i, r := range rows {
+		keys[i] = make([]chainKey, len(r.HashIDs))
+		var parent chainKey
+		for j, id := range r.HashIDs {
+			h := sha256.New()
+			h.Write(seed)
+			h.Write(parent[:])
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], uint64(id))
+			h.Write(b[:])
+			var k chainKey
+			copy(k[:], h.Sum(nil))
+			keys[i][j] = k
+			if _, ok := t.blocks[k]; !ok {
+				t.blocks[k] = &traceBlock{start: (n * t.stride) % len(t.gen.ids)}
+				n++
+			}
+			parent = k
+		}
+	}
+	return keys
+}
+
+// lead is what a block's text starts with: nothing for the first (it
+// follows the header), one space for the others (the boundary the
+// pre-tokenizer cuts at).
+func lead(j int) string {
+	if j == 0 {
+		return ""
+	}
+	return " "
+}
+
+// anchor is the context a block's count is taken in: the header for the
+// first block, else the last word of the block before (a cut boundary, so
+// the count of what follows does not depend on more of it).
+func (t *Tracer) anchor(j int, prev string) string {
+	if j == 0 {
+		return t.header
+	}
+	if i := strings.LastIndexByte(prev, ' '); i >= 0 && i+1 < len(prev) {
+		return prev[i+1:]
+	}
+	return prev
+}
+
+// countAfter counts s in the context of anchor a.
+func (t *Tracer) countAfter(a, s string) int {
+	return t.model.Tokenizer.Count(a+s) - t.model.Tokenizer.Count(a)
+}
+
+// blockCap is block j's content tokens.
+func (t *Tracer) blockCap(j int) int {
+	if j == 0 {
+		return t.opts.BlockSize - t.headerTokens
+	}
+	return t.opts.BlockSize
+}
+
+// block returns block j's text (computed once per chain).
+func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
+	b.once.Do(func() {
+		a, l, want := t.anchor(j, prev), lead(j), t.blockCap(j)
+		eval := func(text string) (attempt, error) {
+			text = strings.TrimRight(text, " ")
+			return attempt{text: text, wire: t.countAfter(a, l+text)}, nil
+		}
+		got, out, err := t.gen.search(b.start, want, want, eval)
+		switch {
+		case err != nil:
+			b.err = err
+		case out != exact:
+			b.err = fmt.Errorf("cannot cut a block of exactly %d tokens (closest %d)", want, got.wire)
+		default:
+			b.text = l + strings.TrimRight(got.text, " ")
+		}
+	})
+	return b.text, b.err
+}
+
+// Run composes every row and writes the conversations to w in file order.
+func (t *Tracer) Run(ctx context.Context, w *jsonl.Writer, rows []workload.TraceRow) error {
+	keys := t.plan(rows)
+	return runOrdered(ctx, w, len(rows), t.opts.Workers, func(i int) (*records.Conversation, error) {
+		return t.Conversation(i, rows[i], keys[i])
+	})
+}
+
+// Conversation composes row r as conversation i.
+func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*records.Conversation, error) {
+	conv := &records.Conversation{
+		Kind:           records.KindConversation,
+		SchemaVersion:  records.SchemaVersion,
+		ID:             "conv-" + strconv.Itoa(i),
+		Index:          i,
+		BenchmarkID:    t.opts.BenchmarkID,
+		CacheBust:      t.target,
+		Landing:        cachebust.Route(t.target, false),
+		Exact:          true,
+		Model:          t.opts.Model,
+		CacheBlockSize: t.opts.CacheBlockSize,
+		Trace:          &records.TraceRef{Line: r.Line, TimestampMs: r.Timestamp, HashIDs: r.HashIDs, BlockSize: t.opts.BlockSize},
+		Turns:          []records.Turn{{TargetISL: r.InputLength, MaxTokens: r.OutputLength}},
+	}
+	fail := func(err error) (*records.Conversation, error) {
+		return nil, fmt.Errorf("trace line %d: %w", r.Line, err)
+	}
+	marker := wire.Marker(conv, 0)
+	tail := t.tail
+	if marker != "" {
+		tail = marker + t.tail // a suffix marker (prefix targets are refused)
+	}
+	tailEst := t.model.Tokenizer.Count(tail)
+	var content strings.Builder
+	used := t.headerTokens // wire tokens so far
+	prev := ""
+	full := 0
+	n := len(r.HashIDs)
+	for j := 0; j < n; j++ {
+		c := t.blockCap(j)
+		if j == n-1 || r.InputLength-used-c < tailEst+1 {
+			break
+		}
+		text, err := t.block(t.blocks[keys[j]], j, prev)
+		if err != nil {
+			return fail(fmt.Errorf("block %d: %w", j, err))
+		}
+		content.WriteString(text)
+		used += c
+		prev = text
+		full++
+	}
+	// The last part: cut from the next chain's corpus start, so that rows
+	// ending in the same chain share as much of it as their lengths allow.
+	j := full
+	start := t.blocks[keys[j]].start
+	a, l := t.anchor(j, prev), lead(j)
+	eval := func(text string) (attempt, error) {
+		text = strings.TrimRight(text, " ")
+		return attempt{text: text, wire: used + t.countAfter(a, l+text+tail)}, nil
+	}
+	got, out, err := t.gen.search(start, r.InputLength-used-tailEst, r.InputLength, eval)
+	if err != nil {
+		return fail(err)
+	}
+	if out == stuck {
+		return fail(fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", r.InputLength, got.wire))
+	}
+	content.WriteString(l + got.text)
+	turn := &conv.Turns[0]
+	turn.Text = content.String()
+	turn.BareTokens = t.model.Tokenizer.Count(turn.Text)
+	conv.Trace.FullBlocks = full
+	ids, err := t.wireIDs(conv, marker)
+	if err != nil {
+		return fail(err)
+	}
+	w := len(ids)
+	turn.WireISL = &w
+	if out == unreachable {
+		turn.Unreachable = &records.Unreachable{MinISL: w, Short: w - r.InputLength,
+			Reason: "the chat template and marker alone exceed input_length with a one-token text"}
+	} else if w != r.InputLength {
+		return fail(fmt.Errorf("the request encodes to %d tokens where its parts add up to %d: the tokenizer merges across the template or a block boundary", w, r.InputLength))
+	}
+	if err := t.checkBlocks(ids, keys[:full], r.Line); err != nil {
+		return fail(err)
+	}
+	if t.opts.CacheBlockSize > 0 {
+		turn.CacheBlocks = prefixcache.Chain(ids, t.opts.CacheBlockSize)
+	}
+	return conv, nil
+}
+
+// wireIDs is the request's wire tokens, built as send builds it.
+func (t *Tracer) wireIDs(conv *records.Conversation, marker string) ([]int, error) {
+	return wireIDs(t.model, conv, 0, marker)
+}
+
+// checkBlocks requires every full block's wire tokens to be those of the
+// first request that carried it.
+func (t *Tracer) checkBlocks(ids []int, keys []chainKey, line int) error {
+	bs := t.opts.BlockSize
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for j, k := range keys {
+		b := t.blocks[k]
+		sum := idsSum(ids[j*bs : (j+1)*bs])
+		if !b.checked {
+			b.ids, b.checked = sum, true
+		} else if sum != b.ids {
+			return fmt.Errorf("block %d: wire tokens %d..%d differ from those of an earlier row sharing the block: the tokenizer merged across a block boundary", j, j*bs, (j+1)*bs-1)
+		}
+	}
+	return nil
+}
+
+func idsSum(ids []int) [32]byte {
+	b := make([]byte, 4*len(ids))
+	for i, id := range ids {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(id))
+	}
+	return sha256.Sum256(b)
+}

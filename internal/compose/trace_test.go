@@ -1,0 +1,287 @@
+package compose
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
+	"github.com/islkit/islkit/internal/wire"
+	"github.com/islkit/islkit/internal/workload"
+)
+
+var traceModels = []string{"llama3", "llama3_1", "qwen3", "deepseek_v3", "gptoss", "mistral7b", "mistral7b-metaspace"}
+
+// composeTraceFile composes a testdata trace for a reference model ("" is
+// the embedded default) as scripts/check-trace-reference.sh does.
+func composeTraceFile(t *testing.T, model string, target cachebust.Target, file string, block int) (*Tracer, []records.Conversation, error) {
+	t.Helper()
+	src := testmodel.Source(t, model)
+	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := modelFor(p, src, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, skipped, err := workload.ReadMooncake(f, "trace.jsonl", block)
+	if err != nil || len(skipped) != 0 {
+		t.Fatalf("trace: %v %v", skipped, err)
+	}
+	tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: block, Seed: 1, Workers: 2, Model: "m"})
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	w := jsonl.NewWriter(&buf)
+	if err := tr.Run(context.Background(), w, rows); err != nil {
+		return nil, nil, err
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var convs []records.Conversation
+	for l := range strings.Lines(buf.String()) {
+		var c records.Conversation
+		if err := records.Decode(jsonl.Line{File: "out", Data: []byte(l)}, records.KindConversation, &c); err != nil {
+			t.Fatal(err)
+		}
+		convs = append(convs, c)
+	}
+	return tr, convs, nil
+}
+
+// traceRef is one line of testdata/trace_reference.jsonl.gz, written by
+// scripts/check-trace-reference.sh --update from the reference renderer and
+// tokenizer: the request compose made for a trace row (its message hash)
+// and the reference's token count and per-block token hashes.
+type traceRef struct {
+	Model, Target, Trace string
+	Block, Line          int
+	HashIDs              []int64  `json:"hash_ids"`
+	FullBlocks           int      `json:"full_blocks"`
+	InputLength          int      `json:"input_length"`
+	Unreachable          bool     `json:"unreachable"`
+	MessagesSHA256       string   `json:"messages_sha256"`
+	RefTokens            int      `json:"ref_tokens"`
+	BlockSHA256          []string `json:"block_sha256"`
+	Error                string
+}
+
+// TestTraceReference recomposes every trace of the reference check and
+// requires the very requests the reference encoded (same message hash),
+// our token ids equal to the reference's block by block, and, on the
+// reference's ids: every reachable request exactly input_length; requests
+// sharing their first k hash ids identical over their first full blocks
+// among those k; requests whose ids differ at a block both hold in full
+// different there; full_blocks len(hash_ids) − 1, or one less only when
+// the last block leaves at most 32 tokens for the template's tail.
+func TestTraceReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("composes 28 traces on 7 real models")
+	}
+	type key struct{ model, target, trace string }
+	cases := map[key][]traceRef{}
+	var order []key
+	for _, r := range testutil.ReadJSONL[traceRef](t, filepath.Join("testdata", "trace_reference.jsonl.gz")) {
+		k := key{r.Model, r.Target, r.Trace}
+		if _, ok := cases[k]; !ok {
+			order = append(order, k)
+		}
+		cases[k] = append(cases[k], r)
+	}
+	if len(order) != len(traceModels)*2*2 {
+		t.Fatalf("%d cases in testdata, want %d (models × 2 targets × 2 traces)", len(order), len(traceModels)*4)
+	}
+	for _, k := range order {
+		t.Run(k.model+"/"+k.target+"/"+k.trace, func(t *testing.T) {
+			rows := cases[k]
+			target, _ := cachebust.ParseTarget(k.target)
+			tr, convs, err := composeTraceFile(t, k.model, target, k.trace, rows[0].Block)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(convs) != len(rows) {
+				t.Fatalf("%d requests, the reference has %d", len(convs), len(rows))
+			}
+			for i, r := range rows {
+				c := &convs[i]
+				if r.Error != "" {
+					t.Errorf("line %d: the reference could not render the request: %s", r.Line, r.Error)
+					continue
+				}
+				msgs, err := wire.Messages(c, 0, wire.Marker(c, 0), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := messagesSHA256(msgs); got != r.MessagesSHA256 || c.Trace.Line != r.Line {
+					t.Errorf("line %d: compose made another request than the reference encoded (messages %s, reference %s)", r.Line, got, r.MessagesSHA256)
+					continue
+				}
+				ids, err := tr.wireIDs(c, wire.Marker(c, 0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := blockSums(ids, r.Block); len(ids) != r.RefTokens || !slices.Equal(got, r.BlockSHA256) {
+					t.Errorf("line %d: our tokens (%d) differ from the reference's (%d) in blocks %v vs %v", r.Line, len(ids), r.RefTokens, got, r.BlockSHA256)
+				}
+				checkTraceRow(t, r)
+			}
+			for i, a := range rows {
+				for _, b := range rows[i+1:] {
+					checkTracePair(t, a, b)
+				}
+			}
+		})
+	}
+}
+
+func checkTraceRow(t *testing.T, r traceRef) {
+	t.Helper()
+	n := len(r.HashIDs)
+	switch {
+	case r.Unreachable:
+		if r.RefTokens <= r.InputLength {
+			t.Errorf("line %d: marked unreachable, but the reference counts %d for input_length %d", r.Line, r.RefTokens, r.InputLength)
+		}
+	case r.RefTokens != r.InputLength:
+		t.Errorf("line %d: the reference counts %d, input_length is %d", r.Line, r.RefTokens, r.InputLength)
+	case r.FullBlocks != n-1 && !(r.FullBlocks == n-2 && r.InputLength-(n-1)*r.Block <= 32):
+		t.Errorf("line %d: %d full blocks for %d hash ids and input_length %d", r.Line, r.FullBlocks, n, r.InputLength)
+	}
+}
+
+func checkTracePair(t *testing.T, a, b traceRef) {
+	t.Helper()
+	if a.Unreachable || b.Unreachable {
+		return
+	}
+	k := 0
+	for k < min(len(a.HashIDs), len(b.HashIDs)) && a.HashIDs[k] == b.HashIDs[k] {
+		k++
+	}
+	f := min(k, a.FullBlocks, b.FullBlocks)
+	if !slices.Equal(a.BlockSHA256[:f], b.BlockSHA256[:f]) {
+		t.Errorf("lines %d and %d share %d hash ids but their reference tokens differ within the first %d blocks", a.Line, b.Line, k, f)
+	}
+	if k < min(a.FullBlocks, b.FullBlocks) && a.BlockSHA256[k] == b.BlockSHA256[k] {
+		t.Errorf("lines %d and %d differ at hash id %d but block %d has the same reference tokens", a.Line, b.Line, k, k)
+	}
+}
+
+// blockSums is the reference script's per-block hash: the first 16 hex
+// digits of SHA-256 over the block's ids joined by ",".
+func blockSums(ids []int, block int) []string {
+	var out []string
+	for i := 0; i < len(ids); i += block {
+		parts := make([]string, 0, block)
+		for _, id := range ids[i:min(i+block, len(ids))] {
+			parts = append(parts, strconv.Itoa(id))
+		}
+		s := sha256.Sum256([]byte(strings.Join(parts, ",")))
+		out = append(out, hex.EncodeToString(s[:8]))
+	}
+	return out
+}
+
+func messagesSHA256(msgs []map[string]any) string {
+	var sb strings.Builder
+	for _, m := range msgs {
+		sb.WriteString(m["role"].(string) + "\x00" + m["content"].(string) + "\x00")
+	}
+	s := sha256.Sum256([]byte(sb.String()))
+	return hex.EncodeToString(s[:])
+}
+
+// TestTraceDefaultModel composes the trace on the embedded model and checks
+// it with our own tokenizer (the reference test covers all models): every
+// request exact, shared chains identical block by block.
+func TestTraceDefaultModel(t *testing.T) {
+	tr, convs, err := composeTraceFile(t, "", cachebust.FirstTurnSuffix, "trace.jsonl", 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []traceRef
+	for _, c := range convs {
+		ids, err := tr.wireIDs(&c, wire.Marker(&c, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tu := c.Turns[0]
+		if *tu.WireISL != len(ids) {
+			t.Errorf("line %d: wire_isl %d, the request counts %d", c.Trace.Line, *tu.WireISL, len(ids))
+		}
+		rows = append(rows, traceRef{Line: c.Trace.Line, Block: 128, HashIDs: c.Trace.HashIDs, FullBlocks: c.Trace.FullBlocks,
+			InputLength: tu.TargetISL, Unreachable: tu.Unreachable != nil, RefTokens: len(ids), BlockSHA256: blockSums(ids, 128)})
+		checkTraceRow(t, rows[len(rows)-1])
+	}
+	if len(rows) != 13 || !rows[8].Unreachable || rows[5].FullBlocks != 1 {
+		t.Errorf("want 13 rows, line 9 (10 tokens) unreachable, line 6 (one token in its last block) 1 full block: %+v", rows)
+	}
+	for i, a := range rows {
+		for _, b := range rows[i+1:] {
+			checkTracePair(t, a, b)
+		}
+	}
+}
+
+func TestTraceRefusesPrefixTargets(t *testing.T) {
+	for _, target := range []cachebust.Target{cachebust.FirstTurnPrefix, cachebust.SystemPrefix} {
+		_, _, err := composeTraceFile(t, "", target, "trace.jsonl", 128)
+		if !IsUsage(err) || !strings.Contains(err.Error(), "before the blocks the trace says are shared") {
+			t.Errorf("%s: %v", target, err)
+		}
+	}
+}
+
+// TestTraceManyRows composes 400 random rows (lengths uniform around 800,
+// half sharing a random number of leading blocks of 100 tokens with an
+// earlier row) on every model, with and without a suffix marker. compose
+// encodes every request it writes and refuses one whose length is off or
+// whose shared blocks tokenize differently from the first row that carried
+// them, so success means all of it held.
+func TestTraceManyRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("composes 5 600 requests on 7 real models")
+	}
+	rows := traceRows(400, 800, 100)
+	for _, model := range traceModels {
+		for _, target := range []cachebust.Target{cachebust.None, cachebust.FirstTurnSuffix} {
+			src := testmodel.Source(t, model)
+			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := modelFor(p, src, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 1, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := tr.Run(context.Background(), jsonl.NewWriter(&buf), rows); err != nil {
+				t.Errorf("%s %s: %v", model, target, err)
+			}
+		}
+	}
+}

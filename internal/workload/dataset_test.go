@@ -1,0 +1,111 @@
+package workload
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func str(s string) *string { return &s }
+
+func TestReadDatasetFormats(t *testing.T) {
+	for _, tt := range []struct {
+		name, in, format string
+		want             []Dialog
+		skipped          int
+	}{
+		{"sharegpt array", `[{"id": "x", "conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}, {"from": "human", "value": "more"}]},
+ {"conversations": [{"from": "gpt", "value": "opens with a reply"}]},
+ {"system": "be brief", "conversations": [{"from": "user", "value": "q"}, {"from": "assistant", "value": "a"}]}]`,
+			FormatShareGPT, []Dialog{
+				{Line: 1, Turns: []DialogTurn{{"hi", str("hello")}, {"more", nil}}},
+				{Line: 3, System: str("be brief"), Turns: []DialogTurn{{"q", str("a")}}},
+			}, 1},
+		{"sharegpt jsonl", "\ufeff" + `{"conversations": [{"from": "system", "value": "s"}, {"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]}` + "\n",
+			FormatShareGPT, []Dialog{{Line: 1, System: str("s"), Turns: []DialogTurn{{"q", str("a")}}}}, 0},
+		{"openai", `{"messages": [{"role": "developer", "content": "d"}, {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, {"role": "assistant", "content": "c"}]}
+{"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]}
+{"messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}`,
+			FormatOpenAI, []Dialog{
+				{Line: 1, System: str("d"), Turns: []DialogTurn{{"ab", str("c")}}},
+			}, 2},
+		{"prompts jsonl", `{"prompt": "one"}` + "\n\n" + `{"prompt": "two", "other": 1}`,
+			FormatPrompts, []Dialog{{Line: 1, Turns: []DialogTurn{{"one", nil}}}, {Line: 3, Turns: []DialogTurn{{"two", nil}}}}, 0},
+		{"text lines", "first line\n\n  \nsecond {not json}\r\n",
+			FormatPrompts, []Dialog{{Line: 1, Turns: []DialogTurn{{"first line", nil}}}, {Line: 4, Turns: []DialogTurn{{"second {not json}", nil}}}}, 0},
+	} {
+		got, skipped, format, err := ReadDataset(strings.NewReader(tt.in), "d", "")
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if format != tt.format || len(skipped) != tt.skipped || !sameDialogs(got, tt.want) {
+			t.Errorf("%s: format %s, skipped %v, dialogs %s", tt.name, format, skipped, show(got))
+		}
+	}
+}
+
+func sameDialogs(a, b []Dialog) bool {
+	return show(a) == show(b)
+}
+
+func show(ds []Dialog) string {
+	var sb strings.Builder
+	for _, d := range ds {
+		sb.WriteString("[" + itoa(d.Line))
+		if d.System != nil {
+			sb.WriteString(" sys=" + *d.System)
+		}
+		for _, t := range d.Turns {
+			sb.WriteString(" u=" + t.User)
+			if t.Reply != nil {
+				sb.WriteString(" r=" + *t.Reply)
+			}
+		}
+		sb.WriteString("]")
+	}
+	return sb.String()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestReadDatasetErrors(t *testing.T) {
+	for _, tt := range []struct{ in, format, want string }{
+		{`{"conversations": [{"from": "robot", "value": "x"}]}`, "", `d:1: field "conversations.0.from": unknown speaker "robot"`},
+		{`{"conversations": [{"from": "human"}]}`, "", `d:1: field "conversations.0.value": missing`},
+		{`{"conversations": "x"}`, "", `d:1: field "conversations"`},
+		{`[{"conversations": [{"from": "human", "value": 3}]}]`, "", `d entry:1: field "conversations.0.value"`},
+		{`{"messages": [{"role": "wizard", "content": "x"}]}`, "", `d:1: field "messages.0.role": unknown role "wizard"`},
+		{`{"messages": [{"role": "user", "content": 5}]}`, "", `d:1: field "messages.0.content": neither a string`},
+		{`{"messages": [{"content": "x"}]}`, "", `d:1: field "messages.0.role": missing`},
+		{`{"prompt": 1}`, "prompts", `d:1: field "prompt"`},
+		{`{"text": "x"}`, "prompts", `d:1: field "prompt": missing`},
+		{"{\"messages\": []}\n{\"oops\"", "", `d:2: invalid JSON`},
+		{"", "", "d: no conversations"},
+		{"\xff\xfe", "", "d: not UTF-8"},
+		{"x", "csv", `--dataset-format "csv"`},
+	} {
+		_, _, _, err := ReadDataset(strings.NewReader(tt.in), "d", tt.format)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// Any input gives dialogs or an error; every dialog has a user turn.
+func FuzzReadDataset(f *testing.F) {
+	f.Add(`[{"conversations": [{"from": "human", "value": "hi"}]}]`)
+	f.Add(`{"messages": [{"role": "user", "content": "x"}]}`)
+	f.Add("plain\ntext")
+	f.Fuzz(func(t *testing.T, in string) {
+		ds, _, _, err := ReadDataset(strings.NewReader(in), "f", "")
+		if err != nil {
+			return
+		}
+		for _, d := range ds {
+			if len(d.Turns) == 0 {
+				t.Fatalf("dialog without turns: %+v", d)
+			}
+		}
+	})
+}
