@@ -164,7 +164,14 @@ func isTerminal(w io.Writer) bool {
 }
 
 // Default returns the embedded Qwen3 tokenizer folder.
-func Default() (*Source, error) {
+func Default() (*Source, error) { return defaultSource() }
+
+// defaultSource resolves the embedded model once per process: its files
+// are part of the binary and never change, so every Default — each tool
+// run in-process, every test — shares one parsed tokenizer.
+var defaultSource = sync.OnceValues(loadDefault)
+
+func loadDefault() (*Source, error) {
 	files := memFS{}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
 		data, err := gunzip(defaultFiles, "defaultmodel/"+name+".gz")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
@@ -213,7 +214,11 @@ func TestRunWithoutUsableTemplate(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644)
 	os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(`{"bos_token": "<|begin_of_text|>", "chat_template": null}`), 0o644)
-	rec, err := Run(Options{Tokenizer: dir, ApplyChatTemplate: true, CacheBust: cachebust.None})
+	src, err := modelsrc.Resolve(dir) // parsed once for the four runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Run(Options{Source: src, ApplyChatTemplate: true, CacheBust: cachebust.None})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,18 +233,18 @@ func TestRunWithoutUsableTemplate(t *testing.T) {
 	}
 	broken := filepath.Join(dir, "broken.jinja")
 	os.WriteFile(broken, []byte(`{% for %}`), 0o644)
-	rec, err = Run(Options{Tokenizer: dir, ChatTemplate: broken, ApplyChatTemplate: true, CacheBust: cachebust.None})
+	rec, err = Run(Options{Source: src, ChatTemplate: broken, ApplyChatTemplate: true, CacheBust: cachebust.None})
 	if err != nil || rec.Overhead.Wrap != 0 || !strings.Contains(rec.Overhead.Reason, "unusable") {
 		t.Errorf("broken template: err %v, overhead %+v", err, rec.Overhead)
 	}
-	rec, err = Run(Options{Tokenizer: dir, ChatTemplate: broken, CacheBust: cachebust.None})
+	rec, err = Run(Options{Source: src, ChatTemplate: broken, CacheBust: cachebust.None})
 	if err != nil || rec.Overhead.Samples != nil || !strings.Contains(rec.Overhead.Reason, "not applied") || rec.ChatTemplate.Applied {
 		t.Errorf("flag off: err %v, overhead %+v", err, rec.Overhead)
 	}
 	if rec.ChatTemplate.SHA256 != fileSHA(t, broken) || rec.ChatTemplate.Override != broken {
 		t.Errorf("override identity %+v", rec.ChatTemplate)
 	}
-	if _, err := Run(Options{Tokenizer: dir, ChatTemplate: filepath.Join(dir, "missing.jinja"), CacheBust: cachebust.None}); err == nil {
+	if _, err := Run(Options{Source: src, ChatTemplate: filepath.Join(dir, "missing.jinja"), CacheBust: cachebust.None}); err == nil {
 		t.Error("a missing --chat-template file should be an error")
 	}
 }
