@@ -17,19 +17,7 @@ import (
 // file, line and field.
 func ReadJSONL[T any](t testing.TB, path string) []T {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var in io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		in = zr
-	}
+	in := open(t, path)
 	r := jsonl.NewReader(in, path)
 	var out []T
 	for {
@@ -51,22 +39,28 @@ func ReadJSONL[T any](t testing.TB, path string) []T {
 // ReadFile returns a file's bytes, gunzipped when its name ends in .gz.
 func ReadFile(t testing.TB, path string) []byte {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var in io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		in = zr
-	}
-	data, err := io.ReadAll(in)
+	data, err := io.ReadAll(open(t, path))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return data
+}
+
+// open opens a test file for reading, gunzipped when its name ends in .gz;
+// the test closes it.
+func open(t testing.TB, path string) io.Reader {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if !strings.HasSuffix(path, ".gz") {
+		return f
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return zr
 }
