@@ -30,6 +30,10 @@ func TestChunkedEncodeIsExact(t *testing.T) {
 		"spaces":   grow("word    \n\n\t  \r\n" + strings.Repeat(" ", 3000) + "x"),
 		"cjk":      grow("日本語のテキストと中文字符混在한국어"),
 		"combined": grow("e\u0301a\u0308 \u1100\u1161\u11a8 ñ "),
+		// One pre-token longer than two chunks: its merges pair up from its
+		// start, so no cut inside it is safe (a reviewer's counterexample:
+		// qwen3 gave 78039 ids chunked, 78037 whole).
+		"letter run": "x" + strings.Repeat("a", 2*chunkBytes+100_000),
 	}
 	for _, model := range []string{"qwen3", "llama3", "mistral7b", "gptoss"} {
 		tk := loadShared(t, model)
