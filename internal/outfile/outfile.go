@@ -95,7 +95,14 @@ func prepare(flag, path string) (*File, error) {
 			return nil, err
 		}
 		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(p), dest)
+			// Relative to the link's real folder: through a symlinked
+			// folder, ".." is where the kernel goes, not where the text
+			// of the path points.
+			dir := filepath.Dir(p)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			dest = filepath.Join(dir, dest)
 		}
 		f.create = true // a dangling link is written through, creating its target
 		p = filepath.Clean(dest)

@@ -109,6 +109,21 @@ func TestSymlinkKeptAndTargetWritten(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "created.json")); string(got) != "x" {
 		t.Errorf("dangling link's target holds %q", got)
 	}
+	// A relative link inside a symlinked folder: ".." is taken from the
+	// folder's real place, as the kernel takes it (a reviewer's case).
+	os.MkdirAll(filepath.Join(dir, "data", "real"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "tmp"), 0o755)
+	os.Symlink(filepath.Join(dir, "data", "real"), filepath.Join(dir, "tmp", "symdir"))
+	os.Symlink("../x.json", filepath.Join(dir, "data", "real", "out.json"))
+	if err := mustAdd(t, &s, "--report", filepath.Join(dir, "tmp", "symdir", "out.json")).Write([]byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "data", "x.json")); string(got) != "y" {
+		t.Errorf("data/x.json holds %q, want the write", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp", "x.json")); err == nil {
+		t.Error("tmp/x.json was written: the link was resolved by the path's text")
+	}
 }
 
 func TestFIFOWrittenThrough(t *testing.T) {

@@ -86,7 +86,8 @@ func within(t *testing.T, name string, got *float64, lo, hi float64) {
 // TestLiveKnownTiming runs send against the test server with a known
 // TTFT and token rate and checks the summary recovers them. Timer sleeps
 // never end early, so lower bounds are tight; upper bounds allow a loaded
-// machine's scheduling delay (15 ms on 50, a few ms per gap).
+// 2-core machine's scheduling delay under -race (40 ms on a 50 ms TTFT,
+// 15 ms on a 5 ms gap), so CI cannot flake on them.
 func TestLiveKnownTiming(t *testing.T) {
 	srv := testserver.StartTest(t, testserver.Config{NoTokenize: true, TTFT: liveTTFT, TokensPerSecond: float64(time.Second / liveGap)})
 	const convs, turns = 6, 2
@@ -105,14 +106,14 @@ func TestLiveKnownTiming(t *testing.T) {
 		t.Errorf("output tokens %d, want %d", p.OutputTokens, n*liveTokens)
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	within(t, "ttft p50", p.TTFT.Get(50), ms(liveTTFT)-1, ms(liveTTFT)+15)
-	within(t, "ttft min", p.TTFT.Min, ms(liveTTFT)-1, ms(liveTTFT)+15)
+	within(t, "ttft p50", p.TTFT.Get(50), ms(liveTTFT)-1, ms(liveTTFT)+40)
+	within(t, "ttft min", p.TTFT.Min, ms(liveTTFT)-1, ms(liveTTFT)+40)
 	// The server paces tokens against a schedule: 9 gaps of 5 ms between
 	// the 10 tokens, and one more before the end of the stream, so
 	// e2e ≈ ttft + 10 gaps and tpot ≈ 10·5/9 ms.
-	within(t, "itl mean", p.ITL.Mean, ms(liveGap)-1, ms(liveGap)+5)
-	within(t, "tpot p50", p.TPOT.Get(50), ms(liveGap)*10/9-1, ms(liveGap)*10/9+5)
-	within(t, "e2e p50", p.E2E.Get(50), ms(liveTTFT+10*liveGap)-1, ms(liveTTFT+10*liveGap)+25)
+	within(t, "itl mean", p.ITL.Mean, ms(liveGap)-1, ms(liveGap)+15)
+	within(t, "tpot p50", p.TPOT.Get(50), ms(liveGap)*10/9-1, ms(liveGap)*10/9+15)
+	within(t, "e2e p50", p.E2E.Get(50), ms(liveTTFT+10*liveGap)-1, ms(liveTTFT+10*liveGap)+80)
 	if p.ITL.N != n*(liveTokens-1) {
 		t.Errorf("itl n=%d, want %d gaps", p.ITL.N, n*(liveTokens-1))
 	}
