@@ -165,7 +165,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		convs, err = send.ReadConversations(in, name)
 		return err
 	})
-	if err != nil {
+	if err = cli.Cause(ctx, err); err != nil {
+		// A signal during the read, even one the read outlived, ends the
+		// run here with the signal's code (not a "cannot reach" later).
 		return cli.ExitFailed, err
 	}
 	if len(convs) == 0 {

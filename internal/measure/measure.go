@@ -129,7 +129,14 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: ErrUnknownShape}
 	}
 	if err != nil {
-		return Result{}, classify(err)
+		res := Result{}
+		if req.Live != nil || req.Warmup {
+			// Sent all the same: its outcome still belongs to the
+			// performance section (or to the warmup count).
+			req.Unmeasured = true
+			res.Requests = []report.Request{req}
+		}
+		return res, classify(err)
 	}
 	return Result{Lines: [][]byte{out}, Requests: []report.Request{req}}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -262,5 +263,29 @@ func TestVLLMRefusesMedia(t *testing.T) {
 	_, err := m.Record([]byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`))
 	if err == nil || !strings.Contains(err.Error(), "vllm would refuse this request: media part for a text-only model") || FailureKind(err) != FailRefused {
 		t.Errorf("error %v (kind %s), want a vllm refusal of the media part", err, FailureKind(err))
+	}
+}
+
+// A live request whose line cannot be measured (here a vLLM refusal) was
+// still sent: its outcome stays in the performance section, marked
+// unmeasured, and out of the ISL tables.
+func TestUnmeasuredLiveRequestKeepsItsOutcome(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	line := `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c","conversation_index":0,"turn":0,"pass":0,"target_isl":10,"max_tokens":4,"marker":"","cache_bust":"none","marker_landing":"none",` +
+		`"payload":{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"x"}}]}]},` +
+		`"dry_run":false,"result":{"start_ns":1000,"latency_ns":900,"ttft_ns":100,"status":200,"ok":true,"stream":true,"usage":{"prompt_tokens":12,"completion_tokens":3}}}`
+	res, err := m.Record([]byte(line))
+	if err == nil || FailureKind(err) != FailRefused {
+		t.Fatalf("err %v, want a refusal", err)
+	}
+	if len(res.Requests) != 1 || !res.Requests[0].Unmeasured || res.Requests[0].Live == nil || res.Requests[0].Live.LatencyNs != 900 {
+		t.Fatalf("requests %+v, want the live outcome, unmeasured", res.Requests)
+	}
+	s := report.NewSummary()
+	s.AddUnreadable(FailureKind(err))
+	s.AddRequest(res.Requests[0])
+	r := s.Report()
+	if r.Requests != 0 || r.Performance == nil || r.Performance.Requests != 1 || r.Performance.Succeeded != 1 {
+		t.Errorf("ISL requests %d (want 0), performance %+v (want 1 request, succeeded)", r.Requests, r.Performance)
 	}
 }

@@ -79,6 +79,10 @@ type Request struct {
 	// Live is the outcome of a live request; nil for dry runs and for
 	// records that are not send records.
 	Live *Live
+	// Unmeasured marks a live request whose ISL could not be measured (its
+	// line failed): it still counts in the performance section, as it was
+	// sent, but not in the ISL tables.
+	Unmeasured bool
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.

@@ -123,7 +123,9 @@ func (s *Summary) AddRequest(r Request) {
 		s.warmup++
 		return
 	}
-	s.Add(r.ISL)
+	if !r.Unmeasured {
+		s.Add(r.ISL)
+	}
 	if r.Live != nil {
 		s.perf.add(r.ISL, r.Live)
 	}

@@ -167,6 +167,10 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 		// Safe to send again: nothing was processed. Only once, and only
 		// this case; any other failure is recorded as it is.
 		res.Retried = true
+		// The timings are the retry's: the first attempt never reached
+		// the server.
+		start = time.Now()
+		res.StartNs = start.UnixNano()
 		resp, _, err = c.post(reqCtx, c.fresh, body)
 	}
 	if err != nil {

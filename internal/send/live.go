@@ -205,7 +205,11 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	)
 	fail := func(err error, abort bool) {
 		errMu.Lock()
-		runErr = errors.Join(runErr, err)
+		// The output writer repeats its first error to every worker (and
+		// the flush loop): say it once.
+		if !errors.Is(runErr, err) {
+			runErr = errors.Join(runErr, err)
+		}
 		errMu.Unlock()
 		st.stopIssue(err)
 		if abort {

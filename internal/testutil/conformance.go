@@ -45,8 +45,13 @@ var refDir struct {
 // and later runs, share it), and once per test binary checked for.
 func RefDir(t testing.TB) string {
 	t.Helper()
-	refDir.once.Do(func() {
-		refDir.dir, refDir.err = UnpackConformance(RepoRoot(t))
+	refDir.once.Do(func() { // no t.Fatal in here: it would leave the once done and dir empty
+		root, err := FindRoot()
+		if err != nil {
+			refDir.err = err
+			return
+		}
+		refDir.dir, refDir.err = UnpackConformance(root)
 	})
 	if refDir.err != nil {
 		t.Fatalf("conformance data: %v", refDir.err)
@@ -105,9 +110,11 @@ func UnpackConformance(root string) (string, error) {
 	}
 	key := hex.EncodeToString(sum.Sum(nil))[:16]
 	final := filepath.Join(os.TempDir(), "islkit-conformance-"+key)
-	if _, err := os.Stat(filepath.Join(final, ".complete")); err == nil {
+	if complete(final) {
 		return final, nil
 	}
+	// A tree a temp cleaner has thinned out is unpacked anew.
+	os.RemoveAll(final)
 	tmp, err := os.MkdirTemp(os.TempDir(), ".islkit-conformance-")
 	if err != nil {
 		return "", err
@@ -134,12 +141,21 @@ func UnpackConformance(root string) (string, error) {
 		return "", err
 	}
 	// Another process may have won the race; its tree is the same bytes.
-	if err := os.Rename(tmp, final); err != nil {
-		if _, statErr := os.Stat(filepath.Join(final, ".complete")); statErr != nil {
-			return "", err
-		}
+	if err := os.Rename(tmp, final); err != nil && !complete(final) {
+		return "", err
 	}
 	return final, nil
+}
+
+// complete reports whether an unpacked tree is whole: its marker and a
+// file of each archive and of the embedded model are there.
+func complete(dir string) bool {
+	for _, f := range []string{".complete", "models/llama3/tokenizer.json", "models/qwen3/tokenizer.json", "golden/templates.jsonl"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // untarZstd unpacks a zstd-compressed tar of regular files and folders

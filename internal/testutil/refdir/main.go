@@ -8,16 +8,12 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/islkit/islkit/internal/testutil"
 )
 
 func main() {
-	root, err := os.Getwd()
-	if err == nil {
-		root, err = findRoot(root)
-	}
+	root, err := testutil.FindRoot()
 	if err == nil {
 		var dir string
 		if dir, err = testutil.UnpackConformance(root); err == nil {
@@ -27,17 +23,4 @@ func main() {
 	}
 	fmt.Fprintln(os.Stderr, "refdir:", err)
 	os.Exit(1)
-}
-
-func findRoot(dir string) (string, error) {
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above %s", dir)
-		}
-		dir = parent
-	}
 }
