@@ -10,7 +10,7 @@ import (
 
 // StopGrace is how long a command's work may take to stop by itself once
 // a signal has come, before the command gives up waiting for it.
-const StopGrace = 500 * time.Millisecond
+var StopGrace = 500 * time.Millisecond // a variable only so tests can lengthen it
 
 // Interruptible runs work and returns its error. When ctx ends first (a
 // signal), work gets StopGrace to return by itself; after that
