@@ -395,14 +395,16 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 	if err := c.systemFor(conv, marker); err != nil {
 		return nil, err
 	}
-	n := positiveNormal(rng, float64(c.opts.Turns), c.opts.TurnsStddev)
+	// Draws are clamped to the flags' bounds: a mean plus six spreads must
+	// not outgrow them.
+	n := min(positiveNormal(rng, float64(c.opts.Turns), c.opts.TurnsStddev), MaxTurns)
 	conv.Turns = make([]records.Turn, n)
 	target := 0
 	for k := range conv.Turns {
 		t := &conv.Turns[k]
 		t.Index = k
-		isl := positiveNormal(rng, float64(c.opts.ISL), c.opts.ISLStddev)
-		t.MaxTokens = positiveNormal(rng, float64(c.opts.OSL), c.opts.OSLStddev)
+		isl := min(positiveNormal(rng, float64(c.opts.ISL), c.opts.ISLStddev), MaxLength)
+		t.MaxTokens = min(positiveNormal(rng, float64(c.opts.OSL), c.opts.OSLStddev), MaxLength)
 		userStart, replyStart := rng.IntN(len(c.gen.ids)), rng.IntN(len(c.gen.ids))
 		target = c.turnTarget(conv, k, target, isl)
 		t.TargetISL = target

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -156,6 +157,9 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.ISL = 0 }, "--isl must be at least 1"},
 		{func(o *Options) { o.ISL = -5 }, "--isl must be at least 1"},
 		{func(o *Options) { o.ISLStddev = -1 }, "--isl-stddev must not be negative"},
+		{func(o *Options) { o.ISLStddev = math.NaN() }, "must be numbers"},
+		{func(o *Options) { o.TurnsStddev = math.Inf(1) }, "must be numbers"},
+		{func(o *Options) { o.Turns = 1 << 30 }, "--turns and --turns-stddev must be at most 10000"},
 		{func(o *Options) { o.OSL = -1 }, "--osl must be at least 1"},
 		{func(o *Options) { o.Conversations = 0 }, "--conversations"},
 		{func(o *Options) { o.Turns = 0 }, "--turns must be at least 1"},

@@ -3,6 +3,7 @@ package compose
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Options are compose's flags (AIPerf's names). Lengths are tokens.
@@ -68,10 +69,20 @@ func IsUsage(err error) bool {
 // larger value would only grow text to gigabytes before anything fails.
 const MaxLength = 1 << 24
 
+// MaxTurns bounds --turns and its spread: a conversation's turns are
+// composed in memory, and no context holds more.
+const MaxTurns = 10_000
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
 // Validate refuses impossible values and combinations that do not need the
 // probe record; New checks those that do.
 func (o Options) Validate() error {
 	switch {
+	case !finite(o.ISLStddev) || !finite(o.OSLStddev) || !finite(o.TurnsStddev):
+		return usagef("--isl-stddev, --osl-stddev and --turns-stddev must be numbers (got %g, %g, %g)", o.ISLStddev, o.OSLStddev, o.TurnsStddev)
+	case o.Turns > MaxTurns || o.TurnsStddev > MaxTurns:
+		return usagef("--turns and --turns-stddev must be at most %d (got %d and %g)", MaxTurns, o.Turns, o.TurnsStddev)
 	case o.ISL < 1:
 		return usagef("--isl must be at least 1 token (got %d)", o.ISL)
 	case o.ISLStddev < 0:
