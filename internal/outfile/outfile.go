@@ -34,9 +34,10 @@ type File struct {
 	// a regular file keeps what the tool already wrote there) instead of
 	// replacing it. create: through a dangling symlink, creating its target.
 	through, create bool
-	// perm is the mode of the file replaced; 0 for a new file, which gets
-	// 0666 less the umask.
-	perm fs.FileMode
+	// perm is the mode of the file replaced (replacing says so); a new
+	// file gets 0666 less the umask.
+	perm      fs.FileMode
+	replacing bool
 	// id identifies an existing file, to refuse the same one twice.
 	id os.FileInfo
 }
@@ -126,7 +127,7 @@ func prepare(flag, path string) (*File, error) {
 	case st.IsDir():
 		return nil, errors.New("is a folder")
 	case st.Mode().IsRegular() && !f.through:
-		f.perm = st.Mode().Perm()
+		f.perm, f.replacing = st.Mode().Perm(), true
 		return f, checkFolder(filepath.Dir(p))
 	}
 	// Written through: check now that it can be written. A FIFO is opened
@@ -213,8 +214,8 @@ func (f *File) write(data []byte) error {
 		return err
 	}
 	err = func() error {
-		if f.perm != 0 {
-			// The file replaced keeps its mode.
+		if f.replacing {
+			// The file replaced keeps its mode, 000 included.
 			if err := tmp.Chmod(f.perm); err != nil {
 				return err
 			}

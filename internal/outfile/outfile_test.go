@@ -63,6 +63,17 @@ func TestRegularFileReplacedAtomically(t *testing.T) {
 	if names := entries(t, dir); len(names) != 1 {
 		t.Errorf("folder holds %q, want only summary.json", names)
 	}
+	// Mode 000 is a mode too (root may still write there); it is kept.
+	locked := filepath.Join(dir, "locked.json")
+	os.WriteFile(locked, []byte("old"), 0o644)
+	os.Chmod(locked, 0)
+	var s2 Set
+	if err := mustAdd(t, &s2, "--plot", locked).Write([]byte("new")); err != nil {
+		t.Skip("cannot replace a mode-000 file here (not root):", err)
+	}
+	if st, _ := os.Stat(locked); st.Mode().Perm() != 0 {
+		t.Errorf("mode %v after replacing a mode-000 file, want 000", st.Mode().Perm())
+	}
 }
 
 func TestNewFileHonoursUmask(t *testing.T) {
