@@ -25,8 +25,11 @@ const hashLen = 8
 // ids[k·size, (k+1)·size) and its name hashes its ids and block k−1's
 // name. The names are returned concatenated in hex (16 digits a block),
 // the form records carry. A partial last block has no name: a server
-// caches full blocks only.
+// caches full blocks only. A size below 1 names no block.
 func Chain(ids []int, size int) string {
+	if size < 1 {
+		return ""
+	}
 	n := len(ids) / size
 	out := make([]byte, 0, n*2*hashLen)
 	var parent [hashLen]byte
@@ -73,6 +76,9 @@ func New(size int) *Cache { return &Cache{size: size, seen: map[string]struct{}{
 // (promptTokens−1)/size of them, since vLLM always computes the prompt's
 // last token (a fully cached prompt hits one block less).
 func (c *Cache) Request(chain string, promptTokens int) (int, error) {
+	if c.size < 1 {
+		return 0, fmt.Errorf("block size %d: must be at least 1", c.size)
+	}
 	if err := CheckChain(chain); err != nil {
 		return 0, err
 	}

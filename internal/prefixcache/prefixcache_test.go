@@ -68,3 +68,14 @@ func FuzzCheckChain(f *testing.F) {
 		}
 	})
 }
+
+// A block size below 1 (both functions are exported) is refused or names
+// nothing instead of dividing by zero.
+func TestZeroBlockSize(t *testing.T) {
+	if got := Chain([]int{1, 2, 3}, 0); got != "" {
+		t.Errorf("Chain with size 0 = %q, want no blocks", got)
+	}
+	if _, err := New(0).Request("", 5); err == nil {
+		t.Error("a cache of 0-token blocks accepted a request")
+	}
+}
