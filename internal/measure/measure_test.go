@@ -48,7 +48,7 @@ func loadMeasurer(t testing.TB, spec string, now time.Time, opts Options) *Measu
 	return New(opts)
 }
 
-// TestWireGolden measures every line of ../shared/golden/wire as a message
+// TestWireGolden measures every line of the golden wire files as a message
 // record under --server transformers (the goldens were rendered by
 // transformers' rules): the rendering must equal "text" and the count
 // "tokens". Under the default vllm profile, the cases with only string

@@ -22,7 +22,7 @@ type referenceCase struct {
 
 // referenceResult is one line of testdata/expected.jsonl.gz, written by
 // scripts/serverprofile-ref.sh: an independent Python + Jinja2
-// implementation of ../shared/reference/server-preprocessing.md, counted by
+// implementation of docs/reference/server-preprocessing.md, counted by
 // the Rust tokenizers.
 type referenceResult struct {
 	Case    string `json:"case"`

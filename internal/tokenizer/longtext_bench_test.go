@@ -91,7 +91,7 @@ func BenchmarkLongText(b *testing.B) {
 	}
 }
 
-// benchTokenizer is the embedded Qwen3, or a reference model of ../shared.
+// benchTokenizer is the embedded Qwen3, or a reference model (testutil.RefModel).
 func benchTokenizer(b *testing.B, name string) *tokenizer.Tokenizer {
 	b.Helper()
 	var tk *tokenizer.Tokenizer
