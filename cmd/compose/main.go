@@ -226,11 +226,12 @@ var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversation
 // implemented yet: the texts are kept).
 var datasetOnly = []string{"isl", "isl-stddev", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format", "prefix-groups", "prefix-length"}
 
-// runDataset composes one conversation per dataset dialog.
-func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
-	for _, name := range datasetOnly {
+// checkWorkload refuses, for --trace and --dataset, the flags the input
+// replaces (why says which and why) and the flags' own bad values.
+func (f *flags) checkWorkload(set map[string]bool, replaced []string, why string) error {
+	for _, name := range replaced {
 		if set[name] {
-			return cli.Usagef("--%s with --dataset: the dataset gives the conversations and their texts (resizing them to --isl is not supported yet)", name)
+			return cli.Usagef("--%s with %s", name, why)
 		}
 	}
 	if f.Workers < 1 {
@@ -238,6 +239,24 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	}
 	if f.CacheBlockSize < 0 {
 		return cli.Usagef("--cache-block-size must not be negative (got %d); 0 names no cache blocks", f.CacheBlockSize)
+	}
+	return nil
+}
+
+// reportSkipped prints each skipped input line and their count.
+func reportSkipped(stderr io.Writer, file string, skipped []workload.Skipped, total int, what string) {
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", file, s.Line, s.Reason)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(stderr, "compose: %d of %d %s skipped\n", len(skipped), total, what)
+	}
+}
+
+// runDataset composes one conversation per dataset dialog.
+func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
+	if err := f.checkWorkload(set, datasetOnly, "--dataset: the dataset gives the conversations and their texts (resizing them to --isl is not supported yet)"); err != nil {
+		return err
 	}
 	file, err := os.Open(f.Dataset)
 	if err != nil {
@@ -260,31 +279,17 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 		return usage(err)
 	}
 	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
-	refused := d.Skipped()
-	for _, s := range append(skipped, refused...) {
-		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", f.Dataset, s.Line, s.Reason)
-	}
-	if n := len(skipped) + len(refused); n > 0 {
-		fmt.Fprintf(stderr, "compose: %d of %d %s conversations skipped\n", n, len(skipped)+len(dialogs), format)
-	}
+	reportSkipped(stderr, f.Dataset, append(skipped, d.Skipped()...), len(skipped)+len(dialogs), format+" conversations")
 	return err
 }
 
 // runTrace composes one request per trace row.
 func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
-	for _, name := range traceOnly {
-		if set[name] {
-			return cli.Usagef("--%s with --trace: the trace sets every request's lengths and count", name)
-		}
-	}
-	if f.Workers < 1 {
-		return cli.Usagef("--workers must be at least 1")
+	if err := f.checkWorkload(set, traceOnly, "--trace: the trace sets every request's lengths and count"); err != nil {
+		return err
 	}
 	if f.BlockSize < 1 {
 		return cli.Usagef("--block-size must be at least 1 token (got %d)", f.BlockSize)
-	}
-	if f.CacheBlockSize < 0 {
-		return cli.Usagef("--cache-block-size must not be negative (got %d); 0 names no cache blocks", f.CacheBlockSize)
 	}
 	file, err := os.Open(f.Trace)
 	if err != nil {
@@ -310,11 +315,6 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 	if err != nil {
 		return usage(err)
 	}
-	for _, s := range skipped {
-		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", f.Trace, s.Line, s.Reason)
-	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(stderr, "compose: %d of %d trace rows skipped\n", len(skipped), len(skipped)+len(rows))
-	}
+	reportSkipped(stderr, f.Trace, skipped, len(skipped)+len(rows), "trace rows")
 	return emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
 }

@@ -2,9 +2,12 @@
 package testutil
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +38,17 @@ func FindRoot() (string, error) {
 			return "", errors.New("go.mod not found above the working directory")
 		}
 		dir = parent
+	}
+}
+
+// CheckVersionFlag runs a tool's run function with flag (--version) and
+// checks it prints "tool <version>" and exits 0: the check the four tools
+// share (issue 11 item 20).
+func CheckVersionFlag(t *testing.T, tool, flag, version string, run func(args []string, stdin io.Reader, stdout, stderr io.Writer) int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run([]string{flag}, strings.NewReader(""), &out, &errb)
+	if want := tool + " " + version + "\n"; code != 0 || out.String() != want {
+		t.Errorf("%s %s: exit %d, out %q, stderr %q; want 0 and %q", tool, flag, code, out.String(), errb.String(), want)
 	}
 }
