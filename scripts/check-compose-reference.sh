@@ -20,19 +20,10 @@
 #       Go test TestReferenceCounts reads)
 #
 # Needs python3-jinja2 and node with @anush008/tokenizers@0.6.0 (see
-# ARCHITECTURE.md); NODE_PATH defaults to /tmp/oracle/node_modules.
+# ARCHITECTURE.md); NODE_PATH defaults to .bench/oracle/node_modules (`make oracle`), else /tmp/oracle/node_modules.
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-shared=${REF:-$(cd "$root" && go run ./internal/testutil/refdir)} # the unpacked reference tree
-oracle=$root/testdata/conformance/oracle
-export NODE_PATH=${NODE_PATH:-/tmp/oracle/node_modules}
-export REF_NOW=2025-07-10T12:00:00 ISLKIT_NOW=2025-07-10T12:00:00
-update=0
-[[ ${1:-} == --update ]] && update=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-(cd "$root" && go build -o "$tmp/probe" ./cmd/probe && go build -o "$tmp/compose" ./cmd/compose)
+TOOLS="probe compose" source "$(dirname "$0")/reference-env.sh" "$@"
 
 out=$tmp/reference.jsonl
 : >"$out"

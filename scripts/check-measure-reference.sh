@@ -12,14 +12,7 @@
 # ARCHITECTURE.md); NODE_PATH defaults to .bench/oracle/node_modules
 # (`make oracle` installs it).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-shared=${REF:-$(cd "$root" && go run ./internal/testutil/refdir)} # the unpacked reference tree
-oracle=$root/testdata/conformance/oracle
-export NODE_PATH=${NODE_PATH:-$root/.bench/oracle/node_modules}
-export REF_NOW=2025-07-10T12:00:00 ISLKIT_NOW=2025-07-10T12:00:00
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-(cd "$root" && go build -o "$tmp/" ./cmd/probe ./cmd/compose ./cmd/send ./cmd/measure)
+TOOLS="probe compose send measure" source "$(dirname "$0")/reference-env.sh" "$@"
 bad=0 total=0
 for dir in "$shared"/models/*/; do
   model=$(basename "$dir")
