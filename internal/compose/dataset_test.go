@@ -11,10 +11,8 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
-	"github.com/islkit/islkit/internal/testutil/testmodel"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -22,15 +20,7 @@ import (
 // composeDataset composes testdata/sharegpt.json for a reference model.
 func composeDataset(t *testing.T, model string, target cachebust.Target) (*Dataset, []records.Conversation) {
 	t.Helper()
-	src := testmodel.Source(t, model)
-	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := modelFor(p, src, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, m := realProbe(t, model, target)
 	f, err := os.Open(filepath.Join("testdata", "sharegpt.json"))
 	if err != nil {
 		t.Fatal(err)

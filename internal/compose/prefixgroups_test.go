@@ -117,16 +117,8 @@ func TestPrefixGroupsReference(t *testing.T) {
 	}
 	for _, k := range order {
 		t.Run(k.model+"/"+k.target, func(t *testing.T) {
-			src := testmodel.Source(t, k.model)
 			target, _ := cachebust.ParseTarget(k.target)
-			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := modelFor(p, src, "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, m := realProbe(t, k.model, target)
 			c, err := New(p, m, "", Options{ISL: 600, OSL: 16, Conversations: 7, Turns: 2, Seed: 1, Exact: true, Workers: 2,
 				PrefixGroups: 3, PrefixLength: 200, Model: "m", ISLSet: true, OSLSet: true, TurnsSet: true})
 			if err != nil {

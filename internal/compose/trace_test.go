@@ -14,10 +14,8 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
-	"github.com/islkit/islkit/internal/testutil/testmodel"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -28,15 +26,7 @@ var traceModels = []string{"llama3", "llama3_1", "qwen3", "deepseek_v3", "gptoss
 // the embedded default) as scripts/check-trace-reference.sh does.
 func composeTraceFile(t *testing.T, model string, target cachebust.Target, file string, block int) (*Tracer, []records.Conversation, error) {
 	t.Helper()
-	src := testmodel.Source(t, model)
-	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := modelFor(p, src, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, m := realProbe(t, model, target)
 	f, err := os.Open(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
@@ -265,15 +255,7 @@ func TestTraceManyRows(t *testing.T) {
 	rows := traceRows(400, 800, 100)
 	for _, model := range traceModels {
 		for _, target := range []cachebust.Target{cachebust.None, cachebust.FirstTurnSuffix} {
-			src := testmodel.Source(t, model)
-			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := modelFor(p, src, "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, m := realProbe(t, model, target)
 			tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 1, Workers: 2})
 			if err != nil {
 				t.Fatal(err)
