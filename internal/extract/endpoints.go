@@ -173,6 +173,7 @@ func responses(obj jsonobj.Object, raw json.RawMessage) (*Inputs, error) {
 	default:
 		return nil, fmt.Errorf(`payload: "input" is neither a string nor a list of items`)
 	}
+	ex.RawMessages = len(ex.Chat)
 	if err := ex.topLevel(obj); err != nil {
 		return nil, err
 	}
