@@ -2,8 +2,8 @@ package serverprofile
 
 import (
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/modelsrc"
