@@ -184,3 +184,27 @@ func TestUsageUnderEitherName(t *testing.T) {
 		t.Errorf("isl %+v, want server 42 from input_tokens", out.ISL)
 	}
 }
+
+// --compare-server on a completions body: the profiles differ only in
+// the special tokens of each text prompt (vLLM adds a BOS per prompt on
+// a BOS-adding tokenizer, AIPerf counts the joined texts bare).
+func TestCompletionsCompareServer(t *testing.T) {
+	m := sharedMeasurer(t, "mistral7b", Options{ApplyChatTemplate: true, Server: serverprofile.VLLM, CompareServer: serverprofile.AIPerf})
+	tok := m.opts.Tokenizer
+	res, err := m.Record([]byte(`{"model":"m","prompt":["Call me Ishmael."]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		ISL records.ISL `json:"isl"`
+	}
+	if err := json.Unmarshal(res.Lines[0], &out); err != nil {
+		t.Fatal(err)
+	}
+	n := tok.Count("Call me Ishmael.")
+	g := out.ISL.VsProfile
+	if *out.ISL.Templated != n+1 || g == nil || *g.Count != n || g.Gap.Total != 1 || len(g.Gap.Causes) != 1 || g.Gap.Causes[0].Cause != records.CauseSpecialTokens {
+		t.Errorf("isl %+v vs_profile %+v", out.ISL, g)
+	}
+	testutil.ValidateSchema(t, "measurement.schema.json", res.Lines[0])
+}

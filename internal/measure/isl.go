@@ -154,6 +154,16 @@ func (m *Measurer) measureCompletions(ex *extract.Inputs, meta requestMeta, isl 
 	if meta.server != nil {
 		isl.VsServer = split(*meta.server-counted, special, records.CauseUnexplained)
 	}
+	if other := m.opts.CompareServer; other != "" && isl.Templated != nil {
+		g := &records.ProfileGap{Profile: string(other)}
+		if n, err := serverprofile.CountCompletions(other, ex, tok); err != nil {
+			g.Error = err.Error()
+		} else {
+			g.Count = &n
+			g.Gap = split(counted-n, counted-n, "")
+		}
+		isl.VsProfile = g
+	}
 	return isl, nil
 }
 
