@@ -208,3 +208,29 @@ func TestCompletionsCompareServer(t *testing.T) {
 	}
 	testutil.ValidateSchema(t, "measurement.schema.json", res.Lines[0])
 }
+
+// AIPerf's inputs.json holds completions and Responses payloads too: each
+// is measured as its endpoint's body.
+func TestInputsJSONEndpoints(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	doc := `{"data":[{"session_id":"s","payloads":[{"model":"m","prompt":[[1,2,3]]},{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Hi"}]}]}]}]}`
+	res, err := m.Record([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Lines) != 2 {
+		t.Fatalf("%d lines", len(res.Lines))
+	}
+	var first, second struct {
+		ISL records.ISL `json:"isl"`
+	}
+	if json.Unmarshal(res.Lines[0], &first) != nil || json.Unmarshal(res.Lines[1], &second) != nil {
+		t.Fatal("bad output")
+	}
+	if first.ISL.Endpoint != "completions" || *first.ISL.Templated != 3 {
+		t.Errorf("completions payload: %+v", first.ISL)
+	}
+	if second.ISL.Endpoint != "responses" || second.ISL.Counted != "templated" || second.ISL.ServerField != "input_tokens" {
+		t.Errorf("responses payload: %+v", second.ISL)
+	}
+}
