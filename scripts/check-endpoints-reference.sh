@@ -8,10 +8,12 @@
 #
 # The bodies (internal/measure/testdata/endpoints/bodies.jsonl.gz) are made
 # here from the Moby Dick corpus, at about 64, 1000 and 8000 tokens:
-# completions prompts as a string, a list of strings, token ids and a list
-# of token-id lists; Responses input as a string (with and without
-# instructions) and as items (instructions with text-part messages; a
-# multi-turn history; a tool call and its output; a reasoning item). For
+# completions prompts as a string (also with add_special_tokens false), a
+# list of strings, token ids and a list of token-id lists; Responses input
+# as a string (with and without instructions) and as items (instructions
+# with text-part messages; a multi-turn history; a tool call and its
+# output; a reasoning item; flat function tools, a built-in tool and a
+# reasoning effort). For
 # every reference model the reference count of every body is checked
 # against measure's isl.templated (an error line of the reference — a
 # template that refuses the messages — must be a template error in
@@ -49,6 +51,7 @@ for isl in (64, 1000, 8000):
         "completions-strings": {"prompt": [text(isl // 2), text(isl // 2)]},
         "completions-ids": {"prompt": ids(isl, 1)},
         "completions-id-lists": {"prompt": [ids(isl // 2, 2), ids(isl - isl // 2, 3)]},
+        "completions-no-special-tokens": {"prompt": text(isl), "add_special_tokens": False},
         "responses-string": {"input": text(isl)},
         "responses-string-instructions": {"instructions": text(20), "input": text(isl - 20)},
         "responses-items": {"instructions": text(20), "input": [
@@ -71,6 +74,11 @@ for isl in (64, 1000, 8000):
             {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": text(isl // 6)}]},
             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text(isl // 6)}]},
             {"role": "user", "content": text(isl // 3)}]},
+        "responses-tools": {"instructions": text(20), "reasoning": {"effort": "low"}, "tools": [
+            {"type": "function", "name": "lookup", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}},
+            {"type": "function", "name": "count", "description": "Count words.", "parameters": {"type": "object"}, "strict": True},
+            {"type": "web_search"}],
+         "input": [{"role": "user", "content": text(isl - 20)}]},
     }
     for name, body in cases.items():
         out = {"model": "m"}
