@@ -118,6 +118,7 @@ for c, ref, isl in zip(cases, counts, measured, strict=True):
         miss += 1
         print("  %s %s/%d: reference %s, measure %s" % (model, c["case"], c["isl"], ref, json.dumps(isl)[:200]), file=sys.stderr)
     out.write(json.dumps(rec) + "\n")
+out.close()  # before the answer: the shell reads it without waiting for the exit
 print(len(cases), miss)
 PY
 )
