@@ -449,85 +449,6 @@ func adjustment(comp budget.Compensation, first bool) int {
 	return comp.LaterTurnAdjustment()
 }
 
-// attempt is a candidate text and the count it gives.
-type attempt struct {
-	text string
-	wire int
-}
-
-// outcome of search.
-type outcome int
-
-const (
-	exact       outcome = iota
-	unreachable         // even a one-token text overshoots; the attempt is that text
-	stuck               // no text found; the attempt is the closest below
-)
-
-// search finds a text whose eval count is exactly target: Newton-like
-// steps on the bare budget (the count is nearly linear in it), then ±1
-// steps where the count jumps, then single-token pads on the closest text
-// below the target, then other corpus windows. Every path is bounded.
-func (g *textGen) search(start, guess, target int, eval func(text string) (attempt, error)) (attempt, outcome, error) {
-	var below, padded *attempt // padded: the below last padded (padding it again changes nothing)
-	for try := 0; try < 4; try++ {
-		s := start + try*(len(g.ids)/5+1)
-		tried := map[int]bool{}
-		b := max(1, guess)
-		for range 24 {
-			// The window's own bare count may differ from b by a merge at
-			// its ends; only the wire count matters here, and the bare count
-			// is taken once for the text that is kept.
-			a, err := eval(g.text(s, b))
-			if err != nil {
-				return attempt{}, stuck, err
-			}
-			tried[b] = true
-			switch {
-			case a.wire == target:
-				return a, exact, nil
-			case a.wire > target && b == 1:
-				return a, unreachable, nil
-			case a.wire < target && (below == nil || a.wire > below.wire):
-				below = &a
-			}
-			nb := max(1, b-(a.wire-target))
-			if tried[nb] {
-				if a.wire > target {
-					nb = b - 1
-				} else {
-					nb = b + 1
-				}
-				if tried[nb] || nb < 1 {
-					break // the count jumps over the target between two budgets
-				}
-			}
-			b = nb
-		}
-		if below != nil && below != padded {
-			a, err := g.pad(eval, *below, target)
-			if err != nil {
-				return attempt{}, stuck, err
-			}
-			if a.wire == target {
-				return a, exact, nil
-			}
-			below, padded = &a, &a
-		}
-	}
-	if below == nil {
-		return attempt{}, stuck, nil
-	}
-	a, err := g.padBackOff(eval, *below, target)
-	if err != nil {
-		return attempt{}, stuck, err
-	}
-	if a.wire == target {
-		return a, exact, nil
-	}
-	return a, stuck, nil
-}
-
 // fit sets turn k's text so that its request counts exactly target tokens,
 // or marks the turn unreachable when even a one-token text overshoots.
 func (c *Composer) fit(conv *records.Conversation, k int, marker string, target, guess, start int) error {
@@ -563,50 +484,6 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 		return c.checkPrefix(conv, marker)
 	}
 	return nil
-}
-
-// pad appends single-token words to a text whose count is short of the
-// target, keeping only appends that do not overshoot.
-func (g *textGen) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
-	for step := 0; step < 64 && a.wire < target; step++ {
-		grown := false
-		for _, p := range pads {
-			b, err := eval(a.text + p)
-			if err != nil {
-				return a, err
-			}
-			if b.wire > a.wire && b.wire <= target {
-				a, grown = b, true
-				break
-			}
-		}
-		if !grown {
-			break
-		}
-	}
-	return a, nil
-}
-
-// padBackOff is the last resort of search, when every window got stuck
-// below the target: every pad then adds two tokens or none, because the
-// text's end merges with what follows it (",\n\n" before a suffix marker
-// is one token). It drops the last word, which ends the text elsewhere,
-// and pads again, a bounded number of times.
-func (g *textGen) padBackOff(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
-	for step := 0; step < 16 && a.wire < target; step++ {
-		shorter := dropLastWord(a.text)
-		if shorter == "" || shorter == a.text {
-			break
-		}
-		b, err := eval(shorter)
-		if err != nil || b.wire >= a.wire {
-			return a, err
-		}
-		if a, err = g.pad(eval, b, target); err != nil {
-			return a, err
-		}
-	}
-	return a, nil
 }
 
 // Run writes conversations 0..n-1 to w in order, composing up to
