@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
@@ -322,7 +323,42 @@ func (c *Composer) newConversation(i int) *records.Conversation {
 		Landing:       c.comp.Landing,
 		Exact:         c.opts.Exact,
 		Model:         c.opts.Model,
+		ComposedFor:   c.composedFor(),
 	}
+}
+
+// composedFor names the model of the probe record and the loaded model,
+// for --live only (nil otherwise: the record is then what it always was).
+func (c *Composer) composedFor() *records.ComposedFor {
+	if !c.opts.Live {
+		return nil
+	}
+	f := &records.ComposedFor{Tokenizer: c.model.Source.Name, TokenizerSHA256: c.probe.Tokenizer.SHA256,
+		ChatTemplateApplied: c.probe.ChatTemplate.Applied}
+	if f.ChatTemplateApplied {
+		f.ChatTemplate, f.ChatTemplateSHA256 = c.probe.ChatTemplate.Override, c.probe.ChatTemplate.SHA256
+	}
+	if !c.model.Now.IsZero() {
+		f.Now = c.model.Now.Format(time.RFC3339Nano)
+	}
+	return f
+}
+
+// LiveReserveMargin is the reserve a turn carries beyond the previous
+// turn's max_tokens (--live). A live turn k must grow only by what reply
+// k-1 fell short of its budget, since request k-1 was made exact: at most
+// the whole budget (an empty reply), plus the few tokens a template's
+// handling of the reply's edges or a recycle pass's marker can move; 32
+// covers those with room. Turn 0 has no reply before it and carries the
+// margin alone.
+const LiveReserveMargin = 32
+
+// liveReserve is the reserve of turn k, in tokens.
+func liveReserve(conv *records.Conversation, k int) int {
+	if k == 0 {
+		return LiveReserveMargin
+	}
+	return conv.Turns[k-1].MaxTokens + LiveReserveMargin
 }
 
 // turnTarget is the wire ISL of turn k's whole request (see the package
@@ -478,6 +514,9 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 	}
 	t.Text = lead + a.text
 	t.BareTokens = c.model.Tokenizer.Count(t.Text)
+	if c.opts.Live {
+		t.Reserve = c.gen.Continuation(a.start, a.n, liveReserve(conv, k))
+	}
 	w := a.wire
 	t.WireISL = &w
 	if k == 0 {
