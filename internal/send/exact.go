@@ -3,6 +3,7 @@ package send
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/extract"
@@ -70,6 +71,16 @@ type Sizer struct {
 	// so their targets are bare counts (the message texts joined by one
 	// space, as compose counted them).
 	bare bool
+	// renders and requests count the whole-request renders and the
+	// requests sized (Renders).
+	renders, requests atomic.Int64
+}
+
+// Renders is how many times the requests sized so far were rendered and
+// counted whole, and how many requests that was for: the cost of
+// --exact, one render per request when the first guess holds.
+func (z *Sizer) Renders() (renders, requests int64) {
+	return z.renders.Load(), z.requests.Load()
 }
 
 // NewSizer checks that m is the model f names (tokenizer.json and chat
@@ -125,8 +136,10 @@ func (z *Sizer) count(c *records.Conversation, turn, pass int, replies []string,
 		if err != nil {
 			return 0, err
 		}
+		z.renders.Add(1)
 		return wire.Count(msgs, nil, z.m.Tokenizer, z.m.Now)
 	}
+	z.renders.Add(1)
 	ex, err := extract.Body(built.Body)
 	if err != nil {
 		return 0, err
@@ -161,6 +174,7 @@ type sessionState struct {
 // and count of the request then confirms it, usually at once; otherwise
 // sizing.Search goes on as compose's exact mode does.
 func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, turn, pass int, replies []string, st *sessionState) (sized, error) {
+	z.requests.Add(1)
 	t := &c.Turns[turn]
 	tok := z.m.Tokenizer
 	var last sized

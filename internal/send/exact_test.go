@@ -88,10 +88,17 @@ func runExact(t *testing.T, name string, convs []records.Conversation, randomSto
 	t.Helper()
 	s := testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, name), Now: pinnedNow, RandomStop: randomStop, Seed: 11})
 	var out bytes.Buffer
+	z := exactSizer(t, name, convs)
 	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 2, Timeout: time.Minute, Sizer: exactSizer(t, name, convs)})
+		LiveOptions{URL: s.URL(), Concurrency: 2, Timeout: time.Minute, Sizer: z})
 	if err != nil || sum.Failed != 0 {
 		t.Fatalf("%+v %v", sum, err)
+	}
+	renders, requests := z.Renders()
+	t.Logf("%d renders for %d requests", renders, requests)
+	if requests != int64(sum.Requests) || renders > requests*5/4 {
+		// The first guess needs no render; one render confirms it.
+		t.Errorf("%d whole-request renders for %d requests (%d sized): want about one each", renders, sum.Requests, requests)
 	}
 	for _, l := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
 		testutil.ValidateSchema(t, "request.schema.json", l)
@@ -244,5 +251,60 @@ func TestExactRefusesAnotherModel(t *testing.T) {
 	convs[1].ComposedFor = nil
 	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "--live") {
 		t.Errorf("no composed_for: %v", err)
+	}
+}
+
+// TestExactLiveRecycleAndFaults: on recycle passes (new markers, so even
+// first turns may count a token more or less) and after failed requests
+// (whose turn's synthetic reply then stands in the history), every
+// request that got an answer is exactly its target by the server's count.
+func TestExactLiveRecycleAndFaults(t *testing.T) {
+	convs := liveConversations(t, "", cachebust.FirstTurnPrefix, compose.Options{ISL: 50, OSL: 16, Conversations: 3, Turns: 3, Seed: 8})
+	s := testserver.StartTest(t, testserver.Config{RandomStop: true, Seed: 2, FaultRate: 0.2, Faults: []string{testserver.Fault500}, Now: pinnedNow})
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
+		LiveOptions{URL: s.URL(), Concurrency: 1, Timeout: time.Minute, Recycle: true, Requests: 36, Sizer: exactSizer(t, "", convs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := liveRecords(t, &out)
+	ok, synthetic := 0, 0
+	for _, r := range recs {
+		if r.ExpectedISL == nil || *r.ExpectedISL != r.TargetISL {
+			t.Errorf("%s pass %d turn %d: send counts %v, target %d", r.ConversationID, r.Pass, r.Turn, r.ExpectedISL, r.TargetISL)
+		}
+		if r.SyntheticHistory {
+			synthetic++
+		}
+		if !r.Result.OK {
+			continue
+		}
+		ok++
+		if got := *r.Result.Usage.PromptTokens; got != r.TargetISL {
+			t.Errorf("%s pass %d turn %d: server counts %d, target %d", r.ConversationID, r.Pass, r.Turn, got, r.TargetISL)
+		}
+	}
+	if len(recs) != 36 || sum.Failed == 0 || synthetic == 0 || ok < 20 {
+		t.Errorf("%d records, %d failed, %d with synthetic history, %d answered", len(recs), sum.Failed, synthetic, ok)
+	}
+}
+
+// TestDecodeComposedFor: a composed_for whose hashes are not SHA-256s is
+// refused with its line and field.
+func TestDecodeComposedFor(t *testing.T) {
+	convs := liveConversations(t, "", cachebust.None, compose.Options{ISL: 20, OSL: 4, Conversations: 1, Turns: 1, Seed: 1})
+	good, err := json.Marshal(convs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.ValidateSchema(t, "conversation.schema.json", good)
+	for field, bad := range map[string]string{
+		"composed_for.tokenizer_sha256":     strings.Replace(string(good), convs[0].ComposedFor.TokenizerSHA256, "abc", 1),
+		"composed_for.chat_template_sha256": strings.Replace(string(good), convs[0].ComposedFor.ChatTemplateSHA256, "ABC", 1),
+	} {
+		_, err := ReadConversations(strings.NewReader(string(good)+"\n"+bad+"\n"), "c.jsonl")
+		if err == nil || !strings.Contains(err.Error(), `c.jsonl:2: field "`+field+`"`) {
+			t.Errorf("%s: %v", field, err)
+		}
 	}
 }
