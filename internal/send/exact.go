@@ -3,6 +3,7 @@ package send
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/islkit/islkit/internal/chat"
@@ -12,6 +13,7 @@ import (
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
+	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/wire"
 )
 
@@ -155,6 +157,17 @@ type sized struct {
 	// text went out as compose wrote it.
 	resizedFrom, resizedTo *int
 	unreachable            *records.Unreachable
+	// resizedText is the text whose count becomes resizedTo, taken by
+	// finish after the request went out (it is not needed to send it).
+	resizedText string
+}
+
+// finish counts the resized text for the record (resized_to).
+func (z *Sizer) finish(s *sized) {
+	if s.resizedFrom != nil && s.resizedTo == nil {
+		n := z.m.Tokenizer.Count(s.resizedText)
+		s.resizedTo = &n
+	}
 }
 
 // sessionState carries what the previous request of a session taught the
@@ -215,19 +228,12 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		}
 		guess += target - last.wire
 	}
-	gen, err := sizing.Verbatim(tok, orig.Text+orig.Reserve)
+	text, out, err := resize(tok, orig, guess, target, eval)
 	if err != nil {
 		return sized{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
 	}
-	a, out, err := gen.Search(0, guess, target, eval)
-	if err != nil {
-		return sized{}, err
-	}
-	if out == sizing.Stuck && a.Text == "" {
-		a.Text = orig.Text // nothing below the target: send compose's text
-	}
-	if lastText != a.Text {
-		if a, err = eval(a.Text); err != nil {
+	if lastText != text {
+		if _, err = eval(text); err != nil {
 			return sized{}, err
 		}
 	}
@@ -239,12 +245,75 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
 			Reason: "no text of this turn counts exactly the target with this tokenizer and template: sent the closest below"}
 	}
-	if a.Text != orig.Text {
-		from, to := orig.BareTokens, tok.Count(a.Text)
-		last.resizedFrom, last.resizedTo = &from, &to
+	if text != orig.Text {
+		from := orig.BareTokens
+		last.resizedFrom, last.resizedText = &from, text
 	}
 	st.prevWire = last.wire
 	return last, nil
+}
+
+// resize searches for the text of turn orig whose request counts target
+// (eval counts a candidate), the bare count guessed to be guess. Only the
+// part that changes is tokenized: the reserve, to grow, or the turn's
+// last words and the reserve, to shrink, the text before them kept as it
+// is; when that window cannot reach the target (a shrink beyond it), the
+// whole text and reserve are searched. The result is the text to send
+// (compose's own when nothing was found below the target).
+func resize(tok *tokenizer.Tokenizer, orig *records.Turn, guess, target int, eval func(string) (sizing.Attempt, error)) (string, sizing.Outcome, error) {
+	d := guess - orig.BareTokens
+	for _, whole := range []bool{false, true} {
+		head, seg, b := orig.Text, "", d
+		switch {
+		case whole:
+			head, seg, b = "", orig.Text, guess
+		case d < 0:
+			cut := tailCut(orig.Text, orig.BareTokens, -d)
+			if cut == 0 {
+				continue // the window would be the whole text
+			}
+			head, seg = orig.Text[:cut], orig.Text[cut:]
+			b = tok.Count(seg) + d
+		}
+		body := seg + orig.Reserve
+		if body == "" {
+			continue
+		}
+		gen, err := sizing.Verbatim(tok, body)
+		if err != nil {
+			return "", sizing.Stuck, err
+		}
+		// Text drops the leading spaces of its first piece; the seam
+		// keeps them.
+		joiner := body[:len(body)-len(strings.TrimLeft(body, " "))]
+		a, out, err := gen.Search(0, b, target, func(x string) (sizing.Attempt, error) {
+			at, err := eval(head + joiner + x)
+			at.Text = x
+			return at, err
+		})
+		if err != nil {
+			return "", out, err
+		}
+		if out == sizing.Exact || whole {
+			if a.Text == "" {
+				return orig.Text, out, nil // nothing below the target
+			}
+			return head + joiner + a.Text, out, nil
+		}
+	}
+	return orig.Text, sizing.Stuck, nil
+}
+
+// tailCut is where the last words of text (n bare tokens) begin that hold
+// the shrink tokens to drop with room to spare: before a space, or 0 for
+// the whole text.
+func tailCut(text string, n, shrink int) int {
+	perToken := float64(len(text)) / float64(max(n, 1))
+	keep := len(text) - int(float64(shrink+32)*perToken*1.5) - 16
+	if keep <= 0 {
+		return 0
+	}
+	return max(strings.LastIndexByte(text[:keep], ' '), 0)
 }
 
 // predict is the count of turn `turn`'s request with compose's text

@@ -68,10 +68,6 @@ func (w *worker) session(s session) (more bool, err error) {
 		if t > 0 {
 			rec.ExpectedISL = nil
 		}
-		if w.sizer != nil {
-			n := sz.wire
-			rec.ExpectedISL, rec.ResizedFrom, rec.ResizedTo, rec.Unreachable = &n, sz.resizedFrom, sz.resizedTo, sz.unreachable
-		}
 		rec.SyntheticHistory = synthetic
 		if sz.resizedFrom == nil {
 			rec.ExpectedCachedTokens = w.cache.expect(s.c, t, s.pass, built.Marker, true)
@@ -81,6 +77,13 @@ func (w *worker) session(s session) (more bool, err error) {
 		res := w.post.do(reqCtx, w.hard, built.Body)
 		cancel()
 		t1 := time.Now()
+		if w.sizer != nil {
+			// The resized text's own count is for the record only: taken
+			// once the request is out.
+			w.sizer.finish(&sz)
+			n := sz.wire
+			rec.ExpectedISL, rec.ResizedFrom, rec.ResizedTo, rec.Unreachable = &n, sz.resizedFrom, sz.resizedTo, sz.unreachable
+		}
 		if w.noPayload {
 			rec.Payload = nil
 		}
