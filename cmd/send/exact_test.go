@@ -98,6 +98,23 @@ func TestExactEndToEnd(t *testing.T) {
 		t.Error("no request resized: random replies should have needed it")
 	}
 
+	// A reply far longer than budgeted (the request asks for 300 tokens,
+	// compose budgeted 32) leaves the next turns unreachable: recorded,
+	// and said on stderr.
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(t.TempDir(), "long.jsonl")
+	if err := os.WriteFile(long, bytes.Replace(data, []byte(`"max_tokens":32,`), []byte(`"max_tokens":300,`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2 := testserver.StartTest(t, testserver.Config{Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
+	code, out, errs = runCLI("--exact", "--url", s2.URL(), long)
+	if code != 0 || !strings.Contains(errs, "could not be made exact") || !strings.Contains(out, `"unreachable":{`) {
+		t.Errorf("unreachable: exit %d, stderr %q", code, errs)
+	}
+
 	before := s.Requests()
 	code, _, errs = runCLI("--exact", "--tokenizer", testutil.RefModel(t, "llama3"), "--url", s.URL(), in)
 	if code != 2 || !strings.Contains(errs, "model mismatch") || s.Requests() != before {
