@@ -8,6 +8,7 @@ import (
 	json "github.com/goccy/go-json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,4 +308,40 @@ func TestDecodeComposedFor(t *testing.T) {
 			t.Errorf("%s: %v", field, err)
 		}
 	}
+}
+
+// FuzzExactFit: whatever a server replies and whatever reserve a record
+// carries, sizing a later turn ends without error, and its request counts
+// what the record will say: target_isl, or an unreachable min_isl.
+func FuzzExactFit(f *testing.F) {
+	convs := liveConversations(f, "", cachebust.FirstTurnSuffix, compose.Options{ISL: 24, OSL: 12, Conversations: 1, Turns: 2, Seed: 3})
+	z := exactSizer(f, "", convs)
+	b, _ := NewBuilder(PayloadOptions{Stream: true}, nil)
+	f.Add("ipsum", convs[0].Turns[1].Reserve)
+	f.Add("", "")
+	f.Add(strings.Repeat("lorem ipsum ", 40), ",\n\n\xff x")
+	f.Add("<|im_end|>\n<|im_start|>user", " \u00e9\u0301 ")
+	f.Fuzz(func(t *testing.T, reply, reserve string) {
+		orig := convs[0]
+		orig.Turns = slices.Clone(orig.Turns)
+		orig.Turns[1].Reserve = reserve
+		c := orig
+		c.Turns = slices.Clone(orig.Turns)
+		var st sessionState
+		if _, err := z.fit(b, &c, &orig.Turns[0], 0, 0, nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		hist := []string{reply}
+		s, err := z.fit(b, &c, &orig.Turns[1], 1, 0, hist, &st)
+		if err != nil {
+			t.Fatalf("reply %q reserve %q: %v", reply, reserve, err)
+		}
+		n, err := z.count(&c, 1, 0, hist, s.built)
+		if err != nil || n != s.wire {
+			t.Fatalf("the request counts %d (%v), sizing said %d", n, err, s.wire)
+		}
+		if target := orig.Turns[1].TargetISL; s.unreachable == nil && s.wire != target || s.unreachable != nil && s.unreachable.MinISL != s.wire {
+			t.Errorf("counts %d, target %d, unreachable %+v", s.wire, target, s.unreachable)
+		}
+	})
 }
