@@ -40,8 +40,8 @@ type Request struct {
 	// Unreachable is set by send --exact when the target cannot be met:
 	// the history (replies longer than budgeted) alone exceeds it, and
 	// the request went out with the smallest text; or no text counts
-	// exactly the target (then MinISL is the closest count below it and
-	// Short negative).
+	// exactly the target (then MinISL is the count of the closest text
+	// found, usually below it: Short negative).
 	Unreachable *Unreachable `json:"unreachable,omitempty"`
 	// ExpectedCachedTokens is what a server with an unbounded prefix cache
 	// (blocks of the conversation's cache_block_size, vLLM's hashing) would

@@ -230,7 +230,7 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 	}
 	text, out, err := resize(tok, orig, guess, target, eval)
 	if err != nil {
-		return sized{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
+		return sized{}, err // eval's and Build's errors name the conversation
 	}
 	if lastText != text {
 		if _, err = eval(text); err != nil {
@@ -243,7 +243,7 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 			Reason: "the history alone exceeds the target (replies before this turn were longer than budgeted): sent with a one-token text"}
 	case sizing.Stuck:
 		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
-			Reason: "no text of this turn counts exactly the target with this tokenizer and template: sent the closest below"}
+			Reason: "no text of this turn counts exactly the target with this tokenizer and template: sent the closest found (short says by how much)"}
 	}
 	if text != orig.Text {
 		from := orig.BareTokens
@@ -281,7 +281,7 @@ func resize(tok *tokenizer.Tokenizer, orig *records.Turn, guess, target int, eva
 		}
 		gen, err := sizing.Verbatim(tok, body)
 		if err != nil {
-			return "", sizing.Stuck, err
+			continue // a body of spaces only encodes to nothing: no window here
 		}
 		// Text drops the leading spaces of its first piece; the seam
 		// keeps them.
