@@ -69,6 +69,7 @@ type flags struct {
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
+	Live                     bool    `help:"Write what send --exact needs to make every live request exact against the server's real replies: the model the conversations were composed for (composed_for) and, per turn, the corpus text that follows it (reserve: the previous turn's --osl draw + 32 tokens). Needs --exact."`
 	AllowOverContext         bool    `help:"Compose first requests longer than the model's context length (model_max_length in tokenizer_config.json), which a server refuses; without it such an --isl is an error. Lengths are at most 16777216 tokens either way."`
 	PrefixGroups             int     `help:"Put conversation i in group i mod G: the first --prefix-length wire tokens of its first request (template header included) are identical within a group and differ between groups. Needs a suffix or no cache-bust target." default:"0" placeholder:"G"`
 	PrefixLength             int     `help:"Shared prefix per group, in wire tokens; needs --prefix-groups." default:"0" placeholder:"TOKENS"`
@@ -96,6 +97,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f.Trace != "" && f.Dataset != "" {
 		return cli.Fail(stderr, "compose", cli.Usagef("--trace and --dataset: one workload at a time"))
 	}
+	if set["live"] && (f.Trace != "" || f.Dataset != "") {
+		return cli.Fail(stderr, "compose", cli.Usagef("--live is for synthetic conversations: --trace and --dataset texts are not resized live"))
+	}
 	if f.Dataset != "" {
 		return cli.Fail(stderr, "compose", f.runDataset(stdin, stdout, stderr, set))
 	}
@@ -116,7 +120,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
 		SharedSystemPromptLength: f.SharedSystemPromptLength,
 		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
-		Workers: f.Workers, AllowOverContext: f.AllowOverContext,
+		Workers: f.Workers, AllowOverContext: f.AllowOverContext, Live: f.Live,
 		PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength,
 		CacheBlockSize: given(set, "cache-block-size", f.CacheBlockSize),
 		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],

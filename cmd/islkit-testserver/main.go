@@ -50,6 +50,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
+	randomStop := fs.Bool("random-stop", false, "end each reply at a random length up to max_tokens (finish_reason stop), from -seed, as a real model does")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
@@ -67,6 +68,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	cfg := testserver.Config{NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
 		CloseAfterStream: *closeAfter, Profile: profile, PrefixCacheBlock: *cacheBlock}
+	cfg.RandomStop = *randomStop
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}

@@ -18,8 +18,11 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/model"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/send"
+	"github.com/islkit/islkit/internal/serverprofile"
 )
 
 const description = `Send compose's conversations as chat-completions requests (or write them with --dry-run).
@@ -59,6 +62,13 @@ type flags struct {
 	Shard       string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records)."`
 	NoPayload   bool              `help:"Leave the payload out of live records (smaller output)."`
 	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
+
+	Exact        bool   `help:"Make every live request's ISL exactly its target_isl against the server's real replies: each request is rendered as --server renders it and its turn's text cut shorter or grown from the reserve compose --live wrote; a target the history alone exceeds is sent as small as possible and recorded unreachable. Needs conversations from compose --live." group:"exact"`
+	Tokenizer    string `help:"With --exact: the model compose used (tokenizer.json, folder or ORG/NAME; its SHA-256 is checked against the records). Default: the records' composed_for." placeholder:"PATH|DIR|ORG/NAME" group:"exact"`
+	Revision     string `help:"With --exact: Hub revision of --tokenizer ORG/NAME." default:"main" placeholder:"REV" group:"exact"`
+	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
+	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
+	Server       string `help:"With --exact: the server whose preprocessing the count follows (as measure --server)." default:"vllm" enum:"vllm,sglang,transformers,aiperf" group:"exact"`
 }
 
 // signals gives the context a signal cancels (tests deliver one).
@@ -93,7 +103,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // liveOnly are the flags a dry run has no use for.
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
 	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
-	"max-consecutive-errors", "schedule", "speedup"}
+	"max-consecutive-errors", "schedule", "speedup", "exact"}
+
+// exactOnly are the flags only --exact reads.
+var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "server"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -111,6 +124,13 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		for _, name := range liveOnly {
 			if given[name] {
 				return cli.ExitUsage, usage(fmt.Errorf("--%s applies to a live run only: drop it or --dry-run", name))
+			}
+		}
+	}
+	if !c.Exact {
+		for _, name := range exactOnly {
+			if given[name] {
+				return cli.ExitUsage, usage(fmt.Errorf("--%s applies to --exact only", name))
 			}
 		}
 	}
@@ -186,6 +206,11 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 			return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 		}
 	}
+	if c.Exact {
+		if opts.Sizer, err = c.sizer(convs, name); err != nil {
+			return cli.ExitUsage, err
+		}
+	}
 	if c.DryRun {
 		out := cli.NewOutput(stdout)
 		_, err := cli.Interruptible(ctx, func() error {
@@ -215,11 +240,37 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if sum.GaveUp {
 		fmt.Fprintf(stderr, "send: stopped issuing after %d consecutive errors (--max-consecutive-errors): the server looks down\n", c.MaxErrors)
 	}
+	if sum.Unreachable > 0 {
+		fmt.Fprintf(stderr, "send: %d of %d requests could not be made exact (--exact): their records say unreachable and by how much (replies longer than budgeted: raise --isl or lower --osl in compose)\n", sum.Unreachable, sum.Requests)
+	}
 	if sum.Failed > 0 {
 		fmt.Fprintf(stderr, "send: %d of %d requests failed: %s\n", sum.Failed, sum.Requests, sum.FailedKinds())
 		return cli.ExitFailed, nil
 	}
 	return cli.ExitOK, nil
+}
+
+// sizer loads the model the conversations were composed for (or the one
+// the flags name, which must be it) for --exact.
+func (c *flags) sizer(convs []records.Conversation, name string) (*send.Sizer, error) {
+	f, err := send.ComposedFor(convs)
+	if err != nil {
+		return nil, usage(fmt.Errorf("%s: %w", name, err))
+	}
+	o := send.ExactModelOptions(f, modelsrc.Spec(c.Tokenizer, c.Revision), c.ChatTemplate, c.Now)
+	m, err := model.Load(o)
+	if err != nil {
+		return nil, cli.ModelError(err)
+	}
+	profile, err := serverprofile.Parse(c.Server)
+	if err != nil {
+		return nil, usage(err)
+	}
+	z, err := send.NewSizer(f, m, o.ChatTemplate, profile)
+	if err != nil {
+		return nil, usage(fmt.Errorf("%s: %w", name, err))
+	}
+	return z, nil
 }
 
 func plural(n int, what string) string {

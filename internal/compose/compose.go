@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
@@ -322,7 +323,42 @@ func (c *Composer) newConversation(i int) *records.Conversation {
 		Landing:       c.comp.Landing,
 		Exact:         c.opts.Exact,
 		Model:         c.opts.Model,
+		ComposedFor:   c.composedFor(),
 	}
+}
+
+// composedFor names the model of the probe record and the loaded model,
+// for --live only (nil otherwise: the record is then what it always was).
+func (c *Composer) composedFor() *records.ComposedFor {
+	if !c.opts.Live {
+		return nil
+	}
+	f := &records.ComposedFor{Tokenizer: c.model.Source.Name, TokenizerSHA256: c.probe.Tokenizer.SHA256,
+		ChatTemplateApplied: c.probe.ChatTemplate.Applied}
+	if f.ChatTemplateApplied {
+		f.ChatTemplate, f.ChatTemplateSHA256 = c.probe.ChatTemplate.Override, c.probe.ChatTemplate.SHA256
+	}
+	if !c.model.Now.IsZero() {
+		f.Now = c.model.Now.Format(time.RFC3339Nano)
+	}
+	return f
+}
+
+// LiveReserveMargin is the reserve a turn carries beyond the previous
+// turn's max_tokens (--live). A live turn k must grow only by what reply
+// k-1 fell short of its budget, since request k-1 was made exact: at most
+// the whole budget (an empty reply), plus the few tokens a template's
+// handling of the reply's edges or a recycle pass's marker can move; 32
+// covers those with room. Turn 0 has no reply before it and carries the
+// margin alone.
+const LiveReserveMargin = 32
+
+// liveReserve is the reserve of turn k, in tokens.
+func liveReserve(conv *records.Conversation, k int) int {
+	if k == 0 {
+		return LiveReserveMargin
+	}
+	return conv.Turns[k-1].MaxTokens + LiveReserveMargin
 }
 
 // turnTarget is the wire ISL of turn k's whole request (see the package
@@ -449,85 +485,6 @@ func adjustment(comp budget.Compensation, first bool) int {
 	return comp.LaterTurnAdjustment()
 }
 
-// attempt is a candidate text and the count it gives.
-type attempt struct {
-	text string
-	wire int
-}
-
-// outcome of search.
-type outcome int
-
-const (
-	exact       outcome = iota
-	unreachable         // even a one-token text overshoots; the attempt is that text
-	stuck               // no text found; the attempt is the closest below
-)
-
-// search finds a text whose eval count is exactly target: Newton-like
-// steps on the bare budget (the count is nearly linear in it), then ±1
-// steps where the count jumps, then single-token pads on the closest text
-// below the target, then other corpus windows. Every path is bounded.
-func (g *textGen) search(start, guess, target int, eval func(text string) (attempt, error)) (attempt, outcome, error) {
-	var below, padded *attempt // padded: the below last padded (padding it again changes nothing)
-	for try := 0; try < 4; try++ {
-		s := start + try*(len(g.ids)/5+1)
-		tried := map[int]bool{}
-		b := max(1, guess)
-		for range 24 {
-			// The window's own bare count may differ from b by a merge at
-			// its ends; only the wire count matters here, and the bare count
-			// is taken once for the text that is kept.
-			a, err := eval(g.text(s, b))
-			if err != nil {
-				return attempt{}, stuck, err
-			}
-			tried[b] = true
-			switch {
-			case a.wire == target:
-				return a, exact, nil
-			case a.wire > target && b == 1:
-				return a, unreachable, nil
-			case a.wire < target && (below == nil || a.wire > below.wire):
-				below = &a
-			}
-			nb := max(1, b-(a.wire-target))
-			if tried[nb] {
-				if a.wire > target {
-					nb = b - 1
-				} else {
-					nb = b + 1
-				}
-				if tried[nb] || nb < 1 {
-					break // the count jumps over the target between two budgets
-				}
-			}
-			b = nb
-		}
-		if below != nil && below != padded {
-			a, err := g.pad(eval, *below, target)
-			if err != nil {
-				return attempt{}, stuck, err
-			}
-			if a.wire == target {
-				return a, exact, nil
-			}
-			below, padded = &a, &a
-		}
-	}
-	if below == nil {
-		return attempt{}, stuck, nil
-	}
-	a, err := g.padBackOff(eval, *below, target)
-	if err != nil {
-		return attempt{}, stuck, err
-	}
-	if a.wire == target {
-		return a, exact, nil
-	}
-	return a, stuck, nil
-}
-
 // fit sets turn k's text so that its request counts exactly target tokens,
 // or marks the turn unreachable when even a one-token text overshoots.
 func (c *Composer) fit(conv *records.Conversation, k int, marker string, target, guess, start int) error {
@@ -557,56 +514,15 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 	}
 	t.Text = lead + a.text
 	t.BareTokens = c.model.Tokenizer.Count(t.Text)
+	if c.opts.Live {
+		t.Reserve = c.gen.Continuation(a.start, a.n, liveReserve(conv, k))
+	}
 	w := a.wire
 	t.WireISL = &w
 	if k == 0 {
 		return c.checkPrefix(conv, marker)
 	}
 	return nil
-}
-
-// pad appends single-token words to a text whose count is short of the
-// target, keeping only appends that do not overshoot.
-func (g *textGen) pad(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
-	for step := 0; step < 64 && a.wire < target; step++ {
-		grown := false
-		for _, p := range pads {
-			b, err := eval(a.text + p)
-			if err != nil {
-				return a, err
-			}
-			if b.wire > a.wire && b.wire <= target {
-				a, grown = b, true
-				break
-			}
-		}
-		if !grown {
-			break
-		}
-	}
-	return a, nil
-}
-
-// padBackOff is the last resort of search, when every window got stuck
-// below the target: every pad then adds two tokens or none, because the
-// text's end merges with what follows it (",\n\n" before a suffix marker
-// is one token). It drops the last word, which ends the text elsewhere,
-// and pads again, a bounded number of times.
-func (g *textGen) padBackOff(eval func(string) (attempt, error), a attempt, target int) (attempt, error) {
-	for step := 0; step < 16 && a.wire < target; step++ {
-		shorter := dropLastWord(a.text)
-		if shorter == "" || shorter == a.text {
-			break
-		}
-		b, err := eval(shorter)
-		if err != nil || b.wire >= a.wire {
-			return a, err
-		}
-		if a, err = g.pad(eval, b, target); err != nil {
-			return a, err
-		}
-	}
-	return a, nil
 }
 
 // Run writes conversations 0..n-1 to w in order, composing up to

@@ -38,6 +38,11 @@ type Options struct {
 	// (--cache-block-size given explicitly: it costs one more encoding of
 	// every request), so send can write expected_cached_tokens.
 	CacheBlockSize int
+	// Live writes what send --exact needs to make live later turns exact
+	// (--live): the model the conversation was composed for and, per
+	// turn, a reserve of the corpus text that follows the turn's text
+	// (LiveReserve). Without it the output is what it always was.
+	Live bool
 	// AllowOverContext composes first turns longer than the model's
 	// context length (model_max_length), which a server would refuse.
 	AllowOverContext bool
@@ -117,6 +122,8 @@ func (o Options) Validate() error {
 		return usagef("--prefix-groups and --prefix-length go together")
 	case o.CacheBlockSize < 0:
 		return usagef("--cache-block-size must not be negative (got %d)", o.CacheBlockSize)
+	case o.Live && !o.Exact:
+		return usagef("--live needs --exact: send --exact resizes turns against counts compose made exact")
 	case o.CacheBlockSize > 0 && !o.Exact:
 		return usagef("--cache-block-size needs --exact: the blocks are named from the rendered requests")
 	}

@@ -58,42 +58,6 @@ func TestTextAndExactConverges(t *testing.T) {
 	}
 }
 
-func TestDropLastWord(t *testing.T) {
-	for in, want := range map[string]string{"a b c": "a b", "a b ": "a", "abc": "ab", "é": "", "": ""} {
-		if got := dropLastWord(in); got != want {
-			t.Errorf("dropLastWord(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// TestPadBacksOff: a text ending in "," before a suffix marker ends in the
-// one token ",\n\n"; a pad then adds two tokens (",", " the", "\n\n") or none
-// (",.\n\n" is one token too), so
-// a target one above is reached only by dropping a word and padding again
-// (trace row 499 of BenchmarkComposeTrace was refused before); search does
-// that when every window got stuck.
-func TestPadBacksOff(t *testing.T) {
-	src := testmodel.Source(t, "")
-	tok, err := src.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	eval := func(s string) (attempt, error) {
-		return attempt{text: s, wire: tok.Count(s + "\n\n[rid:c3a795a24b86]")}, nil
-	}
-	base, _ := eval("then the jaw is lashed down to ringbolts, and a tackle being rigged from aloft,")
-	for _, p := range pads {
-		if b, _ := eval(base.text + p); b.wire == base.wire+1 {
-			t.Fatalf("pad %q adds one token; the case needs every pad to add none or two", p)
-		}
-	}
-	g := &textGen{tok: tok}
-	got, err := g.padBackOff(eval, base, base.wire+1)
-	if err != nil || got.wire != base.wire+1 {
-		t.Errorf("pad reached %d (%q), want %d", got.wire, got.text, base.wire+1)
-	}
-}
-
 // TestCorpusCacheIsBounded: the cache hands back what it holds, most
 // recently used first to stay, and never holds more than its bound.
 func TestCorpusCacheIsBounded(t *testing.T) {

@@ -25,8 +25,24 @@ type Request struct {
 	// compose's exact-mode count of the dry-run request (Turn.WireISL),
 	// absent when compose did not run in exact mode, and in live mode after
 	// turn 0 (real replies change the history it was computed over).
+	//
+	// send --exact counts every live request as its server profile renders
+	// it and sets ExpectedISL to that count: target_isl, unless
+	// Unreachable says why not.
 	TargetISL   int  `json:"target_isl"`
 	ExpectedISL *int `json:"expected_isl,omitempty"`
+	// ResizedFrom and ResizedTo are the bare tokens of the turn's user
+	// text before and after send --exact resized it to meet TargetISL
+	// against the real replies of the history; absent when the text went
+	// out as compose wrote it.
+	ResizedFrom *int `json:"resized_from,omitempty"`
+	ResizedTo   *int `json:"resized_to,omitempty"`
+	// Unreachable is set by send --exact when the target cannot be met:
+	// the history (replies longer than budgeted) alone exceeds it, and
+	// the request went out with the smallest text; or no text counts
+	// exactly the target (then MinISL is the count of the closest text
+	// found, usually below it: Short negative).
+	Unreachable *Unreachable `json:"unreachable,omitempty"`
 	// ExpectedCachedTokens is what a server with an unbounded prefix cache
 	// (blocks of the conversation's cache_block_size, vLLM's hashing) would
 	// find cached for this request, given the requests send issued before

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
 )
+
+var hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // ReadConversations reads every conversation record of r before anything
 // is sent, so a malformed line stops the run with its line number and no
@@ -75,6 +78,14 @@ func DecodeConversation(line jsonl.Line) (records.Conversation, error) {
 		}
 		if err := prefixcache.CheckChain(t.CacheBlocks); err != nil {
 			return c, line.FieldErrorf(fmt.Sprintf("turns.%d.cache_blocks", i), "%v", err)
+		}
+	}
+	if f := c.ComposedFor; f != nil {
+		if !hexSHA256.MatchString(f.TokenizerSHA256) {
+			return c, line.FieldErrorf("composed_for.tokenizer_sha256", "%q is not a hex SHA-256", f.TokenizerSHA256)
+		}
+		if f.ChatTemplateSHA256 != "" && !hexSHA256.MatchString(f.ChatTemplateSHA256) {
+			return c, line.FieldErrorf("composed_for.chat_template_sha256", "%q is not a hex SHA-256", f.ChatTemplateSHA256)
 		}
 	}
 	if c.CacheBlockSize < 0 {

@@ -60,6 +60,9 @@ type LiveOptions struct {
 	MaxConsecutiveErrors int
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
+	// Sizer, when set (send --exact), makes every request count exactly
+	// its target_isl against the real replies of its history.
+	Sizer *Sizer
 	// observe, when set (benchmarks), gets send's own per-request time.
 	observe func(time.Duration)
 }
@@ -135,6 +138,9 @@ type Summary struct {
 	Interrupted bool
 	// GaveUp is set when --max-consecutive-errors stopped the run.
 	GaveUp bool
+	// Resized and Unreachable count the requests send --exact resized
+	// and those whose target it could not meet.
+	Resized, Unreachable int
 }
 
 // ErrServerDown is the cause of a run stopped by MaxConsecutiveErrors.
@@ -197,7 +203,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	rec := newRecorder(w)
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
 	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait}
+		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait, sizer: o.Sizer}
 
 	var (
 		errMu  sync.Mutex

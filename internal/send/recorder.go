@@ -23,6 +23,8 @@ type recorder struct {
 	jw           *jsonl.Writer
 	done, failed atomic.Int64
 	cancelled    atomic.Int64
+	resized      atomic.Int64
+	unreachable  atomic.Int64
 	mu           sync.Mutex
 	byKind       map[string]int
 	// maxRun, when > 0, is how many failures in a row (in completion
@@ -42,6 +44,12 @@ func (r *recorder) stopAfter(n int, f func()) { r.maxRun, r.onRun = n, f }
 // write encodes one record and counts it. A request cancelled at stop
 // (signal, end of --duration plus grace) is not a failure of the server.
 func (r *recorder) write(rec *records.Request) error {
+	if rec.ResizedFrom != nil {
+		r.resized.Add(1)
+	}
+	if rec.Unreachable != nil {
+		r.unreachable.Add(1)
+	}
 	res := rec.Result
 	switch {
 	case res == nil:
@@ -100,5 +108,5 @@ func (r *recorder) summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Summary{Requests: int(r.done.Load()), Failed: int(r.failed.Load()), Cancelled: int(r.cancelled.Load()),
-		ByKind: maps.Clone(r.byKind)}
+		ByKind: maps.Clone(r.byKind), Resized: int(r.resized.Load()), Unreachable: int(r.unreachable.Load())}
 }

@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
@@ -25,6 +26,7 @@ type worker struct {
 	observe   func(time.Duration)          // benchmarks: send's own time
 	cache     *cachePredictor              // expected cached tokens, in issue order
 	wait      func(time.Time) bool         // sleeps until a scheduled time; false: issue nothing more
+	sizer     *Sizer                       // send --exact; nil: requests as compose wrote them
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -33,6 +35,15 @@ type worker struct {
 func (w *worker) session(s session) (more bool, err error) {
 	replies := make([]string, 0, len(s.c.Turns))
 	synthetic := false
+	// With --exact the session sends its own copy of the turns: a resized
+	// text is the history of the turns after it.
+	c := s.c
+	var st sessionState
+	if w.sizer != nil {
+		cp := *s.c
+		cp.Turns = slices.Clone(s.c.Turns)
+		c = &cp
+	}
 	for t := range s.c.Turns {
 		if t == 0 && !s.due.IsZero() && !w.wait(s.due) {
 			return false, nil
@@ -41,23 +52,38 @@ func (w *worker) session(s session) (more bool, err error) {
 			return false, nil
 		}
 		t0 := time.Now()
-		built, err := w.b.Build(s.c, t, s.pass, replies)
+		var sz sized
+		if w.sizer != nil {
+			sz, err = w.sizer.fit(w.b, c, &s.c.Turns[t], t, s.pass, replies, &st)
+		} else {
+			sz.built, err = w.b.Build(c, t, s.pass, replies)
+		}
 		if err != nil {
 			// Conversations were checked up front; this is a bug or an
 			// impossible input, and it stops the run.
 			return false, err
 		}
-		rec := newRecord(s.c, t, s.pass, built)
+		built := sz.built
+		rec := newRecord(c, t, s.pass, built)
 		if t > 0 {
 			rec.ExpectedISL = nil
 		}
 		rec.SyntheticHistory = synthetic
-		rec.ExpectedCachedTokens = w.cache.expect(s.c, t, s.pass, built.Marker, true)
+		if sz.resizedFrom == nil {
+			rec.ExpectedCachedTokens = w.cache.expect(s.c, t, s.pass, built.Marker, true)
+		}
 		buildDur := time.Since(t0)
 		reqCtx, cancel := context.WithTimeout(w.hard, w.timeout)
 		res := w.post.do(reqCtx, w.hard, built.Body)
 		cancel()
 		t1 := time.Now()
+		if w.sizer != nil {
+			// The resized text's own count is for the record only: taken
+			// once the request is out.
+			w.sizer.finish(&sz)
+			n := sz.wire
+			rec.ExpectedISL, rec.ResizedFrom, rec.ResizedTo, rec.Unreachable = &n, sz.resizedFrom, sz.resizedTo, sz.unreachable
+		}
 		if w.noPayload {
 			rec.Payload = nil
 		}
@@ -72,7 +98,7 @@ func (w *worker) session(s session) (more bool, err error) {
 		} else {
 			// The next turn still goes out, with compose's reply in place
 			// of the one that never came.
-			replies = append(replies, s.c.Turns[t].Assistant)
+			replies = append(replies, c.Turns[t].Assistant)
 			synthetic = true
 		}
 		if err := w.emit(&rec); err != nil {

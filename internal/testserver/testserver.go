@@ -65,6 +65,12 @@ type Config struct {
 	// NaturalLength, when > 0, ends a completion after that many tokens
 	// (finish_reason "stop") unless ignore_eos is set; min_tokens raises it.
 	NaturalLength int
+	// RandomStop ends each completion, like a real model's, at a length
+	// drawn uniformly from 1..max_tokens (finish_reason "stop" below
+	// max_tokens) from the generator seeded with Seed, unless ignore_eos
+	// is set; min_tokens raises it. Replies then fall short of their
+	// budget by a different amount every time.
+	RandomStop bool
 	// FaultRate is the fraction of requests that get a fault drawn from
 	// Faults (all kinds when empty), from a generator seeded with Seed.
 	FaultRate float64
@@ -477,6 +483,14 @@ func (s *Server) completionLength(req *Request) (int, string) {
 	n = max(n, 0)
 	if s.cfg.NaturalLength > 0 && !req.IgnoreEOS {
 		if stop := max(s.cfg.NaturalLength, req.MinTokens); stop < n {
+			return stop, "stop"
+		}
+	}
+	if s.cfg.RandomStop && !req.IgnoreEOS && n > 1 {
+		s.mu.Lock()
+		stop := max(1+s.rng.IntN(n), req.MinTokens)
+		s.mu.Unlock()
+		if stop < n {
 			return stop, "stop"
 		}
 	}

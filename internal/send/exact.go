@@ -1,0 +1,342 @@
+package send
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/model"
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
+	"github.com/islkit/islkit/internal/sizing"
+	"github.com/islkit/islkit/internal/tokenizer"
+	"github.com/islkit/islkit/internal/wire"
+)
+
+// ComposedFor is the model every conversation was composed for (compose
+// --live), which send --exact must count with; conversations composed
+// without --live, or for two models, are refused.
+func ComposedFor(convs []records.Conversation) (*records.ComposedFor, error) {
+	var first *records.ComposedFor
+	for i := range convs {
+		c := &convs[i]
+		f := c.ComposedFor
+		switch {
+		case f == nil:
+			return nil, fmt.Errorf("conversation %s does not say which model it was composed for, nor carry reserve text: compose it with --live to send it with --exact", c.ID)
+		case first == nil:
+			first = f
+		case *f != *first:
+			return nil, fmt.Errorf("conversation %s was composed for %s (tokenizer sha256 %s), conversation %s for %s (%s): send --exact counts with one model; send them separately",
+				c.ID, f.Tokenizer, f.TokenizerSHA256, convs[0].ID, first.Tokenizer, first.TokenizerSHA256)
+		}
+	}
+	return first, nil
+}
+
+// ExactModelOptions are the model flags of send --exact with the
+// records' defaults filled in: the tokenizer and chat template compose
+// used; the clock of --now, else $ISLKIT_NOW (model.Load), else the
+// records' (Now is then empty and Sizer takes f.Now).
+func ExactModelOptions(f *records.ComposedFor, tokenizer, chatTemplate, now string) model.Options {
+	o := model.Options{Tokenizer: tokenizer, ChatTemplate: chatTemplate, Now: now}
+	if o.Tokenizer == "" {
+		o.Tokenizer = f.Tokenizer
+		if o.Tokenizer == modelsrc.DefaultName {
+			o.Tokenizer = ""
+		}
+	}
+	if o.ChatTemplate == "" {
+		o.ChatTemplate = f.ChatTemplate
+	}
+	return o
+}
+
+// MismatchError is a model other than the one the conversations were
+// composed for: a usage error.
+type MismatchError struct{ Err error }
+
+func (e *MismatchError) Error() string { return e.Err.Error() }
+func (e *MismatchError) Unwrap() error { return e.Err }
+
+// Sizer makes every live request of send --exact count exactly its
+// target_isl as the server renders it, against the real replies of its
+// history. It is safe for concurrent use.
+type Sizer struct {
+	m     *model.Model
+	rules serverprofile.Rules
+	// bare: the conversations were composed without the chat template,
+	// so their targets are bare counts (the message texts joined by one
+	// space, as compose counted them).
+	bare bool
+	// renders and requests count the whole-request renders and the
+	// requests sized (Renders).
+	renders, requests atomic.Int64
+}
+
+// Renders is how many times the requests sized so far were rendered and
+// counted whole, and how many requests that was for: the cost of
+// --exact, one render per request when the first guess holds.
+func (z *Sizer) Renders() (renders, requests int64) {
+	return z.renders.Load(), z.requests.Load()
+}
+
+// NewSizer checks that m is the model f names (tokenizer.json and chat
+// template hashes; a *MismatchError otherwise) and counts with it as
+// profile renders requests. chatTemplate is the --chat-template m was
+// loaded with ("" for the model's own).
+func NewSizer(f *records.ComposedFor, m *model.Model, chatTemplate string, profile serverprofile.Profile) (*Sizer, error) {
+	sum, err := m.Source.TokenizerSHA256()
+	if err != nil {
+		return nil, err
+	}
+	if sum != f.TokenizerSHA256 {
+		return nil, &MismatchError{fmt.Errorf("model mismatch: the conversations were composed for %s (tokenizer.json sha256 %s) but --tokenizer %s has sha256 %s; send --exact must count with the model compose used (give --tokenizer %s, or leave it out)",
+			f.Tokenizer, f.TokenizerSHA256, m.Source.Name, sum, f.Tokenizer)}
+	}
+	if m.Now.IsZero() && f.Now != "" {
+		if m.Now, err = chat.ParseNow(f.Now); err != nil {
+			return nil, fmt.Errorf("composed_for.now: %w", err)
+		}
+	}
+	z := &Sizer{m: m, rules: serverprofile.RulesOf(profile), bare: !f.ChatTemplateApplied}
+	if z.bare {
+		return z, nil
+	}
+	src, err := chat.FindTemplate(m.Source.FS, chatTemplate)
+	tsum := ""
+	switch {
+	case errors.Is(err, chat.ErrNoTemplate):
+	case err != nil:
+		return nil, err
+	default:
+		tsum = src.SHA256
+	}
+	if tsum != f.ChatTemplateSHA256 {
+		return nil, &MismatchError{fmt.Errorf("chat template mismatch: the conversations were composed with template sha256 %q but %s gives %q; give the --chat-template compose used",
+			f.ChatTemplateSHA256, m.Source.Name, tsum)}
+	}
+	if tsum == "" {
+		z.bare = true // no template: compose counted bare too
+		return z, nil
+	}
+	if m.Template == nil {
+		return nil, m.TemplateErr
+	}
+	return z, nil
+}
+
+// count is the request's ISL as the server renders body (or the bare
+// count when the conversations were composed without a template).
+func (z *Sizer) count(c *records.Conversation, turn, pass int, replies []string, built Built) (int, error) {
+	if z.bare {
+		msgs, err := wire.Messages(c, turn, built.Marker, replies)
+		if err != nil {
+			return 0, err
+		}
+		z.renders.Add(1)
+		return wire.Count(msgs, nil, z.m.Tokenizer, z.m.Now)
+	}
+	z.renders.Add(1)
+	ex, err := extract.Body(built.Body)
+	if err != nil {
+		return 0, err
+	}
+	return serverprofile.CountBody(z.rules, ex, z.m.Template, z.m.Tokenizer, z.m.Now)
+}
+
+// sized is a request made exact, with what its record says about it.
+type sized struct {
+	built Built
+	wire  int // its count
+	// resizedFrom/To are the bare tokens before and after, nil when the
+	// text went out as compose wrote it.
+	resizedFrom, resizedTo *int
+	unreachable            *records.Unreachable
+	// resizedText is the text whose count becomes resizedTo, taken by
+	// finish after the request went out (it is not needed to send it).
+	resizedText string
+}
+
+// finish counts the resized text for the record (resized_to).
+func (z *Sizer) finish(s *sized) {
+	if s.resizedFrom != nil && s.resizedTo == nil {
+		n := z.m.Tokenizer.Count(s.resizedText)
+		s.resizedTo = &n
+	}
+}
+
+// sessionState carries what the previous request of a session taught the
+// next one's first guess.
+type sessionState struct {
+	prevWire int // the previous request's count; 0 before the first
+}
+
+// fit sizes turn `turn` of c (the session's own copy, whose earlier turns
+// hold the texts that were sent) against replies, sets c.Turns[turn].Text
+// to the text sent, and builds the request. orig is compose's turn.
+//
+// The first guess needs no render: the request differs from the previous
+// one (which was counted) by the previous reply, the wraps and this
+// turn's text, as in compose's dry run, except that the reply is the
+// server's (counted, reply-sized) rather than the synthetic one. One render
+// and count of the request then confirms it, usually at once; otherwise
+// sizing.Search goes on as compose's exact mode does.
+func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, turn, pass int, replies []string, st *sessionState) (sized, error) {
+	z.requests.Add(1)
+	t := &c.Turns[turn]
+	tok := z.m.Tokenizer
+	var last sized
+	lastText := ""
+	eval := func(text string) (sizing.Attempt, error) {
+		t.Text = text
+		built, err := b.Build(c, turn, pass, replies)
+		if err != nil {
+			return sizing.Attempt{}, err
+		}
+		n, err := z.count(c, turn, pass, replies, built)
+		if err != nil {
+			return sizing.Attempt{}, fmt.Errorf("conversation %s turn %d: counting the request: %w", c.ID, turn, err)
+		}
+		last, lastText = sized{built: built, wire: n}, text
+		return sizing.Attempt{Text: text, Wire: n}, nil
+	}
+	target := t.TargetISL
+	guess := orig.BareTokens
+	if pred, ok := z.predict(c, turn, replies, st); ok {
+		guess += target - pred
+	} else {
+		a, err := eval(orig.Text)
+		if err != nil {
+			return sized{}, err
+		}
+		guess += target - a.Wire
+	}
+	if guess == orig.BareTokens {
+		if lastText != orig.Text || last.built.Body == nil {
+			if _, err := eval(orig.Text); err != nil {
+				return sized{}, err
+			}
+		}
+		if last.wire == target {
+			st.prevWire = last.wire
+			return last, nil
+		}
+		guess += target - last.wire
+	}
+	text, out, err := resize(tok, orig, guess, target, eval)
+	if err != nil {
+		return sized{}, err // eval's and Build's errors name the conversation
+	}
+	if lastText != text {
+		if _, err = eval(text); err != nil {
+			return sized{}, err
+		}
+	}
+	switch out {
+	case sizing.Unreachable:
+		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
+			Reason: "the history alone exceeds the target (replies before this turn were longer than budgeted): sent with a one-token text"}
+	case sizing.Stuck:
+		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
+			Reason: "no text of this turn counts exactly the target with this tokenizer and template: sent the closest found (short says by how much)"}
+	}
+	if text != orig.Text {
+		from := orig.BareTokens
+		last.resizedFrom, last.resizedText = &from, text
+	}
+	st.prevWire = last.wire
+	return last, nil
+}
+
+// resize searches for the text of turn orig whose request counts target
+// (eval counts a candidate), the bare count guessed to be guess. Only the
+// part that changes is tokenized: the reserve, to grow, or the turn's
+// last words and the reserve, to shrink, the text before them kept as it
+// is; when that window cannot reach the target (a shrink beyond it), the
+// whole text and reserve are searched. The result is the text to send
+// (compose's own when nothing was found below the target).
+func resize(tok *tokenizer.Tokenizer, orig *records.Turn, guess, target int, eval func(string) (sizing.Attempt, error)) (string, sizing.Outcome, error) {
+	d := guess - orig.BareTokens
+	for _, whole := range []bool{false, true} {
+		head, seg, b := orig.Text, "", d
+		switch {
+		case whole:
+			head, seg, b = "", orig.Text, guess
+		case d < 0:
+			cut := tailCut(orig.Text, orig.BareTokens, -d)
+			if cut == 0 {
+				continue // the window would be the whole text
+			}
+			head, seg = orig.Text[:cut], orig.Text[cut:]
+			b = tok.Count(seg) + d
+		}
+		body := seg + orig.Reserve
+		if body == "" {
+			continue
+		}
+		gen, err := sizing.Verbatim(tok, body)
+		if err != nil {
+			continue // a body of spaces only encodes to nothing: no window here
+		}
+		// Text drops the leading spaces of its first piece; the seam
+		// keeps them.
+		joiner := body[:len(body)-len(strings.TrimLeft(body, " "))]
+		a, out, err := gen.Search(0, b, target, func(x string) (sizing.Attempt, error) {
+			at, err := eval(head + joiner + x)
+			at.Text = x
+			return at, err
+		})
+		if err != nil {
+			return "", out, err
+		}
+		if out == sizing.Exact || whole {
+			if a.Text == "" {
+				return orig.Text, out, nil // nothing below the target
+			}
+			return head + joiner + a.Text, out, nil
+		}
+	}
+	return orig.Text, sizing.Stuck, nil
+}
+
+// tailCut is where the last words of text (n bare tokens) begin that hold
+// the shrink tokens to drop with room to spare: before a space, or 0 for
+// the whole text.
+func tailCut(text string, n, shrink int) int {
+	perToken := float64(len(text)) / float64(max(n, 1))
+	keep := len(text) - int(float64(shrink+32)*perToken*1.5) - 16
+	if keep <= 0 {
+		return 0
+	}
+	return max(strings.LastIndexByte(text[:keep], ' '), 0)
+}
+
+// predict is the count of turn `turn`'s request with compose's text
+// (c.Turns[turn] still holds it), from the previous request's count:
+// compose's own step between the two dry-run requests, with the server's
+// reply in place of the synthetic one. ok is false where nothing predicts
+// it (the first request of a session, counts compose did not record).
+func (z *Sizer) predict(c *records.Conversation, turn int, replies []string, st *sessionState) (int, bool) {
+	t := &c.Turns[turn]
+	if t.WireISL == nil {
+		return 0, false
+	}
+	if turn == 0 {
+		return *t.WireISL, true
+	}
+	prev := &c.Turns[turn-1]
+	if prev.WireISL == nil || st.prevWire == 0 || len(replies) < turn {
+		return 0, false
+	}
+	tok := z.m.Tokenizer
+	step := *t.WireISL - *prev.WireISL
+	if reply := replies[turn-1]; reply != prev.Assistant {
+		step += tok.Count(reply) - tok.Count(prev.Assistant)
+	}
+	return st.prevWire + step, true
+}

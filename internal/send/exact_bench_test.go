@@ -1,0 +1,92 @@
+package send
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/compose"
+)
+
+// BenchmarkExactOverhead measures what --exact adds to each request at
+// ISL 8k: 16 two-turn conversations of the embedded Qwen3 (chat template
+// applied, first_turn_suffix marker, --isl 4000 --osl 256, so turn 1's
+// request is about 8,260 tokens), turn 1 sent after a reply of a random
+// length up to its budget, as the test server's random stop gives it.
+// For every such request it times the body build alone (send without
+// --exact) and the sizing that replaces it (prediction, resize, one
+// render and count, the body build; the resized text's own count for
+// resized_to is taken after the request went out), and reports the build time and the
+// added time (sizing − build) at the median and p99, and their ratios;
+// and, as the floor --exact cannot go below, one render and count of the
+// same request alone (added/count: how close the sizing is to that).
+func BenchmarkExactOverhead(b *testing.B) {
+	convs := liveConversations(b, "", cachebust.FirstTurnSuffix, compose.Options{ISL: 4000, OSL: 256, Conversations: 16, Turns: 2, Seed: 3})
+	z := exactSizer(b, "", convs)
+	bl, _ := NewBuilder(PayloadOptions{Stream: true}, nil)
+	words := []string{"lorem", " ipsum", " dolor", " sit", " amet", ",", " consectetur", " adipiscing", " elit", "."}
+	rng := rand.New(rand.NewPCG(1, 2))
+	replies := make([]string, len(convs))
+	for i := range replies {
+		var sb strings.Builder
+		for k := range 1 + rng.IntN(convs[i].Turns[0].MaxTokens) {
+			sb.WriteString(words[k%len(words)])
+		}
+		replies[i] = sb.String()
+	}
+	var build, added, count []time.Duration
+	var renders, requests int64
+	target := 0
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range convs {
+			orig := &convs[i]
+			c := *orig
+			c.Turns = slices.Clone(orig.Turns)
+			var st sessionState
+			if _, err := z.fit(bl, &c, &orig.Turns[0], 0, 0, nil, &st); err != nil {
+				b.Fatal(err)
+			}
+			hist := []string{replies[i]}
+			plain := *orig
+			t0 := time.Now()
+			if _, err := bl.Build(&plain, 1, 0, hist); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			s, err := z.fit(bl, &c, &orig.Turns[1], 1, 0, hist, &st)
+			t2 := time.Now()
+			if err != nil || s.wire != orig.Turns[1].TargetISL {
+				b.Fatalf("%v: counts %d, target %d", err, s.wire, orig.Turns[1].TargetISL)
+			}
+			target = s.wire
+			build = append(build, t1.Sub(t0))
+			added = append(added, t2.Sub(t1)-t1.Sub(t0))
+			renders, requests = z.Renders()
+			t3 := time.Now()
+			if _, err := z.count(&c, 1, 0, hist, s.built); err != nil {
+				b.Fatal(err)
+			}
+			count = append(count, time.Since(t3))
+			z.renders.Add(-1)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(build)
+	slices.Sort(added)
+	slices.Sort(count)
+	q := func(d []time.Duration, p int) float64 { return float64(d[(len(d)-1)*p/100].Microseconds()) }
+	b.ReportMetric(float64(target), "isl")
+	b.ReportMetric(q(build, 50), "build-p50-µs")
+	b.ReportMetric(q(build, 99), "build-p99-µs")
+	b.ReportMetric(q(added, 50), "added-p50-µs")
+	b.ReportMetric(q(added, 99), "added-p99-µs")
+	b.ReportMetric(q(added, 50)/q(build, 50), "added/build-p50")
+	b.ReportMetric(q(added, 99)/q(build, 99), "added/build-p99")
+	b.ReportMetric(q(count, 50), "count-p50-µs")
+	b.ReportMetric(q(added, 50)/q(count, 50), "added/count-p50")
+	b.ReportMetric(float64(renders)/float64(requests), "renders/request")
+}

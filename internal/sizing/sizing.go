@@ -1,0 +1,334 @@
+// Package sizing cuts texts of an exact token count out of a tokenized
+// text and searches for the text that makes a rendered request count
+// exactly a target. It is the one sizing logic: compose cuts its turns from
+// the corpus with it, and send --exact resizes a live turn with it, taking
+// more or less of the turn's own text and of the continuation compose
+// recorded after it.
+package sizing
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/tokenizer"
+)
+
+// Gen cuts texts out of one tokenized text. It is read-only once built,
+// and safe for concurrent use.
+type Gen struct {
+	tok *tokenizer.Tokenizer
+	// ids is the text's tokens: piece k is pieceText[k], whose own
+	// encoding is ids[pieceStart[k]:pieceStart[k+1]] (corpus.Pieces).
+	ids        []int
+	pieceStart []int
+	pieceText  []string
+}
+
+// New tokenizes a corpus (corpus.Pieces: lines trimmed and joined by one
+// space) with up to workers goroutines.
+func New(tok *tokenizer.Tokenizer, text string, workers int) (*Gen, error) {
+	pieces := corpus.Pieces(text)
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("corpus has no text")
+	}
+	return fromPieces(tok, pieces, workers)
+}
+
+// Verbatim tokenizes text as it is (newlines and all), for cutting a
+// prefix of a given text: Text(0, n) is about its first n tokens.
+func Verbatim(tok *tokenizer.Tokenizer, text string) (*Gen, error) {
+	var pieces []string
+	for pos := 0; pos < len(text); {
+		// Cut just before a space, where the pre-tokenizers cut anyway.
+		end := pos + corpus.PieceBytes
+		if end >= len(text) {
+			end = len(text)
+		} else if i := strings.IndexByte(text[end:], ' '); i < 0 {
+			end = len(text)
+		} else {
+			end += i
+		}
+		pieces = append(pieces, text[pos:end])
+		pos = end
+	}
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("no text")
+	}
+	return fromPieces(tok, pieces, 1)
+}
+
+func fromPieces(tok *tokenizer.Tokenizer, pieces []string, workers int) (*Gen, error) {
+	enc := corpus.TokenizePieces(pieces, tok, workers)
+	g := &Gen{tok: tok}
+	for k, ids := range enc {
+		if len(ids) == 0 {
+			continue
+		}
+		g.pieceStart = append(g.pieceStart, len(g.ids))
+		g.pieceText = append(g.pieceText, pieces[k])
+		g.ids = append(g.ids, ids...)
+	}
+	if len(g.ids) == 0 {
+		return nil, fmt.Errorf("text encodes to no tokens")
+	}
+	return g, nil
+}
+
+// IDs is the text's tokens (shared: do not modify).
+func (g *Gen) IDs() []int { return g.ids }
+
+// Tokenizer is the tokenizer g counts with.
+func (g *Gen) Tokenizer() *tokenizer.Tokenizer { return g.tok }
+
+func (g *Gen) pieceLen(p int) int {
+	if p+1 < len(g.pieceStart) {
+		return g.pieceStart[p+1] - g.pieceStart[p]
+	}
+	return len(g.ids) - g.pieceStart[p]
+}
+
+// Text is about n tokens of text from token position start, wrapping
+// around: whole pieces verbatim, and the first and last partial pieces
+// decoded. Any position can start a prompt (starting only at piece
+// boundaries would make identical prompt prefixes, and server cache hits,
+// likely across a thousand conversations). The leading space is dropped.
+// Callers count the result: merges at the seams can move it by a token.
+func (g *Gen) Text(start, n int) string {
+	start %= len(g.ids)
+	p := sort.SearchInts(g.pieceStart, start+1) - 1
+	var sb strings.Builder
+	for first := true; n > 0; first = false {
+		from := max(start, g.pieceStart[p])
+		l := min(n, g.pieceStart[p]+g.pieceLen(p)-from)
+		var s string
+		if from == g.pieceStart[p] && l == g.pieceLen(p) {
+			s = g.pieceText[p]
+		} else {
+			s = g.tok.Decode(g.ids[from:from+l], false)
+			// SentencePiece decoders drop the leading space a piece has.
+			if from == g.pieceStart[p] && strings.HasPrefix(g.pieceText[p], " ") && !strings.HasPrefix(s, " ") {
+				s = " " + s
+			}
+		}
+		if first {
+			s = strings.TrimLeft(s, " ")
+		}
+		sb.WriteString(s)
+		n -= l
+		start = 0
+		p = (p + 1) % len(g.pieceStart)
+	}
+	return sb.String()
+}
+
+// Continuation is the r tokens of text that follow the window
+// Text(start, n): appended to that window's text it reads on as the
+// corpus does (leading space kept). A window that ends inside a UTF-8
+// character of a byte-level vocabulary has no clean seam; the decoded
+// continuation then follows after one space.
+func (g *Gen) Continuation(start, n, r int) string {
+	if r < 1 {
+		return ""
+	}
+	window, longer := g.Text(start, n), g.Text(start, n+r)
+	if rest, ok := strings.CutPrefix(longer, window); ok && utf8.ValidString(rest) {
+		return rest
+	}
+	return " " + strings.TrimLeft(g.Text(start+n, r), " ")
+}
+
+// Pads are appended one at a time when a text is a few tokens short; each
+// is a common word that is a single token in every vocabulary we know, so
+// it moves the count by one.
+var Pads = []string{" the", " and", " of", " a", ".", " to", " in", " it"}
+
+// Exact returns text whose bare count is exactly n (n >= 1): AIPerf's
+// repair loop (decode a window, re-encode, grow or shrink the window by
+// the error, up to 10 times), then, because BPE merges at the cut can make
+// that oscillate, a word-level fix that always ends or says it cannot.
+func (g *Gen) Exact(start, n int) (string, error) {
+	length := n
+	var text string
+	for range 10 {
+		text = g.Text(start, length)
+		c := g.tok.Count(text)
+		if c == n {
+			return text, nil
+		}
+		length = max(1, length+n-c)
+	}
+	return g.Fix(text, n)
+}
+
+// Fix trims words while text is too long and appends pads while it is too
+// short. Counting whole texts keeps it exact whatever the tokenizer does at
+// the edit point; the step bound makes it end.
+func (g *Gen) Fix(text string, n int) (string, error) {
+	c := g.tok.Count(text)
+	for step := 0; step < 256; step++ {
+		switch {
+		case c == n:
+			return text, nil
+		case c > n:
+			text = DropLastWord(text)
+			c = g.tok.Count(text)
+		default:
+			grown := false
+			for _, p := range Pads {
+				if c2 := g.tok.Count(text + p); c2 > c && c2 <= n {
+					text, c, grown = text+p, c2, true
+					break
+				}
+			}
+			if !grown { // every pad overshoots: back off a word and retry
+				text = DropLastWord(text)
+				c = g.tok.Count(text)
+			}
+		}
+	}
+	return "", fmt.Errorf("cannot make a text of exactly %d tokens with this tokenizer (closest %d)", n, c)
+}
+
+// DropLastWord removes the last space-separated word (or, for a text
+// without spaces, its last character).
+func DropLastWord(s string) string {
+	s = strings.TrimRight(s, " ")
+	if i := strings.LastIndexByte(s, ' '); i > 0 {
+		return s[:i]
+	}
+	_, size := utf8.DecodeLastRuneInString(s)
+	return s[:len(s)-size]
+}
+
+// Attempt is a candidate text and the count it gives. Search fills Start
+// and Len: the window Text(Start, Len) the text was cut from (pads may
+// follow it), so a caller can continue the text where the window ends.
+type Attempt struct {
+	Text       string
+	Wire       int
+	Start, Len int
+}
+
+// Outcome of Search.
+type Outcome int
+
+// The outcomes.
+const (
+	Exact       Outcome = iota
+	Unreachable         // even a one-token text overshoots; the attempt is that text
+	Stuck               // no text found; the attempt is the closest below
+)
+
+// Search finds a text whose eval count is exactly target: Newton-like
+// steps on the bare budget (the count is nearly linear in it), then ±1
+// steps where the count jumps, then single-token pads on the closest text
+// below the target, then other windows of the text. Every path is bounded.
+func (g *Gen) Search(start, guess, target int, eval func(text string) (Attempt, error)) (Attempt, Outcome, error) {
+	var below, padded *Attempt // padded: the below last padded (padding it again changes nothing)
+	for try := 0; try < 4; try++ {
+		s := start + try*(len(g.ids)/5+1)
+		tried := map[int]bool{}
+		b := max(1, guess)
+		for range 24 {
+			// The window's own bare count may differ from b by a merge at
+			// its ends; only the wire count matters here, and the bare count
+			// is taken once for the text that is kept.
+			a, err := eval(g.Text(s, b))
+			if err != nil {
+				return Attempt{}, Stuck, err
+			}
+			a.Start, a.Len = s, b
+			tried[b] = true
+			switch {
+			case a.Wire == target:
+				return a, Exact, nil
+			case a.Wire > target && b == 1:
+				return a, Unreachable, nil
+			case a.Wire < target && (below == nil || a.Wire > below.Wire):
+				below = &a
+			}
+			nb := max(1, b-(a.Wire-target))
+			if tried[nb] {
+				if a.Wire > target {
+					nb = b - 1
+				} else {
+					nb = b + 1
+				}
+				if tried[nb] || nb < 1 {
+					break // the count jumps over the target between two budgets
+				}
+			}
+			b = nb
+		}
+		if below != nil && below != padded {
+			a, err := g.pad(eval, *below, target)
+			if err != nil {
+				return Attempt{}, Stuck, err
+			}
+			if a.Wire == target {
+				return a, Exact, nil
+			}
+			below, padded = &a, &a
+		}
+	}
+	if below == nil {
+		return Attempt{}, Stuck, nil
+	}
+	a, err := g.PadBackOff(eval, *below, target)
+	if err != nil {
+		return Attempt{}, Stuck, err
+	}
+	if a.Wire == target {
+		return a, Exact, nil
+	}
+	return a, Stuck, nil
+}
+
+// pad appends single-token words to a text whose count is short of the
+// target, keeping only appends that do not overshoot.
+func (g *Gen) pad(eval func(string) (Attempt, error), a Attempt, target int) (Attempt, error) {
+	for step := 0; step < 64 && a.Wire < target; step++ {
+		grown := false
+		for _, p := range Pads {
+			b, err := eval(a.Text + p)
+			if err != nil {
+				return a, err
+			}
+			if b.Wire > a.Wire && b.Wire <= target {
+				b.Start, b.Len = a.Start, a.Len
+				a, grown = b, true
+				break
+			}
+		}
+		if !grown {
+			break
+		}
+	}
+	return a, nil
+}
+
+// PadBackOff is the last resort of Search, when every window got stuck
+// below the target: every pad then adds two tokens or none, because the
+// text's end merges with what follows it (",\n\n" before a suffix marker
+// is one token). It drops the last word, which ends the text elsewhere,
+// and pads again, a bounded number of times.
+func (g *Gen) PadBackOff(eval func(string) (Attempt, error), a Attempt, target int) (Attempt, error) {
+	for step := 0; step < 16 && a.Wire < target; step++ {
+		shorter := DropLastWord(a.Text)
+		if shorter == "" || shorter == a.Text {
+			break
+		}
+		b, err := eval(shorter)
+		if err != nil || b.Wire >= a.Wire {
+			return a, err
+		}
+		b.Start, b.Len = a.Start, a.Len
+		if a, err = g.pad(eval, b, target); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
