@@ -340,3 +340,22 @@ func TestDatasetResizeSpread(t *testing.T) {
 		t.Errorf("first targets %v: want drawn around 200", firsts)
 	}
 }
+
+// TestDatasetResizeOverContext: an --isl above the model's context length
+// is refused unless --allow-over-context, as for synthetic conversations.
+func TestDatasetResizeOverContext(t *testing.T) {
+	p, m := realProbe(t, "", cachebust.None)
+	ctx := ContextLength(m.Source)
+	if ctx == 0 {
+		t.Fatal("the embedded model states no context length")
+	}
+	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISL: ctx + 1}); !IsUsage(err) || !strings.Contains(err.Error(), "context length") {
+		t.Errorf("--isl %d: %v, want a usage error naming the context length", ctx+1, err)
+	}
+	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISL: ctx + 1, AllowOverContext: true}); err != nil {
+		t.Errorf("--allow-over-context: %v", err)
+	}
+	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISLStddev: 3}); !IsUsage(err) {
+		t.Errorf("--isl-stddev without --isl: %v", err)
+	}
+}
