@@ -23,7 +23,10 @@
 # and for internal/compose/testdata/sharegpt.json (targets none,
 # first_turn_prefix and system_suffix) that every request of compose
 # --dataset | send --dry-run counts exactly its expected_isl (compose skips,
-# by line, a conversation the model's template refuses).
+# by line, a conversation the model's template refuses): texts kept, and
+# resized with --isl 30 (texts cut, or below the template's own cost) and
+# --isl 300 (texts continued from the corpus), where every request counts
+# exactly its target_isl, or more when compose marked it unreachable.
 #
 #   scripts/check-trace-reference.sh            check
 #   scripts/check-trace-reference.sh --update   also rewrite
@@ -92,43 +95,62 @@ for dir in "$shared"/models/*/; do
   model=$(basename "$dir")
   for target in none first_turn_prefix system_suffix; do
     "$tmp/probe" --tokenizer "$dir" --apply-chat-template --cache-bust "$target" >"$tmp/probe.json"
-    if ! "$tmp/compose" --probe "$tmp/probe.json" --dataset "$root/internal/compose/testdata/sharegpt.json" --seed 1 --model m --osl 50 >"$tmp/convs.jsonl" 2>"$tmp/err"; then
-      echo "{\"model\":\"$model\",\"target\":\"$target\",\"refused\":$(python3 -c 'import json,sys;print(json.dumps(open(sys.argv[1]).read().strip()))' "$tmp/err")}" >>"$dout"
-      continue
-    fi
-    "$tmp/send" --dry-run <"$tmp/convs.jsonl" >"$tmp/reqs.jsonl"
-    python3 - "$tmp/reqs.jsonl" "$model" "$target" >"$tmp/msgs.jsonl" <<'PY'
+    for isl in 0 30 300; do
+      args=()
+      [[ $isl == 0 ]] || args=(--isl "$isl")
+      if ! "$tmp/compose" --probe "$tmp/probe.json" --dataset "$root/internal/compose/testdata/sharegpt.json" --seed 1 --model m --osl 50 "${args[@]}" >"$tmp/convs.jsonl" 2>"$tmp/err"; then
+        echo "{\"model\":\"$model\",\"target\":\"$target\",\"isl\":$isl,\"refused\":$(python3 -c 'import json,sys;print(json.dumps(open(sys.argv[1]).read().strip()))' "$tmp/err")}" >>"$dout"
+        continue
+      fi
+      "$tmp/send" --dry-run <"$tmp/convs.jsonl" >"$tmp/reqs.jsonl"
+      python3 - "$tmp/reqs.jsonl" "$tmp/convs.jsonl" "$model" "$target" "$isl" >"$tmp/msgs.jsonl" <<'PY'
 import hashlib, json, sys
-model, target = sys.argv[2], sys.argv[3]
+model, target, isl = sys.argv[3], sys.argv[4], int(sys.argv[5])
+convs = {c["index"]: c for c in map(json.loads, open(sys.argv[2]))}
 for r in map(json.loads, open(sys.argv[1])):
     msgs = r["payload"]["messages"]
     h = hashlib.sha256("".join(x["role"] + "\0" + x["content"] + "\0" for x in msgs).encode()).hexdigest()
-    print(json.dumps({"model": model, "target": target, "conv": r["conversation_index"], "turn": r["turn"],
-                      "expected_isl": r["expected_isl"], "messages": msgs, "messages_sha256": h}))
+    t = convs[r["conversation_index"]]["turns"][r["turn"]]
+    print(json.dumps({"model": model, "target": target, "isl": isl, "conv": r["conversation_index"], "turn": r["turn"],
+                      "expected_isl": r["expected_isl"], "target_isl": r["target_isl"], "unreachable": "unreachable" in t,
+                      "messages": msgs, "messages_sha256": h}))
 PY
-    python3 "$oracle/wire_ref.py" "$dir" <"$tmp/msgs.jsonl" | node "$oracle/tokenize_ref.cjs" "$dir/tokenizer.json" \
-      | python3 -c '
+      python3 "$oracle/wire_ref.py" "$dir" <"$tmp/msgs.jsonl" | node "$oracle/tokenize_ref.cjs" "$dir/tokenizer.json" \
+        | python3 -c '
 import json, sys
 for r in map(json.loads, sys.stdin):
-    keep = {k: r[k] for k in ("model", "target", "conv", "turn", "expected_isl", "messages_sha256")}
+    keep = {k: r[k] for k in ("model", "target", "isl", "conv", "turn", "expected_isl", "target_isl", "unreachable", "messages_sha256")}
     keep.update({"error": r["error"]} if "error" in r else {"ref_tokens": r["tokens"]})
     print(json.dumps(keep))' >>"$dout"
+    done
   done
 done
 python3 - "$dout" <<'PY' || fail=1
 import collections, json, sys
 cases = collections.OrderedDict()
 for r in map(json.loads, open(sys.argv[1])):
-    cases.setdefault((r["model"], r["target"]), []).append(r)
+    cases.setdefault((r["model"], r["target"], r["isl"]), []).append(r)
 bad = 0
-for (model, target), rs in cases.items():
+for (model, target, isl), rs in cases.items():
+    label = f"{model:20s} {target:18s} sharegpt " + (f"--isl {isl:<4d}" if isl else "texts kept")
     if "refused" in rs[0]:
-        print(f"FAIL {model:20s} {target:18s} sharegpt refused: {rs[0]['refused'][:100]}")
+        print(f"FAIL {label} refused: {rs[0]['refused'][:100]}")
         bad += 1
         continue
-    msgs = [f"conv {r['conv']} turn {r['turn']}: " + (f"reference failed: {r['error']}" if "error" in r else f"reference {r['ref_tokens']} != expected_isl {r['expected_isl']}")
-            for r in rs if "error" in r or r["ref_tokens"] != r["expected_isl"]]
-    print(("ok   " if not msgs else "FAIL ") + f"{model:20s} {target:18s} sharegpt {len(rs)} requests, reference = expected_isl on {len(rs) - len(msgs)}" + ("" if not msgs else " :: " + "; ".join(msgs)))
+    msgs = []
+    for r in rs:
+        where = f"conv {r['conv']} turn {r['turn']}: "
+        if "error" in r:
+            msgs.append(where + f"reference failed: {r['error']}")
+        elif r["ref_tokens"] != r["expected_isl"]:
+            msgs.append(where + f"reference {r['ref_tokens']} != expected_isl {r['expected_isl']}")
+        elif isl and not r["unreachable"] and r["ref_tokens"] != r["target_isl"]:
+            msgs.append(where + f"reference {r['ref_tokens']} != target_isl {r['target_isl']}")
+        elif isl and r["unreachable"] and not r["ref_tokens"] > r["target_isl"]:
+            msgs.append(where + f"marked unreachable but reference {r['ref_tokens']} <= target_isl {r['target_isl']}")
+    unr = sum(1 for r in rs if r.get("unreachable"))
+    print(("ok   " if not msgs else "FAIL ") + f"{label} {len(rs)} requests, reference = expected_isl" + (" = target_isl" if isl else "")
+          + f" on {len(rs) - len(msgs) - unr}" + (f", {unr} unreachable (reference above target_isl)" if unr else "") + ("" if not msgs else " :: " + "; ".join(msgs)))
     bad += bool(msgs)
 print(f"{len(cases) - bad}/{len(cases)} dataset cases ok")
 sys.exit(1 if bad else 0)

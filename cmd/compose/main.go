@@ -54,7 +54,7 @@ type flags struct {
 	Revision                 string  `help:"Hub revision of --tokenizer ORG/NAME (branch, tag or commit). Default: main with --tokenizer, else the probe's." placeholder:"REV"`
 	ChatTemplate             string  `help:"Chat template file; must be the one the probe measured. Default: the probe's." placeholder:"FILE" type:"existingfile"`
 	Now                      string  `help:"Pin strftime_now (e.g. 2025-07-10T12:00:00). Default: $ISLKIT_NOW, else the probe's --now, else the clock." placeholder:"TIME"`
-	ISL                      int     `name:"isl" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn). Required unless --trace or --dataset." placeholder:"TOKENS"`
+	ISL                      int     `name:"isl" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn). Required unless --trace or --dataset; with --dataset it resizes every user turn." placeholder:"TOKENS"`
 	ISLStddev                float64 `name:"isl-stddev" help:"Standard deviation of the per-turn ISL, in tokens (normal, redrawn while negative)." default:"0" placeholder:"TOKENS"`
 	OSL                      int     `name:"osl" help:"max_tokens of each turn, in tokens; also the length of compose's synthetic assistant replies." default:"128" placeholder:"TOKENS"`
 	OSLStddev                float64 `name:"osl-stddev" help:"Standard deviation of the OSL, in tokens; needs --osl." default:"0" placeholder:"TOKENS"`
@@ -77,7 +77,7 @@ type flags struct {
 	TraceFormat              string  `help:"Trace format." enum:"mooncake" default:"mooncake" group:"trace"`
 	BlockSize                int     `help:"Tokens per trace hash id (Mooncake's block)." default:"512" placeholder:"TOKENS" group:"trace"`
 	CacheBlockSize           int     `help:"Prefix-cache block (vLLM's default 16) in which each request's cache blocks are named, so send can write every request's expected_cached_tokens; 0 names none. Synthetic conversations are named only when this flag is given (one more encoding of every request)." default:"16" placeholder:"TOKENS" group:"trace"`
-	Dataset                  string  `help:"Replay a dataset instead of synthetic conversations, texts as they are: every request records its exact wire ISL; the dataset's replies are the history and their token length max_tokens (else --osl). ShareGPT JSON/JSONL, OpenAI messages JSONL, or prompts ({\"prompt\"} lines or text lines)." placeholder:"FILE" type:"existingfile" group:"dataset"`
+	Dataset                  string  `help:"Replay a dataset instead of synthetic conversations: the dataset's replies are the history and their token length max_tokens (else --osl). Without --isl the texts are kept and every request records its exact wire ISL; with --isl (and --isl-stddev) every user turn is cut, or continued from --corpus, until its request counts exactly its target_isl (the first: --isl, + one wrap + the system prompt when the dialog has one; later: the previous target + one wrap + the reply + --isl); a target below the template's own cost is marked unreachable. ShareGPT JSON/JSONL, OpenAI messages JSONL, or prompts ({\"prompt\"} lines or text lines)." placeholder:"FILE" type:"existingfile" group:"dataset"`
 	DatasetFormat            string  `help:"Dataset format (${enum}; auto detects it)." enum:"auto,sharegpt,openai,prompts" default:"auto" group:"dataset"`
 }
 
@@ -226,9 +226,10 @@ func given(set map[string]bool, name string, v int) int {
 // request's lengths and count).
 var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "prefix-groups", "prefix-length"}
 
-// datasetOnly are the flags --dataset replaces (--isl resizing is not
-// implemented yet: the texts are kept).
-var datasetOnly = []string{"isl", "isl-stddev", "osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format", "prefix-groups", "prefix-length"}
+// datasetOnly are the flags --dataset replaces: the dataset gives the
+// conversations, their turns and replies (--isl and --isl-stddev resize its
+// user turns; every request is sized exactly either way).
+var datasetOnly = []string{"osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format", "prefix-groups", "prefix-length"}
 
 // checkWorkload refuses, for --trace and --dataset, the flags the input
 // replaces (why says which and why) and the flags' own bad values.
@@ -259,8 +260,14 @@ func reportSkipped(stderr io.Writer, file string, skipped []workload.Skipped, to
 
 // runDataset composes one conversation per dataset dialog.
 func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
-	if err := f.checkWorkload(set, datasetOnly, "--dataset: the dataset gives the conversations and their texts (resizing them to --isl is not supported yet)"); err != nil {
+	if err := f.checkWorkload(set, datasetOnly, "--dataset: the dataset gives the conversations, their turns and replies, and every request is sized exactly (--isl resizes the user turns)"); err != nil {
 		return err
+	}
+	if set["isl-stddev"] && !set["isl"] {
+		return cli.Usagef("--isl-stddev needs --isl (a spread without a mean)")
+	}
+	if set["isl"] && f.ISL < 1 {
+		return cli.Usagef("--isl must be at least 1 token (got %d)", f.ISL)
 	}
 	file, err := os.Open(f.Dataset)
 	if err != nil {
@@ -277,13 +284,23 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	if err != nil {
 		return err
 	}
-	d, err := compose.NewDataset(p, m, compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
-		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize})
+	opts := compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
+		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext}
+	if set["isl"] {
+		opts.ISL, opts.ISLStddev = f.ISL, f.ISLStddev
+		if opts.Corpus, err = corpus.Load(f.Corpus); err != nil {
+			return err
+		}
+	}
+	d, err := compose.NewDataset(p, m, opts)
 	if err != nil {
 		return usage(err)
 	}
 	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
 	reportSkipped(stderr, f.Dataset, append(skipped, d.Skipped()...), len(skipped)+len(dialogs), format+" conversations")
+	for _, warning := range d.Warnings() {
+		fmt.Fprintf(stderr, "compose: warning: %s\n", warning)
+	}
 	return err
 }
 

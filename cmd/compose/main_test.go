@@ -11,6 +11,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/records"
 )
 
 // probeLine is the embedded model's probe record, as probe writes it.
@@ -140,7 +141,10 @@ func TestDataset(t *testing.T) {
 		want string
 	}{
 		{[]string{"--dataset", bad}, 1, "compose: " + bad + `:1: field "messages.0.content"`},
-		{[]string{"--dataset", good, "--isl", "100"}, 2, "compose: --isl with --dataset"},
+		{[]string{"--dataset", good, "--osl-stddev", "3"}, 2, "compose: --osl-stddev with --dataset"},
+		{[]string{"--dataset", good, "--isl-stddev", "3"}, 2, "compose: --isl-stddev needs --isl"},
+		{[]string{"--dataset", good, "--isl", "0"}, 2, "compose: --isl must be at least 1"},
+		{[]string{"--dataset", good, "--turns", "2"}, 2, "compose: --turns with --dataset"},
 		{[]string{"--dataset", good, "--trace", good}, 2, "compose: --trace and --dataset"},
 		{[]string{"--dataset", good, "--dataset-format", "csv"}, 2, "compose: "},
 	} {
@@ -148,5 +152,50 @@ func TestDataset(t *testing.T) {
 		if code != tt.code || out != "" || !strings.HasPrefix(errs, tt.want) {
 			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want %d, %q", tt.args, code, len(out), errs, tt.code, tt.want)
 		}
+	}
+}
+
+// TestDatasetISL: compose --dataset --isl resizes every user turn so that
+// each request's wire ISL is its target_isl, compose's multi-turn
+// definition (the second request: the first's target + one wrap + the
+// reply + --isl), max_tokens the dataset reply's length, else --osl; a
+// target below the template's own cost is marked unreachable and warned
+// about.
+func TestDatasetISL(t *testing.T) {
+	p := probeLine(t)
+	var rec records.Probe
+	if err := json.Unmarshal([]byte(p), &rec); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(t.TempDir(), "d.jsonl")
+	os.WriteFile(good, []byte(`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello there"}, {"role": "user", "content": "bye"}]}
+`), 0o644)
+	code, out, errs := runCLI(p, "--dataset", good, "--isl", "60", "--osl", "33")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var conv struct {
+		Turns []struct {
+			TargetISL int    `json:"target_isl"`
+			WireISL   int    `json:"wire_isl"`
+			Text      string `json:"text"`
+			MaxTokens int    `json:"max_tokens"`
+			Assistant string `json:"assistant"`
+		} `json:"turns"`
+	}
+	if err := json.Unmarshal([]byte(out), &conv); err != nil || len(conv.Turns) != 2 {
+		t.Fatalf("output %s: %v", out, err)
+	}
+	t0, t1 := conv.Turns[0], conv.Turns[1]
+	// "hello there" is two tokens of the embedded Qwen3.
+	if t0.TargetISL != 60 || t0.WireISL != 60 || t1.TargetISL != 60+rec.Overhead.Wrap+2+60 || t1.WireISL != t1.TargetISL {
+		t.Errorf("targets %d %d, wire %d %d (wrap %d)", t0.TargetISL, t1.TargetISL, t0.WireISL, t1.WireISL, rec.Overhead.Wrap)
+	}
+	if !strings.HasPrefix(t0.Text, "hi ") || !strings.HasPrefix(t1.Text, "bye ") || t0.MaxTokens != 2 || t0.Assistant != "hello there" || t1.MaxTokens != 33 {
+		t.Errorf("turns %+v", conv.Turns)
+	}
+	code, out, errs = runCLI(p, "--dataset", good, "--isl", "2")
+	if code != 0 || !strings.Contains(out, `"unreachable":{"min_isl":`) || !strings.Contains(errs, "compose: warning: 2 of 2 turn(s) are unreachable") {
+		t.Errorf("--isl 2: exit %d, stderr %q, output %s", code, errs, out)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
@@ -27,20 +30,52 @@ type DatasetOptions struct {
 	Model          string
 	Workers        int
 	CacheBlockSize int // as TraceOptions
+	// ISL > 0 resizes every user turn (--isl, --isl-stddev): see Dataset.
+	ISL       int
+	ISLStddev float64
+	// Corpus extends turns shorter than their budget ("" = the embedded
+	// default); only read with ISL.
+	Corpus string
+	// AllowOverContext: as Options.
+	AllowOverContext bool
 }
 
-// Dataset replays dataset dialogs as they are: their texts kept, every
-// turn's request rendered and encoded once, so each records its exact wire
-// ISL (target and expected alike), with the dataset's replies as history
+// Dataset replays dataset dialogs, with the dataset's replies as history
 // and their token length as max_tokens (vLLM's ShareGPT sampler does the
 // same), else OSL.
+//
+// Without ISL the texts are kept: every turn's request is rendered and
+// encoded once, so each records its exact wire ISL (target and expected
+// alike). With ISL every user turn is resized (cut to a prefix of its own
+// tokens, or its own text continued with corpus text) until its request
+// counts exactly its target, compose's multi-turn definition: turn 0's
+// target is its drawn ISL (+ one message wrap + the system prompt's count
+// when the dialog has one); turn k's is turn k−1's + one wrap + the
+// dataset reply's count + its own ISL. A target below what the template,
+// history and marker alone cost is marked unreachable.
 type Dataset struct {
 	opts  DatasetOptions
 	probe *records.Probe
 	model *Model
+	gen   *textGen // the corpus (ISL > 0 only)
 
 	mu      sync.Mutex
 	skipped []workload.Skipped
+	// unreachable counts the turns marked so, first the first one's.
+	unreachable, turns int
+	first              *records.Unreachable
+	firstIndex         int
+}
+
+// Warnings says, after Run, how many turns are unreachable and why.
+func (d *Dataset) Warnings() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.unreachable == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d of %d turn(s) are unreachable: %s (the first needs at least %d tokens, %d over its target); their records say by how much; raise --isl or drop the marker",
+		d.unreachable, d.turns, d.first.Reason, d.first.MinISL, d.first.Short)}
 }
 
 // Skipped lists the dialogs Run left out, by line: those whose request the
@@ -55,22 +90,67 @@ func (d *Dataset) Skipped() []workload.Skipped {
 
 // NewDataset checks the options against probe p.
 func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, error) {
-	if opts.OSL < 1 {
+	switch {
+	case opts.OSL < 1:
 		return nil, usagef("--osl must be at least 1 token (got %d)", opts.OSL)
+	case opts.ISL < 0 || opts.ISL > MaxLength:
+		return nil, usagef("--isl must be between 1 and %d tokens (got %d)", MaxLength, opts.ISL)
+	case !finite(opts.ISLStddev) || opts.ISLStddev < 0 || opts.ISLStddev > MaxLength:
+		return nil, usagef("--isl-stddev must be a number between 0 and %d (got %g)", MaxLength, opts.ISLStddev)
+	case opts.ISLStddev > 0 && opts.ISL == 0:
+		return nil, usagef("--isl-stddev needs --isl (a spread without a mean)")
 	}
 	if opts.BenchmarkID == "" {
 		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
 	}
 	opts.Workers = max(1, opts.Workers)
-	return &Dataset{opts: opts, probe: p, model: m}, nil
+	d := &Dataset{opts: opts, probe: p, model: m}
+	if opts.ISL == 0 {
+		return d, nil
+	}
+	if ctx := ContextLength(m.Source); ctx > 0 && opts.ISL > ctx && !opts.AllowOverContext {
+		return nil, usagef("--isl %d is above the model's context length %d (model_max_length of %s): a server refuses such requests; lower --isl, or give --allow-over-context to compose them anyway", opts.ISL, ctx, m.Source.Name)
+	}
+	text := opts.Corpus
+	var err error
+	if text == "" {
+		if text, err = corpus.Default(); err != nil {
+			return nil, err
+		}
+	}
+	if d.gen, err = corpusGen(text, m, max(opts.Workers, runtime.GOMAXPROCS(0))); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Run writes one conversation per dialog, in file order, leaving out (see
 // Skipped) those the template refuses.
 func (d *Dataset) Run(ctx context.Context, w *jsonl.Writer, dialogs []workload.Dialog) error {
 	return runOrdered(ctx, w, len(dialogs), d.opts.Workers, func(i int) (*records.Conversation, error) {
-		return d.Conversation(i, dialogs[i])
+		conv, err := d.Conversation(i, dialogs[i])
+		if conv != nil {
+			d.count(conv)
+		}
+		return conv, err
 	})
+}
+
+func (d *Dataset) count(conv *records.Conversation) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, t := range conv.Turns {
+		d.turns++
+		if t.Unreachable == nil {
+			continue
+		}
+		// Workers finish out of order: keep the earliest conversation's.
+		if d.first == nil || conv.Index < d.firstIndex {
+			u := *t.Unreachable
+			d.first, d.firstIndex = &u, conv.Index
+		}
+		d.unreachable++
+	}
 }
 
 // Conversation builds conversation i from dialog dl.
@@ -93,17 +173,36 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		conv.SystemPrompt = &records.SystemPrompt{Text: *dl.System, RequestedTokens: n, BareTokens: n}
 	}
 	marker := wire.Marker(conv, 0)
+	// The draws depend only on the seed and i, as compose's.
+	rng := rand.New(rand.NewPCG(d.opts.Seed, uint64(i)+1))
 	conv.Turns = make([]records.Turn, len(dl.Turns))
+	target, replyTokens := 0, 0
 	for k, dt := range dl.Turns {
 		t := &conv.Turns[k]
 		t.Index, t.Text, t.BareTokens, t.MaxTokens = k, dt.User, tok.Count(dt.User), d.opts.OSL
+		if d.opts.ISL > 0 {
+			isl := min(positiveNormal(rng, float64(d.opts.ISL), d.opts.ISLStddev), MaxLength)
+			if k == 0 {
+				target = isl
+				if conv.SystemPrompt != nil {
+					target += d.probe.Overhead.Wrap + conv.SystemPrompt.BareTokens
+				}
+			} else {
+				target += d.probe.Overhead.Wrap + replyTokens + isl
+			}
+			t.TargetISL = target
+		}
+		replyTokens = 0
 		if dt.Reply != nil {
 			t.Assistant = *dt.Reply
-			if n := tok.Count(*dt.Reply); n > 0 {
-				t.MaxTokens = n
+			if replyTokens = tok.Count(*dt.Reply); replyTokens > 0 {
+				t.MaxTokens = replyTokens
 			}
 		}
 		ids, err := d.wireIDs(conv, k, marker)
+		if err == nil && d.opts.ISL > 0 {
+			ids, err = d.resize(conv, k, marker, len(ids), rng.IntN(len(d.gen.ids)))
+		}
 		var te *templateError
 		if errors.As(err, &te) {
 			d.mu.Lock()
@@ -115,12 +214,63 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 			return nil, fmt.Errorf("dataset line %d turn %d: %w", dl.Line, k, err)
 		}
 		n := len(ids)
-		t.TargetISL, t.WireISL = max(n, 1), &n
+		t.WireISL = &n
+		if d.opts.ISL == 0 {
+			t.TargetISL = max(n, 1)
+		}
 		if d.opts.CacheBlockSize > 0 {
 			t.CacheBlocks = prefixcache.Chain(ids, d.opts.CacheBlockSize)
 		}
 	}
 	return conv, nil
+}
+
+// resize sets turn k's text so that its request counts exactly the turn's
+// target, or marks it unreachable when a one-token text already
+// overshoots, and returns the request's wire tokens. asIs is the request's
+// count with the dataset's own text, which gives the first budget (the
+// count is nearly linear in the text's tokens); start is where in the
+// corpus a too-short text continues.
+func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs, start int) ([]int, error) {
+	t := &conv.Turns[k]
+	own := t.Text
+	ownIDs := d.model.Tokenizer.Encode(own)
+	guess := len(ownIDs) + t.TargetISL - asIs
+	eval := func(text string) (attempt, error) {
+		t.Text = text
+		ids, err := d.wireIDs(conv, k, marker)
+		if err != nil {
+			return attempt{}, err
+		}
+		return attempt{text: text, wire: len(ids)}, nil
+	}
+	var a attempt
+	out := stuck
+	for try := 0; try < 4 && out == stuck; try++ {
+		// Each try continues the text from another corpus place; the
+		// turn's own text always comes first.
+		src := d.gen.continued(own, ownIDs, start+try*(len(d.gen.ids)/5+1), max(0, guess-len(ownIDs))+guess/4+64)
+		var err error
+		if a, out, err = src.searchPrefix(guess, t.TargetISL, eval); err != nil {
+			return nil, err
+		}
+	}
+	if out == stuck {
+		return nil, fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", t.TargetISL, a.wire)
+	}
+	t.Text = a.text
+	t.BareTokens = d.model.Tokenizer.Count(t.Text)
+	ids, err := d.wireIDs(conv, k, marker)
+	if err != nil {
+		return nil, err
+	}
+	if out == unreachable {
+		t.Unreachable = &records.Unreachable{MinISL: len(ids), Short: len(ids) - t.TargetISL,
+			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
+	} else if len(ids) != t.TargetISL {
+		return nil, fmt.Errorf("the resized request encodes to %d tokens, not its target %d", len(ids), t.TargetISL)
+	}
+	return ids, nil
 }
 
 // wireIDs is turn k's request's wire tokens, built as send builds it.
@@ -196,4 +346,77 @@ func runOrdered(ctx context.Context, w *jsonl.Writer, n, workers int, make1 func
 		}
 	}
 	return nil
+}
+
+// continued is a textGen over own (whose tokens are ownIDs) followed by at
+// least need tokens of corpus pieces, from the piece holding token start:
+// its text(0, b) is a prefix of own when b is below own's count, else own
+// continued with corpus text (search's other windows, a fallback, start
+// further in).
+func (g *textGen) continued(own string, ownIDs []int, start, need int) *textGen {
+	c := &textGen{tok: g.tok}
+	if len(ownIDs) > 0 {
+		c.pieceStart = append(c.pieceStart, 0)
+		c.pieceText = append(c.pieceText, own)
+		c.ids = append(c.ids, ownIDs...)
+	}
+	p := sort.SearchInts(g.pieceStart, start%len(g.ids)+1) - 1
+	for got := 0; got < need || len(c.ids) == 0; p = (p + 1) % len(g.pieceStart) {
+		if p == 0 && len(c.ids) > 0 && len(g.pieceStart) > 1 {
+			continue // the corpus's first piece opens without the space that joins it
+		}
+		c.pieceStart = append(c.pieceStart, len(c.ids))
+		c.pieceText = append(c.pieceText, g.pieceText[p])
+		c.ids = append(c.ids, g.ids[g.pieceStart[p]:g.pieceStart[p]+g.pieceLen(p)]...)
+		got += g.pieceLen(p)
+	}
+	return c
+}
+
+// searchPrefix is search restricted to texts that open where g does
+// (text(0, b)): Newton-like steps on the budget, ±1 steps where the count
+// jumps, then pads on the closest text below the target. Every path is
+// bounded; stuck means another g may do.
+func (g *textGen) searchPrefix(guess, target int, eval func(string) (attempt, error)) (attempt, outcome, error) {
+	var below *attempt
+	tried := map[int]bool{}
+	b := max(1, guess)
+	for range 24 {
+		a, err := eval(g.text(0, b))
+		if err != nil {
+			return attempt{}, stuck, err
+		}
+		tried[b] = true
+		switch {
+		case a.wire == target:
+			return a, exact, nil
+		case a.wire > target && b == 1:
+			return a, unreachable, nil
+		case a.wire < target && (below == nil || a.wire > below.wire):
+			below = &a
+		}
+		nb := max(1, b-(a.wire-target))
+		if tried[nb] {
+			if a.wire > target {
+				nb = b - 1
+			} else {
+				nb = b + 1
+			}
+			if tried[nb] || nb < 1 {
+				break // the count jumps over the target between two budgets
+			}
+		}
+		b = nb
+	}
+	if below == nil {
+		return attempt{}, stuck, nil
+	}
+	a, err := g.pad(eval, *below, target)
+	if err == nil && a.wire != target {
+		a, err = g.padBackOff(eval, a, target)
+	}
+	if err != nil || a.wire != target {
+		return a, stuck, err
+	}
+	return a, exact, nil
 }

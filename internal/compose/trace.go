@@ -189,9 +189,11 @@ func (t *Tracer) anchor(j int, prev string) string {
 	return prev
 }
 
-// countAfter counts s in the context of anchor a.
-func (t *Tracer) countAfter(a, s string) int {
-	return t.model.Tokenizer.Count(a+s) - t.model.Tokenizer.Count(a)
+// counterAfter counts texts in the context of anchor a (a's own count
+// taken once: a search counts many texts after one anchor).
+func (t *Tracer) counterAfter(a string) func(s string) int {
+	n := t.model.Tokenizer.Count(a)
+	return func(s string) int { return t.model.Tokenizer.Count(a+s) - n }
 }
 
 // blockCap is block j's content tokens.
@@ -205,10 +207,10 @@ func (t *Tracer) blockCap(j int) int {
 // block returns block j's text (computed once per chain).
 func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 	b.once.Do(func() {
-		a, l, want := t.anchor(j, prev), lead(j), t.blockCap(j)
+		after, l, want := t.counterAfter(t.anchor(j, prev)), lead(j), t.blockCap(j)
 		eval := func(text string) (attempt, error) {
 			text = strings.TrimRight(text, " ")
-			return attempt{text: text, wire: t.countAfter(a, l+text)}, nil
+			return attempt{text: text, wire: after(l + text)}, nil
 		}
 		got, out, err := t.gen.search(b.start, want, want, eval)
 		switch {
@@ -279,10 +281,10 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	// ending in the same chain share as much of it as their lengths allow.
 	j := full
 	start := t.blocks[keys[j]].start
-	a, l := t.anchor(j, prev), lead(j)
+	after, l := t.counterAfter(t.anchor(j, prev)), lead(j)
 	eval := func(text string) (attempt, error) {
 		text = strings.TrimRight(text, " ")
-		return attempt{text: text, wire: used + t.countAfter(a, l+text+tail)}, nil
+		return attempt{text: text, wire: used + after(l+text+tail)}, nil
 	}
 	got, out, err := t.gen.search(start, r.InputLength-used-tailEst, r.InputLength, eval)
 	if err != nil {

@@ -23,10 +23,12 @@ func newCachePredictor() *cachePredictor {
 // expect is the expected cached tokens of turn `turn` of c on pass
 // `pass`, built with marker `marker`; nil when compose named no blocks or
 // the request is not the one it named (another pass's marker, a dropped
-// marker, or — live — a history holding real replies).
+// marker, or — live — a history holding real replies). A recycle pass
+// without marker (target none) sends the very request compose named, so
+// it is predicted too.
 func (p *cachePredictor) expect(c *records.Conversation, turn, pass int, marker string, live bool) *int {
 	t := &c.Turns[turn]
-	if p == nil || c.CacheBlockSize < 1 || pass != 0 || marker != wire.Marker(c, 0) || live && turn > 0 {
+	if p == nil || c.CacheBlockSize < 1 || marker != wire.Marker(c, 0) || pass != 0 && marker != "" || live && turn > 0 {
 		return nil
 	}
 	prompt := 0

@@ -75,6 +75,24 @@ func TestExpectOnlyComposedRequests(t *testing.T) {
 	}
 }
 
+// A recycle pass without a marker (target none) repeats the request
+// compose named: predicted, and fully cached but for the block vLLM always
+// computes; with a marker it is another request.
+func TestExpectRecyclePass(t *testing.T) {
+	c := withBlocks(conv("a", 0, cachebust.None, "", "x"), []int{1, 2, 3, 4, 5, 6, 7, 8})
+	p := newCachePredictor()
+	if got := p.expect(&c, 0, 0, "", true); got == nil || *got != 0 {
+		t.Errorf("pass 0: %v", got)
+	}
+	if got := p.expect(&c, 0, 1, "", true); got == nil || *got != 4 {
+		t.Errorf("pass 1: %v, want 4 (8 tokens, two full blocks; the last is computed again)", got)
+	}
+	m := withBlocks(conv("b", 1, cachebust.FirstTurnSuffix, "", "x"), []int{1, 2, 3, 4, 5})
+	if got := p.expect(&m, 0, 1, wire.Marker(&m, 0), true); got != nil {
+		t.Errorf("pass 1 built with pass 0's marker: %v, want none", *got)
+	}
+}
+
 func TestBadCacheBlocks(t *testing.T) {
 	c := conv("a", 0, cachebust.None, "", "x")
 	c.Turns[0].CacheBlocks = "xyz"

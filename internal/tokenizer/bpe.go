@@ -54,8 +54,12 @@ type mergeValue struct {
 }
 
 type bpe struct {
-	vocab                map[string]int
-	vocabR               map[int]string
+	vocab  map[string]int
+	vocabR map[int]string
+	// byID is vocabR as a slice (Decode looks up every id), when the ids
+	// are dense enough; known says which entries are ids.
+	byID                 []string
+	known                []bool
 	merges               *mergeTable
 	unk                  string
 	unkID                int
@@ -133,6 +137,7 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 		m.vocab = map[string]int{}
 	}
 	m.vocabR = invert(m.vocab)
+	m.byID, m.known = denseVocab(m.vocabR)
 	if v.UnkToken != nil {
 		m.unk = *v.UnkToken
 		id, ok := m.vocab[m.unk]
@@ -222,7 +227,33 @@ func (m *bpe) enableByteLevel() bool {
 	return true
 }
 
-func (m *bpe) idToToken(id int) (string, bool) { t, ok := m.vocabR[id]; return t, ok }
+func (m *bpe) idToToken(id int) (string, bool) {
+	if id >= 0 && id < len(m.byID) {
+		return m.byID[id], m.known[id]
+	}
+	t, ok := m.vocabR[id]
+	return t, ok
+}
+
+// denseVocab lays vocabR out as a slice when its largest id is below
+// twice its size (every real vocabulary); else none.
+func denseVocab(vocabR map[int]string) ([]string, []bool) {
+	top := -1
+	for id := range vocabR {
+		if id < 0 {
+			return nil, nil
+		}
+		top = max(top, id)
+	}
+	if top >= 2*len(vocabR)+256 {
+		return nil, nil
+	}
+	byID, known := make([]string, top+1), make([]bool, top+1)
+	for id, tok := range vocabR {
+		byID[id], known[id] = tok, true
+	}
+	return byID, known
+}
 
 func (m *bpe) tokenize(word string, sc *scratch, dst []int) []int {
 	if word == "" {

@@ -9,8 +9,9 @@ import (
 // bytes stand for themselves, the other 68 bytes map to U+0100 onwards.
 var byteToRune [256]rune
 
-// runeToByte inverts byteToRune; runes outside it are absent.
-var runeToByte = map[rune]byte{}
+// runeToByte inverts byteToRune (every mapped rune is below 324); -1
+// marks runes outside it.
+var runeToByte [324]int16
 
 // byteToString caches each byte's mapped character as a string.
 var byteToString [256]string
@@ -18,6 +19,9 @@ var byteToString [256]string
 func init() {
 	printable := func(b int) bool {
 		return b >= '!' && b <= '~' || b >= 0xA1 && b <= 0xAC || b >= 0xAE && b <= 0xFF
+	}
+	for r := range runeToByte {
+		runeToByte[r] = -1
 	}
 	n := 0
 	for b := 0; b < 256; b++ {
@@ -27,7 +31,7 @@ func init() {
 			byteToRune[b] = rune(256 + n)
 			n++
 		}
-		runeToByte[byteToRune[b]] = byte(b)
+		runeToByte[byteToRune[b]] = int16(b)
 		byteToString[b] = string(byteToRune[b])
 	}
 }
@@ -47,13 +51,25 @@ func byteLevelMap(s string) string {
 func byteLevelUnmap(s string) (raw string, ok bool) {
 	buf := make([]byte, 0, len(s))
 	for _, r := range s {
-		b, found := runeToByte[r]
-		if !found {
+		if r < 0 || int(r) >= len(runeToByte) || runeToByte[r] < 0 {
 			return "", false
 		}
-		buf = append(buf, b)
+		buf = append(buf, byte(runeToByte[r]))
 	}
 	return string(buf), true
+}
+
+// appendByteLevelUnmap appends byteLevelUnmap(s) to buf, or s itself when
+// it holds a character outside the table (without allocating either way).
+func appendByteLevelUnmap(buf []byte, s string) []byte {
+	n := len(buf)
+	for _, r := range s {
+		if r < 0 || int(r) >= len(runeToByte) || runeToByte[r] < 0 {
+			return append(buf[:n], s...)
+		}
+		buf = append(buf, byte(runeToByte[r]))
+	}
+	return buf
 }
 
 // validUTF8Lossy replaces invalid UTF-8 with U+FFFD the way Rust's

@@ -126,11 +126,7 @@ type byteLevelDecoder struct{}
 func (byteLevelDecoder) decodeChain(tokens []string) []string {
 	var buf []byte
 	for _, t := range tokens {
-		if raw, ok := byteLevelUnmap(t); ok {
-			buf = append(buf, raw...)
-		} else {
-			buf = append(buf, t...)
-		}
+		buf = appendByteLevelUnmap(buf, t)
 	}
 	return []string{validUTF8Lossy(buf)}
 }
