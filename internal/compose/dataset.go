@@ -17,6 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/sizing"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -236,29 +237,29 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 	own := t.Text
 	ownIDs := d.model.Tokenizer.Encode(own)
 	guess := len(ownIDs) + t.TargetISL - asIs
-	eval := func(text string) (attempt, error) {
+	eval := func(text string) (sizing.Attempt, error) {
 		t.Text = text
 		ids, err := d.wireIDs(conv, k, marker)
 		if err != nil {
-			return attempt{}, err
+			return sizing.Attempt{}, err
 		}
-		return attempt{text: text, wire: len(ids)}, nil
+		return sizing.Attempt{Text: text, Wire: len(ids)}, nil
 	}
-	var a attempt
+	var a sizing.Attempt
 	out := stuck
 	for try := 0; try < 4 && out == stuck; try++ {
 		// Each try continues the text from another corpus place; the
 		// turn's own text always comes first.
-		src := d.gen.continued(own, ownIDs, start+try*(len(d.gen.ids)/5+1), max(0, guess-len(ownIDs))+guess/4+64)
+		src := d.gen.Continued(own, ownIDs, start+try*(len(d.gen.ids)/5+1), max(0, guess-len(ownIDs))+guess/4+64)
 		var err error
-		if a, out, err = src.searchPrefix(guess, t.TargetISL, eval); err != nil {
+		if a, out, err = src.SearchPrefix(guess, t.TargetISL, eval); err != nil {
 			return nil, err
 		}
 	}
 	if out == stuck {
-		return nil, fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", t.TargetISL, a.wire)
+		return nil, fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", t.TargetISL, a.Wire)
 	}
-	t.Text = a.text
+	t.Text = a.Text
 	t.BareTokens = d.model.Tokenizer.Count(t.Text)
 	ids, err := d.wireIDs(conv, k, marker)
 	if err != nil {
@@ -346,77 +347,4 @@ func runOrdered(ctx context.Context, w *jsonl.Writer, n, workers int, make1 func
 		}
 	}
 	return nil
-}
-
-// continued is a textGen over own (whose tokens are ownIDs) followed by at
-// least need tokens of corpus pieces, from the piece holding token start:
-// its text(0, b) is a prefix of own when b is below own's count, else own
-// continued with corpus text (search's other windows, a fallback, start
-// further in).
-func (g *textGen) continued(own string, ownIDs []int, start, need int) *textGen {
-	c := &textGen{tok: g.tok}
-	if len(ownIDs) > 0 {
-		c.pieceStart = append(c.pieceStart, 0)
-		c.pieceText = append(c.pieceText, own)
-		c.ids = append(c.ids, ownIDs...)
-	}
-	p := sort.SearchInts(g.pieceStart, start%len(g.ids)+1) - 1
-	for got := 0; got < need || len(c.ids) == 0; p = (p + 1) % len(g.pieceStart) {
-		if p == 0 && len(c.ids) > 0 && len(g.pieceStart) > 1 {
-			continue // the corpus's first piece opens without the space that joins it
-		}
-		c.pieceStart = append(c.pieceStart, len(c.ids))
-		c.pieceText = append(c.pieceText, g.pieceText[p])
-		c.ids = append(c.ids, g.ids[g.pieceStart[p]:g.pieceStart[p]+g.pieceLen(p)]...)
-		got += g.pieceLen(p)
-	}
-	return c
-}
-
-// searchPrefix is search restricted to texts that open where g does
-// (text(0, b)): Newton-like steps on the budget, ±1 steps where the count
-// jumps, then pads on the closest text below the target. Every path is
-// bounded; stuck means another g may do.
-func (g *textGen) searchPrefix(guess, target int, eval func(string) (attempt, error)) (attempt, outcome, error) {
-	var below *attempt
-	tried := map[int]bool{}
-	b := max(1, guess)
-	for range 24 {
-		a, err := eval(g.text(0, b))
-		if err != nil {
-			return attempt{}, stuck, err
-		}
-		tried[b] = true
-		switch {
-		case a.wire == target:
-			return a, exact, nil
-		case a.wire > target && b == 1:
-			return a, unreachable, nil
-		case a.wire < target && (below == nil || a.wire > below.wire):
-			below = &a
-		}
-		nb := max(1, b-(a.wire-target))
-		if tried[nb] {
-			if a.wire > target {
-				nb = b - 1
-			} else {
-				nb = b + 1
-			}
-			if tried[nb] || nb < 1 {
-				break // the count jumps over the target between two budgets
-			}
-		}
-		b = nb
-	}
-	if below == nil {
-		return attempt{}, stuck, nil
-	}
-	a, err := g.pad(eval, *below, target)
-	if err == nil && a.wire != target {
-		a, err = g.padBackOff(eval, a, target)
-	}
-	if err != nil || a.wire != target {
-		return a, stuck, err
-	}
-	return a, exact, nil
 }

@@ -230,38 +230,8 @@ func (g *Gen) Search(start, guess, target int, eval func(text string) (Attempt, 
 	var below, padded *Attempt // padded: the below last padded (padding it again changes nothing)
 	for try := 0; try < 4; try++ {
 		s := start + try*(len(g.ids)/5+1)
-		tried := map[int]bool{}
-		b := max(1, guess)
-		for range 24 {
-			// The window's own bare count may differ from b by a merge at
-			// its ends; only the wire count matters here, and the bare count
-			// is taken once for the text that is kept.
-			a, err := eval(g.Text(s, b))
-			if err != nil {
-				return Attempt{}, Stuck, err
-			}
-			a.Start, a.Len = s, b
-			tried[b] = true
-			switch {
-			case a.Wire == target:
-				return a, Exact, nil
-			case a.Wire > target && b == 1:
-				return a, Unreachable, nil
-			case a.Wire < target && (below == nil || a.Wire > below.Wire):
-				below = &a
-			}
-			nb := max(1, b-(a.Wire-target))
-			if tried[nb] {
-				if a.Wire > target {
-					nb = b - 1
-				} else {
-					nb = b + 1
-				}
-				if tried[nb] || nb < 1 {
-					break // the count jumps over the target between two budgets
-				}
-			}
-			b = nb
+		if a, out, done, err := g.walk(s, guess, target, eval, &below); done {
+			return a, out, err
 		}
 		if below != nil && below != padded {
 			a, err := g.pad(eval, *below, target)
@@ -285,6 +255,93 @@ func (g *Gen) Search(start, guess, target int, eval func(text string) (Attempt, 
 		return a, Exact, nil
 	}
 	return a, Stuck, nil
+}
+
+// SearchPrefix is Search restricted to texts that open where g does
+// (Text(0, b)), for a text that must keep its beginning: the steps over
+// the one window, then pads on the closest text below the target. Stuck
+// means another g (another continuation) may do.
+func (g *Gen) SearchPrefix(guess, target int, eval func(text string) (Attempt, error)) (Attempt, Outcome, error) {
+	var below *Attempt
+	if a, out, done, err := g.walk(0, guess, target, eval, &below); done {
+		return a, out, err
+	}
+	if below == nil {
+		return Attempt{}, Stuck, nil
+	}
+	a, err := g.pad(eval, *below, target)
+	if err == nil && a.Wire != target {
+		a, err = g.PadBackOff(eval, a, target)
+	}
+	if err != nil || a.Wire != target {
+		return a, Stuck, err
+	}
+	return a, Exact, nil
+}
+
+// walk takes the budget steps over the windows Text(s, b): Newton-like
+// steps (the count is nearly linear in b), then ±1 steps where the count
+// jumps. done is set with an exact or unreachable attempt (or an error);
+// otherwise *below is left at the closest attempt under the target.
+func (g *Gen) walk(s, guess, target int, eval func(text string) (Attempt, error), below **Attempt) (Attempt, Outcome, bool, error) {
+	tried := map[int]bool{}
+	b := max(1, guess)
+	for range 24 {
+		// The window's own bare count may differ from b by a merge at its
+		// ends; only the wire count matters here, and the bare count is
+		// taken once for the text that is kept.
+		a, err := eval(g.Text(s, b))
+		if err != nil {
+			return Attempt{}, Stuck, true, err
+		}
+		a.Start, a.Len = s, b
+		tried[b] = true
+		switch {
+		case a.Wire == target:
+			return a, Exact, true, nil
+		case a.Wire > target && b == 1:
+			return a, Unreachable, true, nil
+		case a.Wire < target && (*below == nil || a.Wire > (*below).Wire):
+			*below = &a
+		}
+		nb := max(1, b-(a.Wire-target))
+		if tried[nb] {
+			if a.Wire > target {
+				nb = b - 1
+			} else {
+				nb = b + 1
+			}
+			if tried[nb] || nb < 1 {
+				break // the count jumps over the target between two budgets
+			}
+		}
+		b = nb
+	}
+	return Attempt{}, Stuck, false, nil
+}
+
+// Continued is a Gen over own (whose tokens are ownIDs) followed by at
+// least need tokens of g's pieces, from the piece holding token start:
+// its Text(0, b) is a prefix of own while b is below own's count, else
+// own continued with g's text.
+func (g *Gen) Continued(own string, ownIDs []int, start, need int) *Gen {
+	c := &Gen{tok: g.tok}
+	if len(ownIDs) > 0 {
+		c.pieceStart = append(c.pieceStart, 0)
+		c.pieceText = append(c.pieceText, own)
+		c.ids = append(c.ids, ownIDs...)
+	}
+	p := sort.SearchInts(g.pieceStart, start%len(g.ids)+1) - 1
+	for got := 0; got < need || len(c.ids) == 0; p = (p + 1) % len(g.pieceStart) {
+		if p == 0 && len(c.ids) > 0 && len(g.pieceStart) > 1 {
+			continue // the corpus's first piece opens without the space that joins it
+		}
+		c.pieceStart = append(c.pieceStart, len(c.ids))
+		c.pieceText = append(c.pieceText, g.pieceText[p])
+		c.ids = append(c.ids, g.ids[g.pieceStart[p]:g.pieceStart[p]+g.pieceLen(p)]...)
+		got += g.pieceLen(p)
+	}
+	return c
 }
 
 // pad appends single-token words to a text whose count is short of the
