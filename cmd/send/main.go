@@ -47,8 +47,11 @@ type flags struct {
 	CACert      string            `name:"ca-cert" placeholder:"FILE" help:"PEM certificate(s) to trust for an https --url, besides the system's."`
 	Concurrency int               `help:"Sessions in flight (default 1 when --rate is unset)."`
 	Rate        float64           `help:"Requests per second (0: as fast as --concurrency allows)."`
-	RateDist    string            `name:"rate-distribution" default:"constant" enum:"constant,poisson" help:"Arrival process for --rate (${enum})."`
-	Seed        uint64            `default:"1" help:"Seed of the Poisson arrivals."`
+	RateDist    string            `name:"rate-distribution" default:"constant" enum:"constant,poisson,gamma" help:"Arrival process for --rate (${enum}): even gaps of 1/rate; exponential gaps (Poisson); gamma gaps of shape --burstiness and mean 1/rate (vLLM's)."`
+	Burstiness  float64           `placeholder:"B" help:"Gamma shape of --rate-distribution gamma (vLLM's --burstiness): 1 is Poisson, below 1 burstier, above 1 more even (default 1)."`
+	Seed        uint64            `default:"1" help:"Seed of the Poisson and gamma arrivals."`
+	RampUp      time.Duration     `name:"ramp-up" placeholder:"D" help:"Raise the load linearly over D: with --rate, the rate from 0 to --rate (the requests by time t are rate*t^2/(2D)); otherwise the sessions in flight, one more at even steps from 1 to --concurrency at D."`
+	Warmup      int               `placeholder:"N" help:"Send N warmup requests first (at --rate, no ramp-up), marked warmup in their records and left out of measure's summary; the measured requests (--requests of them) start their schedule once every warmup request has ended. --duration counts from the first warmup request."`
 	Requests    int               `help:"Stop after this many requests (0: one pass over the dataset)."`
 	Duration    time.Duration     `help:"Stop issuing after this long."`
 	Recycle     bool              `help:"Start the dataset over (with new markers) until --requests or --duration."`
@@ -91,7 +94,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // liveOnly are the flags a dry run has no use for.
-var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
+var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "burstiness", "ramp-up", "warmup", "seed", "concurrency",
 	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
 	"max-consecutive-errors", "schedule", "speedup"}
 
@@ -127,7 +130,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitUsage, usage(err)
 	}
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
-		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
+		RateDistribution: c.RateDist, Burstiness: c.Burstiness, RampUp: c.RampUp, Warmup: c.Warmup, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
 		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup}
 	if c.Schedule == send.ScheduleTimestamps {

@@ -21,6 +21,7 @@ import (
 const (
 	RateConstant = "constant"
 	RatePoisson  = "poisson"
+	RateGamma    = "gamma" // vLLM's --burstiness: gamma gaps of shape Burstiness
 )
 
 // LiveOptions configure a live run.
@@ -35,7 +36,18 @@ type LiveOptions struct {
 	Concurrency      int
 	Rate             float64
 	RateDistribution string
-	Seed             uint64
+	// Burstiness is the gamma shape of RateGamma (vLLM's --burstiness:
+	// 1 is Poisson, below 1 burstier, above 1 more even); 0 means 1.
+	Burstiness float64
+	Seed       uint64
+	// RampUp raises the load linearly from nothing to full over its
+	// length: the rate (with Rate; see arrivals) or else the sessions in
+	// flight, one more at even steps from 1 to Concurrency (rampStart).
+	RampUp time.Duration
+	// Warmup requests are sent first, marked warmup in their records, and
+	// the measured requests (Requests of them) start their schedule once
+	// every warmup request has ended.
+	Warmup int
 	// Requests caps the requests sent (0: no cap); Duration stops issuing
 	// after that long (0: none). Recycle starts the dataset over with new
 	// markers until one of them stops the run.
@@ -82,6 +94,10 @@ func (o *LiveOptions) Validate() error {
 		return fmt.Errorf("--timeout %v: want > 0", o.Timeout)
 	case o.Grace < 0:
 		return fmt.Errorf("--grace %v: want >= 0", o.Grace)
+	case o.Warmup < 0:
+		return fmt.Errorf("--warmup %d: want >= 0", o.Warmup)
+	case o.RampUp < 0:
+		return fmt.Errorf("--ramp-up %v: want >= 0", o.RampUp)
 	case o.MaxConsecutiveErrors < 0:
 		return fmt.Errorf("--max-consecutive-errors %d: want >= 0 (0: never stop)", o.MaxConsecutiveErrors)
 	case o.Recycle && o.Requests == 0 && o.Duration == 0:
@@ -92,8 +108,21 @@ func (o *LiveOptions) Validate() error {
 	}
 	switch o.RateDistribution {
 	case "", RateConstant, RatePoisson:
+		if o.Burstiness != 0 && o.Burstiness != 1 {
+			return fmt.Errorf("--burstiness is the shape of --rate-distribution %s: add it", RateGamma)
+		}
+	case RateGamma:
+		switch {
+		case o.Burstiness == 0:
+			o.Burstiness = 1
+		case math.IsNaN(o.Burstiness) || math.IsInf(o.Burstiness, 0) || o.Burstiness < 1e-3 || o.Burstiness > 1e3:
+			return fmt.Errorf("--burstiness %v: want a gamma shape from 0.001 to 1000 (1: Poisson; below 1 burstier, above 1 more even)", o.Burstiness)
+		}
 	default:
-		return fmt.Errorf("--rate-distribution %q: want %s or %s", o.RateDistribution, RateConstant, RatePoisson)
+		return fmt.Errorf("--rate-distribution %q: want %s, %s or %s", o.RateDistribution, RateConstant, RatePoisson, RateGamma)
+	}
+	if o.RampUp > 0 && o.Schedule != ScheduleNone {
+		return errors.New("--schedule timestamps sets every request's time: drop --ramp-up")
 	}
 	if _, err := wire.EndpointURL(o.URL); err != nil {
 		return fmt.Errorf("--url %w", err)
@@ -114,6 +143,9 @@ func (o *LiveOptions) CheckDataset(convs []records.Conversation) error {
 	}
 	if o.Requests > planned && !o.Recycle {
 		return fmt.Errorf("--requests %d is more than the %d requests of one pass over the dataset: add --recycle to start it over, or lower --requests", o.Requests, planned)
+	}
+	if o.Warmup > 0 && !o.Recycle && o.Warmup+max(o.Requests, 1) > planned {
+		return fmt.Errorf("--warmup %d and --requests %d need more than the %d requests of one pass over the dataset: add --recycle to start it over, or lower them", o.Warmup, o.Requests, planned)
 	}
 	if o.Schedule == ScheduleTimestamps {
 		return checkTimestamps(convs)
@@ -197,7 +229,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	rec := newRecorder(w)
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
 	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait}
+		admit: is.admit, ended: is.ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait}
 
 	var (
 		errMu  sync.Mutex
@@ -218,10 +250,19 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range workers {
+	for k := range workers {
 		wg.Go(func() {
+			// --ramp-up without --rate: worker k joins at its step.
+			var ready time.Time
+			if o.Rate == 0 && o.RampUp > 0 {
+				ready = start.Add(rampStart(k, workers, o.RampUp))
+				if !is.wait(ready) {
+					return
+				}
+			}
 			for s := range is.sessions {
-				more, err := wk.session(s)
+				more, err := wk.session(s, ready)
+				ready = time.Time{}
 				if err != nil {
 					var we *writeError
 					fail(err, errors.As(err, &we))
