@@ -19,6 +19,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/send"
 )
 
@@ -61,6 +62,8 @@ type flags struct {
 	Grace       time.Duration     `default:"30s" help:"On stop (Ctrl-C, --duration), how long in-flight requests may finish."`
 	Shard       string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records)."`
 	NoPayload   bool              `help:"Leave the payload out of live records (smaller output)."`
+	LagLimit    time.Duration     `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (on stderr; measure says it in its summary) when the p99 schedule lag (result.schedule_lag_ns: actual - intended start) is above this."`
+	CPULimit    float64           `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of send's own CPU use (result.client_cpu, a fraction of the cores it may use) is at or above this."`
 	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
 }
 
@@ -96,7 +99,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // liveOnly are the flags a dry run has no use for.
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "burstiness", "ramp-up", "warmup", "seed", "concurrency",
 	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
-	"max-consecutive-errors", "schedule", "speedup"}
+	"max-consecutive-errors", "schedule", "speedup", "client-lag-limit", "client-cpu-limit"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -132,7 +135,8 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Burstiness: c.Burstiness, RampUp: c.RampUp, Warmup: c.Warmup, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
-		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup}
+		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup,
+		ClientLimits: report.ClientLimits{LagLimit: c.LagLimit, CPULimit: c.CPULimit}}
 	if c.Schedule == send.ScheduleTimestamps {
 		opts.Schedule = send.ScheduleTimestamps
 	}
@@ -210,6 +214,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	sum, err := send.Run(ctx, stdout, convs, b, opts)
 	if err != nil {
 		return cli.ExitFailed, err
+	}
+	if w := sum.Client.Warning(); w != "" {
+		fmt.Fprintf(stderr, "send: warning: %s\n", w)
 	}
 	if sum.Cancelled > 0 {
 		why := "still running when the grace period (--grace " + c.Grace.String() + ") ended"

@@ -68,6 +68,11 @@ type Result struct {
 	// writes both on every live record.
 	ScheduledNs   *int64 `json:"scheduled_ns,omitempty"`
 	ScheduleLagNs *int64 `json:"schedule_lag_ns,omitempty"`
+	// ClientCPU is send's own CPU use (the whole process, getrusage) over
+	// the last window of at least 100 ms before the record was written, as
+	// a fraction of the cores it may use (GOMAXPROCS; 1 = all busy);
+	// absent before the first window ends.
+	ClientCPU *float64 `json:"client_cpu,omitempty"`
 	// LatencyNs is the end-to-end latency: request issued to last byte
 	// (or to the failure).
 	LatencyNs int64 `json:"latency_ns"`

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/wire"
 )
 
@@ -72,8 +73,14 @@ type LiveOptions struct {
 	MaxConsecutiveErrors int
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
+	// ClientLimits are when the run's Summary.Client says the client was
+	// saturated (report.CheckClient).
+	ClientLimits report.ClientLimits
 	// observe, when set (benchmarks), gets send's own per-request time.
 	observe func(time.Duration)
+	// post and cpuClock replace the HTTP client and the CPU clock (tests).
+	post     poster
+	cpuClock *cpuClock
 }
 
 // RateOnlyWorkers bounds sessions in flight when only --rate is given.
@@ -104,6 +111,9 @@ func (o *LiveOptions) Validate() error {
 		return errors.New("--recycle repeats the dataset forever: add --requests or --duration")
 	}
 	if err := o.validateSchedule(); err != nil {
+		return err
+	}
+	if err := o.ClientLimits.Validate(); err != nil {
 		return err
 	}
 	switch o.RateDistribution {
@@ -167,6 +177,10 @@ type Summary struct {
 	Interrupted bool
 	// GaveUp is set when --max-consecutive-errors stopped the run.
 	GaveUp bool
+	// Client is the verdict on send itself over the measured requests
+	// (schedule lag, CPU use); nil when no request was sent. Its Warning
+	// says when the latencies include client time.
+	Client *report.Client
 }
 
 // ErrServerDown is the cause of a run stopped by MaxConsecutiveErrors.
@@ -227,8 +241,13 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	is := newIssuer(st.issue, st.deadline, mine, o)
 	defer is.close()
 	rec := newRecorder(w)
+	rec.cpu, rec.limit = newCPUMeter(o.cpuClock), o.ClientLimits
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
-	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
+	var post poster = cl
+	if o.post != nil {
+		post = o.post
+	}
+	wk := &worker{b: b, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
 		admit: is.admit, ended: is.ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait}
 
 	var (

@@ -9,6 +9,7 @@ import (
 
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 )
 
 // writeError is a record that could not be written: the run stops at once.
@@ -30,6 +31,12 @@ type recorder struct {
 	maxRun int
 	run    int
 	onRun  func()
+	// cpu stamps each record's client_cpu (nil: none); lags and cpus are
+	// the measured records' figures, for the client verdict.
+	cpu   *cpuMeter
+	lags  []int64
+	cpus  []float64
+	limit report.ClientLimits
 }
 
 func newRecorder(w io.Writer) *recorder {
@@ -43,6 +50,21 @@ func (r *recorder) stopAfter(n int, f func()) { r.maxRun, r.onRun = n, f }
 // (signal, end of --duration plus grace) is not a failure of the server.
 func (r *recorder) write(rec *records.Request) error {
 	res := rec.Result
+	if res != nil && r.cpu != nil {
+		if v, ok := r.cpu.sample(); ok {
+			res.ClientCPU = &v
+		}
+	}
+	if res != nil && !rec.Warmup {
+		r.mu.Lock()
+		if res.ScheduleLagNs != nil {
+			r.lags = append(r.lags, *res.ScheduleLagNs)
+		}
+		if res.ClientCPU != nil {
+			r.cpus = append(r.cpus, *res.ClientCPU)
+		}
+		r.mu.Unlock()
+	}
 	switch {
 	case res == nil:
 	case !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled:
@@ -100,5 +122,5 @@ func (r *recorder) summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Summary{Requests: int(r.done.Load()), Failed: int(r.failed.Load()), Cancelled: int(r.cancelled.Load()),
-		ByKind: maps.Clone(r.byKind)}
+		ByKind: maps.Clone(r.byKind), Client: report.CheckClient(r.lags, r.cpus, r.limit)}
 }
