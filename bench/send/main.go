@@ -8,7 +8,7 @@
 //   - peak RSS at 1000 streams, send / control (goal <= 1.25)
 //   - CPU time per chunk at 1000 streams, send / control (goal <= 1.05)
 //   - TTFT error p99 at 1000 streams (measured TTFT - the server's), send
-//     - control (goal <= 5 ms)
+//   - control (goal <= 5 ms)
 //   - re-dials at 4000 streams: connections beyond one per stream (goal 0)
 //   - non-streamed req/s at concurrency 16, 64 and 256, send / vegeta
 //     (goal >= 1.0)

@@ -108,4 +108,3 @@ func serverConns(base string) (int64, error) {
 	err = json.NewDecoder(resp.Body).Decode(&st)
 	return st.Conns, err
 }
-
