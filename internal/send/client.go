@@ -77,13 +77,18 @@ func newClient(endpoint, apiKey string, extra http.Header, conns int, tc *tls.Co
 	tr := &http.Transport{
 		Proxy:               nil, // a benchmark measures the server, not a proxy
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		// One kept-alive connection per worker, however many: a pool
+		// smaller than the workers closes connections that the next
+		// request must dial again (make bench-send: re-dials).
 		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns, // one kept-alive connection per worker
+		MaxIdleConnsPerHost: conns,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		DisableCompression:  true, // gzip would delay SSE chunks and cost CPU
-		WriteBufferSize:     64 << 10,
-		ReadBufferSize:      64 << 10,
+		// The transport's default 4 KB buffers (Read/WriteBufferSize
+		// unset): an SSE chunk is a few hundred bytes and a body larger
+		// than the buffer is written past it, while 64 KB each cost
+		// 128 KB a connection.
 		ForceAttemptHTTP2:   false,
 		TLSClientConfig:     tc,
 	}

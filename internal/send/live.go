@@ -233,7 +233,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl := newClient(endpoint, o.APIKey, o.Header, min(workers, 1024), o.TLS)
+	cl := newClient(endpoint, o.APIKey, o.Header, workers, o.TLS)
 	defer cl.closeIdle()
 
 	st := newStopper(ctx, o.Duration, o.Grace)

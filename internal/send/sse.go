@@ -32,7 +32,9 @@ type sseReader struct {
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 16<<10)}
+	// 4 KB, as the transport's own buffer below it: a longer line is
+	// gathered in s.line.
+	return &sseReader{br: bufio.NewReaderSize(r, 4<<10)}
 }
 
 // Next returns the next event's data (valid until the next call); io.EOF
@@ -100,10 +102,12 @@ func (s *sseReader) readLine() ([]byte, error) {
 
 // chunk is the part of a chat.completion(.chunk) send reads.
 type chunk struct {
+	// Values, not pointers: null and "" mean the same here, and a
+	// pointer is an allocation per chunk (make bench-send: CPU per chunk).
 	Choices []struct {
-		Delta        *message `json:"delta"`
-		Message      *message `json:"message"`
-		FinishReason *string  `json:"finish_reason"`
+		Delta        message `json:"delta"`
+		Message      message `json:"message"`
+		FinishReason string  `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *usageJSON `json:"usage"`
 	// Error is kept raw: servers send an object or a bare string.
@@ -111,10 +115,12 @@ type chunk struct {
 }
 
 type message struct {
-	Content          *string `json:"content"`
-	ReasoningContent *string `json:"reasoning_content"`
-	Reasoning        *string `json:"reasoning"`
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content"`
+	Reasoning        string `json:"reasoning"`
 }
+
+func (m *message) empty() bool { return m.Content == "" && m.ReasoningContent == "" && m.Reasoning == "" }
 
 type apiError struct {
 	Message string          `json:"message"`
@@ -198,28 +204,28 @@ func (a *accumulator) add(c *chunk, now time.Time) error {
 		return se
 	}
 	output := false
-	for _, ch := range c.Choices {
-		m := ch.Delta
-		if m == nil {
-			m = ch.Message
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		// A chunk carries a delta; a whole completion a message.
+		m := &ch.Delta
+		if m.empty() {
+			m = &ch.Message
 		}
-		if m != nil {
-			if m.Content != nil && *m.Content != "" {
-				a.out.WriteString(*m.Content)
-				output = true
-			}
-			// vLLM says reasoning_content, newer servers reasoning.
-			r := m.ReasoningContent
-			if r == nil || *r == "" {
-				r = m.Reasoning
-			}
-			if r != nil && *r != "" {
-				a.reas.WriteString(*r)
-				output = true
-			}
+		if m.Content != "" {
+			a.out.WriteString(m.Content)
+			output = true
 		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			a.res.FinishReason = *ch.FinishReason
+		// vLLM says reasoning_content, newer servers reasoning.
+		r := m.ReasoningContent
+		if r == "" {
+			r = m.Reasoning
+		}
+		if r != "" {
+			a.reas.WriteString(r)
+			output = true
+		}
+		if ch.FinishReason != "" {
+			a.res.FinishReason = ch.FinishReason
 		}
 	}
 	if c.Usage != nil {
