@@ -42,7 +42,7 @@ func runControl(url string, body []byte, c, requests int) result {
 		wg.Go(func() {
 			var ttfts []int64
 			chunks, failed := 0, 0
-			for left.Add(-1) >= 0 {
+			for n := 0; left.Add(-1) >= 0; n++ {
 				t0 := time.Now()
 				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
@@ -70,7 +70,10 @@ func runControl(url string, body []byte, c, requests int) result {
 						break
 					}
 					if first && len(ch.Choices) > 0 && ch.Choices[0].Delta.Content != "" {
-						ttfts = append(ttfts, time.Since(t0).Nanoseconds())
+						// After the first request, as for send (main.go).
+						if n > 0 {
+							ttfts = append(ttfts, time.Since(t0).Nanoseconds())
+						}
 						first = false
 					}
 				}

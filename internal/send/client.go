@@ -75,13 +75,17 @@ func newClient(endpoint, apiKey string, extra http.Header, conns int, tc *tls.Co
 		h[k] = v
 	}
 	tr := &http.Transport{
-		Proxy:               nil, // a benchmark measures the server, not a proxy
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy:       nil, // a benchmark measures the server, not a proxy
+		DialContext: (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		// One kept-alive connection per worker, however many: a pool
 		// smaller than the workers closes connections that the next
 		// request must dial again (make bench-send: re-dials).
+		// MaxConnsPerHost too: when requests start together, a request
+		// whose dial is slower than another's request takes the freed
+		// connection, and its own dial would be one more.
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		DisableCompression:  true, // gzip would delay SSE chunks and cost CPU
@@ -89,8 +93,8 @@ func newClient(endpoint, apiKey string, extra http.Header, conns int, tc *tls.Co
 		// unset): an SSE chunk is a few hundred bytes and a body larger
 		// than the buffer is written past it, while 64 KB each cost
 		// 128 KB a connection.
-		ForceAttemptHTTP2:   false,
-		TLSClientConfig:     tc,
+		ForceAttemptHTTP2: false,
+		TLSClientConfig:   tc,
 	}
 	once := tr.Clone()
 	once.DisableKeepAlives = true

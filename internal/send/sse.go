@@ -120,7 +120,9 @@ type message struct {
 	Reasoning        string `json:"reasoning"`
 }
 
-func (m *message) empty() bool { return m.Content == "" && m.ReasoningContent == "" && m.Reasoning == "" }
+func (m *message) empty() bool {
+	return m.Content == "" && m.ReasoningContent == "" && m.Reasoning == ""
+}
 
 type apiError struct {
 	Message string          `json:"message"`
