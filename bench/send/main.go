@@ -10,9 +10,11 @@
 //   - TTFT error p99 at 1000 streams (measured TTFT minus the server's, on
 //     each stream's requests after its first, which include the dial),
 //     send minus control (goal <= 5 ms)
-//   - re-dials at 4000 streams: connections beyond one per stream (goal 0)
+//   - re-dials at 4000 streams: connections the server accepted beyond the
+//     most open at once (goal 0)
 //   - non-streamed req/s at concurrency 16, 64 and 256, send / vegeta
-//     (goal >= 1.0)
+//     (goal >= 1.0), and CPU time per request, send / vegeta, which the
+//     load of a shared machine moves less
 //
 // It is a module of its own (bench/send/go.mod) so that vegeta is not a
 // dependency of islkit.
@@ -341,22 +343,22 @@ func bench(repeats, streams, redialStreams int) error {
 	}
 	url = base + "/v1/chat/completions"
 	var redials []float64
-	fmt.Printf("== %d streams, 3 requests each: connections the server accepted beyond one per stream\n", redialStreams)
+	fmt.Printf("== %d streams, 3 requests each: re-dials = connections opened - the most open at once\n", redialStreams)
 	for i := range repeats {
-		before, err := serverConns(base)
+		before, _, err := serverConns(base)
 		if err != nil {
 			return err
 		}
 		if _, err := client("-client", "send", "-url", url, "-c", fmt.Sprint(redialStreams), "-requests", fmt.Sprint(3*redialStreams), "-chunks", "2"); err != nil {
 			return err
 		}
-		after, err := serverConns(base)
+		after, peak, err := serverConns(base)
 		if err != nil {
 			return err
 		}
-		n := after - before - int64(redialStreams)
+		n := after - before - peak
 		redials = append(redials, float64(n))
-		fmt.Printf("  run %d: %d connections for %d streams: %d re-dials\n", i+1, after-before, redialStreams, n)
+		fmt.Printf("  run %d: %d connections opened, at most %d open at once: %d re-dials\n", i+1, after-before, peak, n)
 	}
 	srv.stop()
 
@@ -366,22 +368,31 @@ func bench(repeats, streams, redialStreams int) error {
 	}
 	url = base + "/v1/chat/completions"
 	conc := []int{16, 64, 256}
-	rps := map[int][]float64{}
-	fmt.Printf("== non-streamed requests for 2 s at concurrency %v: req/s send / vegeta\n", conc)
+	rps, cpr := map[int][]float64{}, map[int][]float64{}
+	fmt.Printf("== non-streamed requests for 2 s at concurrency %v: req/s and CPU per request, send vs vegeta\n", conc)
 	for i := range repeats {
 		for _, c := range conc {
 			args := []string{"-url", url, "-c", fmt.Sprint(c), "-duration", "2s", "-stream=false"}
-			s, err := client(append([]string{"-client", "send"}, args...)...)
-			if err != nil {
-				return err
-			}
-			v, err := client(append([]string{"-client", "vegeta"}, args...)...)
-			if err != nil {
-				return err
+			var s, v result
+			for k, kind := range []string{"send", "vegeta"} {
+				if i%2 == 1 {
+					kind = []string{"vegeta", "send"}[k]
+				}
+				r, err := client(append([]string{"-client", kind}, args...)...)
+				if err != nil {
+					return err
+				}
+				if kind == "send" {
+					s = r
+				} else {
+					v = r
+				}
 			}
 			sr, vr := float64(s.Requests)/s.ElapsedS, float64(v.Requests)/v.ElapsedS
+			sc, vc := s.CPUS/float64(s.Requests)*1e6, v.CPUS/float64(v.Requests)*1e6
 			rps[c] = append(rps[c], sr/vr)
-			fmt.Printf("  run %d, c=%d: send %.0f req/s, vegeta %.0f req/s\n", i+1, c, sr, vr)
+			cpr[c] = append(cpr[c], sc/vc)
+			fmt.Printf("  run %d, c=%d: send %.0f req/s, %.1f µs CPU a request; vegeta %.0f req/s, %.1f µs\n", i+1, c, sr, sc, vr, vc)
 		}
 	}
 	srv.stop()
@@ -393,6 +404,9 @@ func bench(repeats, streams, redialStreams int) error {
 	fmt.Printf("re-dials at %d streams (0):  %s\n", redialStreams, spread(redials))
 	for _, c := range conc {
 		fmt.Printf("req/s at concurrency %d, send / vegeta (>= 1.0):  %s\n", c, spread(rps[c]))
+	}
+	for _, c := range conc {
+		fmt.Printf("CPU per request at concurrency %d, send / vegeta (the machine's load moves req/s; this less):  %s\n", c, spread(cpr[c]))
 	}
 	return nil
 }
