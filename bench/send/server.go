@@ -17,7 +17,7 @@ import (
 // sends chunks content chunks gap apart, a usage chunk and [DONE]; a
 // non-streamed request is answered at once. It counts the connections
 // that carried a chat request (re-dials show as more connections than
-// streams) and the most open at once, and runs in its own process, so its memory and CPU are not the
+// streams) and runs in its own process, so its memory and CPU are not the
 // client's.
 
 type connKey struct{}
@@ -26,20 +26,6 @@ type server struct {
 	ttft, gap time.Duration
 	chunks    int
 	conns     atomic.Int64 // connections that served a chat request
-	open      atomic.Int64 // connections open now
-	peak      atomic.Int64 // most open at once since the last /stats?reset
-}
-
-// track counts open connections and their peak.
-func (s *server) track(_ net.Conn, st http.ConnState) {
-	switch st {
-	case http.StateNew:
-		n := s.open.Add(1)
-		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
-		}
-	case http.StateClosed, http.StateHijacked:
-		s.open.Add(-1)
-	}
 }
 
 var (
@@ -52,10 +38,7 @@ var (
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/stats" {
-		fmt.Fprintf(w, `{"conns":%d,"peak":%d}`, s.conns.Load(), s.peak.Load())
-		if r.URL.Query().Has("reset") {
-			s.peak.Store(s.open.Load())
-		}
+		fmt.Fprintf(w, `{"conns":%d}`, s.conns.Load())
 		return
 	}
 	if c, ok := r.Context().Value(connKey{}).(*atomic.Bool); ok && c.CompareAndSwap(false, true) {
@@ -104,7 +87,7 @@ func runServer(ttft, gap time.Duration, chunks int) error {
 		return err
 	}
 	s := &server{ttft: ttft, gap: gap, chunks: chunks}
-	hs := &http.Server{Handler: s, ConnState: s.track, ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+	hs := &http.Server{Handler: s, ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, new(atomic.Bool))
 	}}
 	fmt.Println("listening " + ln.Addr().String())
@@ -112,19 +95,16 @@ func runServer(ttft, gap time.Duration, chunks int) error {
 	return hs.Serve(ln)
 }
 
-// serverConns asks the server how many connections carried chat requests
-// and the most that were open at once since the last call, which starts
-// the count anew.
-func serverConns(base string) (conns, peak int64, err error) {
-	resp, err := http.Get(base + "/stats?reset")
+// serverConns asks the server how many connections carried chat requests.
+func serverConns(base string) (int64, error) {
+	resp, err := http.Get(base + "/stats")
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	var st struct {
 		Conns int64 `json:"conns"`
-		Peak  int64 `json:"peak"`
 	}
 	err = json.NewDecoder(resp.Body).Decode(&st)
-	return st.Conns, st.Peak, err
+	return st.Conns, err
 }
