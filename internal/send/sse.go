@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -31,10 +32,23 @@ type sseReader struct {
 	line []byte
 }
 
+// readers are the 4 KB buffers of finished streams, for the next ones: a
+// buffer per request is most of a stream's garbage.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// newSSEReader reads r through a 4 KB buffer, as the transport's own
+// below it (a longer line is gathered in s.line); release hands the buffer
+// back.
 func newSSEReader(r io.Reader) *sseReader {
-	// 4 KB, as the transport's own buffer below it: a longer line is
-	// gathered in s.line.
-	return &sseReader{br: bufio.NewReaderSize(r, 4<<10)}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &sseReader{br: br}
+}
+
+func (s *sseReader) release() {
+	s.br.Reset(nil)
+	readers.Put(s.br)
+	s.br = nil
 }
 
 // Next returns the next event's data (valid until the next call); io.EOF
@@ -102,9 +116,11 @@ func (s *sseReader) readLine() ([]byte, error) {
 
 // chunk is the part of a chat.completion(.chunk) send reads.
 type chunk struct {
-	// Values, not pointers: null and "" mean the same here, and a
-	// pointer is an allocation per chunk (make bench-send: CPU per chunk).
-	Choices []struct {
+	// The first choice only, in an array rather than a slice, with values
+	// rather than pointers (null and "" mean the same here): no allocation
+	// per chunk but the strings (BenchmarkReadStream). send asks for one
+	// choice; a server that streams several (n > 1) sends one per chunk.
+	Choices [1]struct {
 		Delta        message `json:"delta"`
 		Message      message `json:"message"`
 		FinishReason string  `json:"finish_reason"`
@@ -262,6 +278,7 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 	defer a.finish()
 	res.Stream = true
 	sr := newSSEReader(r)
+	defer sr.release()
 	for {
 		data, err := sr.Next()
 		if err != nil {
