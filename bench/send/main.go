@@ -3,7 +3,9 @@
 // one run on loopback, each client in its own process so its peak RSS and
 // CPU time (getrusage) are its own, against a fast server (server.go) in a
 // third process. `make bench-send` runs it; it prints every ratio of issue
-// 14 with the min, median and max over -repeats runs:
+// 14 with the min, median and max over -repeats runs. The two clients of
+// each comparison run at the same time against the same server, so that
+// the load of a shared machine falls on both alike:
 //
 //   - peak RSS at 1000 streams (4 requests each), send / control (goal
 //     <= 1.25)
@@ -25,6 +27,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +38,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -280,6 +284,18 @@ func client(args ...string) (result, error) {
 	return r, nil
 }
 
+// pair runs clients a and b at the same time, each in its own process,
+// against the same server: on a shared machine both see the same load, so
+// their ratio is steadier than that of runs one after the other.
+func pair(a, b string, args []string) (ra, rb result, err error) {
+	var errA, errB error
+	var wg sync.WaitGroup
+	wg.Go(func() { ra, errA = client(append([]string{"-client", a}, args...)...) })
+	wg.Go(func() { rb, errB = client(append([]string{"-client", b}, args...)...) })
+	wg.Wait()
+	return ra, rb, errors.Join(errA, errB)
+}
+
 // p99 of vs (ns) in ms, by linear interpolation between closest ranks.
 func p99(vs []int64) float64 {
 	s := slices.Clone(vs)
@@ -312,22 +328,9 @@ func bench(repeats, streams, redialStreams int) error {
 	fmt.Printf("== %d streams, 4 requests each, 10 chunks 100 ms apart after a %v TTFT; %d runs\n", streams, ttft, repeats)
 	for i := range repeats {
 		args := []string{"-url", url, "-c", fmt.Sprint(streams), "-requests", fmt.Sprint(4 * streams), "-chunks", "10"}
-		var s, c result
-		// Alternate which client goes first, so neither always gets the
-		// warmer machine.
-		for k, kind := range []string{"send", "control"} {
-			if i%2 == 1 {
-				kind = []string{"control", "send"}[k]
-			}
-			r, err := client(append([]string{"-client", kind}, args...)...)
-			if err != nil {
-				return err
-			}
-			if kind == "send" {
-				s = r
-			} else {
-				c = r
-			}
+		s, c, err := pair("send", "control", args)
+		if err != nil {
+			return err
 		}
 		sp, cp := p99(s.TTFTNs)-float64(ttft)/1e6, p99(c.TTFTNs)-float64(ttft)/1e6
 		rss = append(rss, float64(s.MaxRSSKB)/float64(c.MaxRSSKB))
@@ -376,20 +379,9 @@ func bench(repeats, streams, redialStreams int) error {
 	for i := range repeats {
 		for _, c := range conc {
 			args := []string{"-url", url, "-c", fmt.Sprint(c), "-duration", "2s", "-stream=false"}
-			var s, v result
-			for k, kind := range []string{"send", "vegeta"} {
-				if i%2 == 1 {
-					kind = []string{"vegeta", "send"}[k]
-				}
-				r, err := client(append([]string{"-client", kind}, args...)...)
-				if err != nil {
-					return err
-				}
-				if kind == "send" {
-					s = r
-				} else {
-					v = r
-				}
+			s, v, err := pair("send", "vegeta", args)
+			if err != nil {
+				return err
 			}
 			sr, vr := float64(s.Requests)/s.ElapsedS, float64(v.Requests)/v.ElapsedS
 			sc, vc := s.CPUS/float64(s.Requests)*1e6, v.CPUS/float64(v.Requests)*1e6
