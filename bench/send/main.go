@@ -3,9 +3,8 @@
 // one run on loopback, each client in its own process so its peak RSS and
 // CPU time (getrusage) are its own, against a fast server (server.go) in a
 // third process. `make bench-send` runs it; it prints every ratio of issue
-// 14 with the min, median and max over -repeats runs. The two clients of
-// each comparison run at the same time against the same server, so that
-// the load of a shared machine falls on both alike:
+// 14 with the min, median and max over -repeats runs (the two clients of a
+// comparison one after the other, in alternating order):
 //
 //   - peak RSS at 1000 streams (4 requests each), send / control (goal
 //     <= 1.25)
@@ -27,7 +26,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +36,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -75,6 +72,7 @@ func main() {
 	streams := flag.Int("streams", 1000, "bench: streams of the memory, CPU and TTFT comparison")
 	redial := flag.Int("redial-streams", 4000, "bench: streams of the re-dial check")
 	profile := flag.String("cpuprofile", "", "client: write a CPU profile to FILE")
+	only := flag.String("only", "streams,redials,rps", "bench: the comparisons to run")
 	flag.Parse()
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -98,7 +96,7 @@ func main() {
 			err = json.NewEncoder(os.Stdout).Encode(r)
 		}
 	default:
-		err = bench(*repeats, *streams, *redial)
+		err = bench(*repeats, *streams, *redial, *only)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -284,16 +282,21 @@ func client(args ...string) (result, error) {
 	return r, nil
 }
 
-// pair runs clients a and b at the same time, each in its own process,
-// against the same server: on a shared machine both see the same load, so
-// their ratio is steadier than that of runs one after the other.
-func pair(a, b string, args []string) (ra, rb result, err error) {
-	var errA, errB error
-	var wg sync.WaitGroup
-	wg.Go(func() { ra, errA = client(append([]string{"-client", a}, args...)...) })
-	wg.Go(func() { rb, errB = client(append([]string{"-client", b}, args...)...) })
-	wg.Wait()
-	return ra, rb, errors.Join(errA, errB)
+// pair runs clients a and b one after the other, each in its own process
+// against the same server, a first on even runs and b first on odd ones,
+// so neither always gets the warmer (or the quieter) machine. (Run at the
+// same time they would compete for the server, and a client slower by a
+// little would get a lot fewer requests through.)
+func pair(run int, a, b string, args []string) (ra, rb result, err error) {
+	first, second := &ra, &rb
+	if run%2 == 1 {
+		a, b, first, second = b, a, second, first
+	}
+	if *first, err = client(append([]string{"-client", a}, args...)...); err != nil {
+		return ra, rb, err
+	}
+	*second, err = client(append([]string{"-client", b}, args...)...)
+	return ra, rb, err
 }
 
 // p99 of vs (ns) in ms, by linear interpolation between closest ranks.
@@ -316,37 +319,78 @@ func spread(vs []float64) string {
 	return fmt.Sprintf("min %.3f  median %.3f  max %.3f", s[0], s[len(s)/2], s[len(s)-1])
 }
 
-func bench(repeats, streams, redialStreams int) error {
+func bench(repeats, streams, redialStreams int, only string) error {
+	run := func(name string) bool { return slices.Contains(strings.Split(only, ","), name) }
 	const ttft = 100 * time.Millisecond
+	var rss, cpu, ttftDiff, redials []float64
+	conc := []int{16, 64, 256}
+	rps, cpr := map[int][]float64{}, map[int][]float64{}
+	if run("streams") {
+		if err := benchStreams(repeats, streams, ttft, &rss, &cpu, &ttftDiff); err != nil {
+			return err
+		}
+	}
+	if run("redials") {
+		if err := benchRedials(repeats, redialStreams, &redials); err != nil {
+			return err
+		}
+	}
+	if run("rps") {
+		if err := benchRPS(repeats, conc, rps, cpr); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("\n== ratios over %d runs (goal)\n", repeats)
+	if run("streams") {
+		fmt.Printf("peak RSS at %d streams, send / control (<= 1.25):  %s\n", streams, spread(rss))
+		fmt.Printf("CPU per chunk at %d streams, send / control (<= 1.05):  %s\n", streams, spread(cpu))
+		fmt.Printf("TTFT error p99 at %d streams, send - control, ms (<= 5):  %s\n", streams, spread(ttftDiff))
+	}
+	if run("redials") {
+		fmt.Printf("re-dials at %d streams (0):  %s\n", redialStreams, spread(redials))
+	}
+	if run("rps") {
+		for _, c := range conc {
+			fmt.Printf("req/s at concurrency %d, send / vegeta (>= 1.0):  %s\n", c, spread(rps[c]))
+		}
+		for _, c := range conc {
+			fmt.Printf("CPU per request at concurrency %d, send / vegeta:  %s\n", c, spread(cpr[c]))
+		}
+	}
+	return nil
+}
+
+func benchStreams(repeats, streams int, ttft time.Duration, rss, cpu, ttftDiff *[]float64) error {
 	srv, base, err := startServer("-ttft", ttft.String(), "-gap", "100ms", "-chunks", "10")
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
 	url := base + "/v1/chat/completions"
-	var rss, cpu, ttftDiff []float64
 	fmt.Printf("== %d streams, 4 requests each, 10 chunks 100 ms apart after a %v TTFT; %d runs\n", streams, ttft, repeats)
 	for i := range repeats {
 		args := []string{"-url", url, "-c", fmt.Sprint(streams), "-requests", fmt.Sprint(4 * streams), "-chunks", "10"}
-		s, c, err := pair("send", "control", args)
+		s, c, err := pair(i, "send", "control", args)
 		if err != nil {
 			return err
 		}
 		sp, cp := p99(s.TTFTNs)-float64(ttft)/1e6, p99(c.TTFTNs)-float64(ttft)/1e6
-		rss = append(rss, float64(s.MaxRSSKB)/float64(c.MaxRSSKB))
-		cpu = append(cpu, (s.CPUS/float64(s.Chunks))/(c.CPUS/float64(c.Chunks)))
-		ttftDiff = append(ttftDiff, sp-cp)
+		*rss = append(*rss, float64(s.MaxRSSKB)/float64(c.MaxRSSKB))
+		*cpu = append(*cpu, (s.CPUS/float64(s.Chunks))/(c.CPUS/float64(c.Chunks)))
+		*ttftDiff = append(*ttftDiff, sp-cp)
 		fmt.Printf("  run %d: peak RSS send %.1f MB, control %.1f MB; CPU per chunk send %.2f µs, control %.2f µs; TTFT error p99 send %.2f ms, control %.2f ms\n",
 			i+1, float64(s.MaxRSSKB)/1024, float64(c.MaxRSSKB)/1024, s.CPUS/float64(s.Chunks)*1e6, c.CPUS/float64(c.Chunks)*1e6, sp, cp)
 	}
-	srv.stop()
+	return nil
+}
 
-	srv, base, err = startServer("-ttft", "50ms", "-gap", "50ms", "-chunks", "2")
+func benchRedials(repeats, redialStreams int, redials *[]float64) error {
+	srv, base, err := startServer("-ttft", "50ms", "-gap", "50ms", "-chunks", "2")
 	if err != nil {
 		return err
 	}
-	url = base + "/v1/chat/completions"
-	var redials []float64
+	defer srv.stop()
+	url := base + "/v1/chat/completions"
 	fmt.Printf("== %d streams, 3 requests each: re-dials = connections opened beyond one per stream\n", redialStreams)
 	for i := range repeats {
 		before, err := serverConns(base)
@@ -363,23 +407,24 @@ func bench(repeats, streams, redialStreams int) error {
 		// Fewer connections than streams is no re-dial: a stream took one
 		// another had freed before its own was dialled.
 		n := max(after-before-int64(redialStreams), 0)
-		redials = append(redials, float64(n))
+		*redials = append(*redials, float64(n))
 		fmt.Printf("  run %d: %d connections for %d streams: %d re-dials\n", i+1, after-before, redialStreams, n)
 	}
-	srv.stop()
+	return nil
+}
 
-	srv, base, err = startServer()
+func benchRPS(repeats int, conc []int, rps, cpr map[int][]float64) error {
+	srv, base, err := startServer()
 	if err != nil {
 		return err
 	}
-	url = base + "/v1/chat/completions"
-	conc := []int{16, 64, 256}
-	rps, cpr := map[int][]float64{}, map[int][]float64{}
+	defer srv.stop()
+	url := base + "/v1/chat/completions"
 	fmt.Printf("== non-streamed requests for 2 s at concurrency %v: req/s and CPU per request, send vs vegeta\n", conc)
 	for i := range repeats {
 		for _, c := range conc {
 			args := []string{"-url", url, "-c", fmt.Sprint(c), "-duration", "2s", "-stream=false"}
-			s, v, err := pair("send", "vegeta", args)
+			s, v, err := pair(i, "send", "vegeta", args)
 			if err != nil {
 				return err
 			}
@@ -389,19 +434,6 @@ func bench(repeats, streams, redialStreams int) error {
 			cpr[c] = append(cpr[c], sc/vc)
 			fmt.Printf("  run %d, c=%d: send %.0f req/s, %.1f µs CPU a request; vegeta %.0f req/s, %.1f µs\n", i+1, c, sr, sc, vr, vc)
 		}
-	}
-	srv.stop()
-
-	fmt.Printf("\n== ratios over %d runs (goal)\n", repeats)
-	fmt.Printf("peak RSS at %d streams, send / control (<= 1.25):  %s\n", streams, spread(rss))
-	fmt.Printf("CPU per chunk at %d streams, send / control (<= 1.05):  %s\n", streams, spread(cpu))
-	fmt.Printf("TTFT error p99 at %d streams, send - control, ms (<= 5):  %s\n", streams, spread(ttftDiff))
-	fmt.Printf("re-dials at %d streams (0):  %s\n", redialStreams, spread(redials))
-	for _, c := range conc {
-		fmt.Printf("req/s at concurrency %d, send / vegeta (>= 1.0):  %s\n", c, spread(rps[c]))
-	}
-	for _, c := range conc {
-		fmt.Printf("CPU per request at concurrency %d, send / vegeta (the machine's load moves req/s; this less):  %s\n", c, spread(cpr[c]))
 	}
 	return nil
 }

@@ -69,7 +69,10 @@ func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conve
 			is.warmTick = pace(drain, nil, newArrivals(arrivalOptions{rate: o.Rate, seed: o.Seed}))
 		}
 	}
-	ch := make(chan session)
+	// Buffered: with single-turn conversations every request is a session,
+	// and an unbuffered hand-over waits for this goroutine to be scheduled
+	// each time.
+	ch := make(chan session, 64)
 	is.sessions = ch
 	var at []time.Duration
 	start := time.Now()
