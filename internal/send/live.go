@@ -134,6 +134,9 @@ func (o *LiveOptions) Validate() error {
 	if o.RampUp > 0 && o.Schedule != ScheduleNone {
 		return errors.New("--schedule timestamps sets every request's time: drop --ramp-up")
 	}
+	if o.Warmup > 0 && o.Schedule != ScheduleNone {
+		return errors.New("--schedule timestamps sets every request's time: drop --warmup (a warmup would hold back the rows after it)")
+	}
 	if _, err := wire.EndpointURL(o.URL); err != nil {
 		return fmt.Errorf("--url %w", err)
 	}

@@ -186,6 +186,7 @@ func TestLoadShapeOptions(t *testing.T) {
 		{LiveOptions{Warmup: -1}, "--warmup -1"},
 		{LiveOptions{RampUp: -time.Second}, "--ramp-up -1s"},
 		{LiveOptions{Schedule: ScheduleTimestamps, RampUp: time.Second}, "drop --ramp-up"},
+		{LiveOptions{Schedule: ScheduleTimestamps, Warmup: 2}, "drop --warmup"},
 	} {
 		tt.o.URL, tt.o.Timeout = "http://127.0.0.1:1", time.Second
 		if err := tt.o.Validate(); err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
