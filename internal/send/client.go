@@ -212,7 +212,8 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 		}
 		return res
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if stream {
 		err = readStream(resp.Body, start, &res)
 	} else {
 		var data []byte
@@ -222,6 +223,9 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 		}
 	}
 	res.LatencyNs = time.Since(start).Nanoseconds()
+	if stream && err == nil {
+		drain(resp.Body)
+	}
 	if err != nil {
 		var pe *protocolError
 		var se *serverError
@@ -236,6 +240,20 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	}
 	res.OK = true
 	return res
+}
+
+// drainWait bounds drain: a server that keeps a stream open after [DONE]
+// costs this connection, not the worker's time.
+var drainWait = 50 * time.Millisecond
+
+// drain reads what is left of a stream after [DONE] (the end of its
+// chunked body, usually already on its way), so that its connection goes
+// back to the pool: closing a body before its end closes the connection,
+// and the next request must dial again (make bench-send: re-dials).
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(drainWait, func() { body.Close() })
+	defer t.Stop()
+	io.CopyN(io.Discard, body, 64<<10)
 }
 
 // classify names a transport error; other is the kind when it is neither a
