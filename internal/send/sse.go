@@ -258,6 +258,9 @@ func (a *accumulator) add(c *chunk, now time.Time) error {
 			ttft := now.Sub(a.start).Nanoseconds()
 			a.res.TTFTNs = &ttft
 		} else {
+			if a.res.ITLNs == nil {
+				a.res.ITLNs = make([]int64, 0, 16) // not 1, 2, 4, 8 and 16
+			}
 			a.res.ITLNs = append(a.res.ITLNs, now.Sub(a.last).Nanoseconds())
 		}
 		a.last = now
@@ -279,6 +282,7 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 	res.Stream = true
 	sr := newSSEReader(r)
 	defer sr.release()
+	var c chunk
 	for {
 		data, err := sr.Next()
 		if err != nil {
@@ -292,7 +296,9 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 			return nil
 		}
 		res.Chunks++
-		var c chunk
+		// One chunk value for the whole stream, zeroed for each event: a
+		// fresh one escapes to the heap at every chunk.
+		c = chunk{}
 		if err := json.Unmarshal(data, &c); err != nil {
 			return &protocolError{fmt.Errorf("chunk %d: %w", res.Chunks, err)}
 		}
