@@ -106,7 +106,7 @@ func requestOverhead(b *testing.B, convs []records.Conversation) {
 	rec.cpu = newCPUMeter(nil)
 	is := newIssuer(context.Background(), time.Time{}, nil, LiveOptions{})
 	defer is.close()
-	w := &worker{b: bl, post: cannedPoster{}, hard: context.Background(), timeout: time.Minute, noPayload: true,
+	w := &worker{b: bl, post: cannedPoster{}, hard: context.Background(), timeout: time.Minute, noPayload: true, now: time.Now,
 		admit: is.admit, ended: is.ended, emit: rec.write, cache: newCachePredictor(), wait: is.wait}
 	b.ReportAllocs()
 	i := 0

@@ -78,9 +78,11 @@ type LiveOptions struct {
 	ClientLimits report.ClientLimits
 	// observe, when set (benchmarks), gets send's own per-request time.
 	observe func(time.Duration)
-	// post and cpuClock replace the HTTP client and the CPU clock (tests).
+	// post, cpuClock and clock replace the HTTP client, the CPU clock and
+	// the clock workers read when ready to send (tests).
 	post     poster
 	cpuClock *cpuClock
+	clock    func() time.Time
 }
 
 // RateOnlyWorkers bounds sessions in flight when only --rate is given.
@@ -251,7 +253,10 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 		post = o.post
 	}
 	wk := &worker{b: b, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, ended: is.ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait}
+		admit: is.admit, ended: is.ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait, now: time.Now}
+	if o.clock != nil {
+		wk.now = o.clock
+	}
 
 	var (
 		errMu  sync.Mutex

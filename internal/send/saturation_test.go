@@ -115,3 +115,45 @@ func TestCPUMeter(t *testing.T) {
 		t.Error("an unmeasurable CPU clock should turn the meter off")
 	}
 }
+
+// fixedNow is the time on a clock that never moves, and calmPoster a client that
+// starts each request at that instant: no lag, whatever the machine does.
+var fixedNow = time.Unix(1_700_000_000, 0)
+
+type calmPoster struct{}
+
+func (calmPoster) do(_, _ context.Context, _ []byte) records.Result {
+	return records.Result{StartNs: fixedNow.UnixNano(), LatencyNs: 1000, Status: 200, OK: true, Stream: true}
+}
+
+// idleClock is a CPU clock at a tenth of one core.
+func idleClock() *cpuClock {
+	var mu sync.Mutex
+	var wall time.Duration
+	return &cpuClock{
+		wall: func() time.Duration { mu.Lock(); defer mu.Unlock(); wall += 200 * time.Millisecond; return wall },
+		cpu:  func() (time.Duration, bool) { mu.Lock(); defer mu.Unlock(); return wall / 10, true },
+	}
+}
+
+// TestCalmClientNotFlagged: a run whose requests start the instant their
+// workers are ready, on a fake clock, with little CPU, is not flagged.
+func TestCalmClientNotFlagged(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), &out, dataset(3, 2), newBuilder(t, PayloadOptions{Stream: true}),
+		LiveOptions{URL: s.URL(), Concurrency: 3, Requests: 30, Recycle: true, Timeout: 10 * time.Second,
+			post: calmPoster{}, clock: func() time.Time { return fixedNow }, cpuClock: idleClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sum.Client
+	if c == nil || c.Saturated || c.Warning() != "" || c.Requests != 30 || *c.LagP99Ms != 0 || c.CPUP99 == nil || *c.CPUP99 >= 0.9 {
+		t.Errorf("calm run: %+v", c)
+	}
+	for _, r := range liveRecords(t, &out) {
+		if *r.Result.ScheduleLagNs != 0 {
+			t.Errorf("lag %d, want 0", *r.Result.ScheduleLagNs)
+		}
+	}
+}

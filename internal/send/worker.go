@@ -26,6 +26,7 @@ type worker struct {
 	observe   func(time.Duration)                // benchmarks: send's own time
 	cache     *cachePredictor                    // expected cached tokens, in issue order
 	wait      func(time.Time) bool               // sleeps until a scheduled time; false: issue nothing more
+	now       func() time.Time                   // when a worker is ready (time.Now; a fake clock in tests)
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -49,7 +50,7 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 			ready = s.due
 		}
 		if ready.IsZero() {
-			ready = time.Now()
+			ready = w.now()
 		}
 		sl, ok := w.admit(ready)
 		ready = time.Time{}
@@ -76,7 +77,7 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 		res := w.post.do(reqCtx, w.hard, built.Body)
 		cancel()
 		w.ended(sl)
-		t1 := time.Now()
+		t1 := w.now()
 		if w.noPayload {
 			rec.Payload = nil
 		}
