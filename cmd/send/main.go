@@ -52,7 +52,7 @@ type flags struct {
 	Burstiness  float64           `placeholder:"B" help:"Gamma shape of --rate-distribution gamma (vLLM's --burstiness): 1 is Poisson, below 1 burstier, above 1 more even (default 1)."`
 	Seed        uint64            `default:"1" help:"Seed of the Poisson and gamma arrivals."`
 	RampUp      time.Duration     `name:"ramp-up" placeholder:"D" help:"Raise the load linearly over D: with --rate, the rate from 0 to --rate (the requests by time t are rate*t^2/(2D)); otherwise the sessions in flight, one more at even steps from 1 to --concurrency at D."`
-	Warmup      int               `placeholder:"N" help:"Send N warmup requests first (at --rate, no ramp-up), marked warmup in their records and left out of measure's summary; the measured requests (--requests of them) start their schedule once every warmup request has ended. --duration counts from the first warmup request."`
+	Warmup      int               `placeholder:"N" help:"Send N warmup requests first (at --rate, no ramp-up), marked warmup in their records and left out of measure's summary; the measured requests (--requests of them) start their schedule (and --duration its clock) once every warmup request has ended."`
 	Requests    int               `help:"Stop after this many requests (0: one pass over the dataset)."`
 	Duration    time.Duration     `help:"Stop issuing after this long."`
 	Recycle     bool              `help:"Start the dataset over (with new markers) until --requests or --duration."`

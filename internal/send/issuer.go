@@ -48,7 +48,7 @@ type issuer struct {
 	warmDone    chan struct{}    // closed when they all have (at once without --warmup)
 	drain       context.Context
 	stop        context.CancelFunc
-	deadline    time.Time // --duration's end; zero: none
+	deadline    atomic.Int64 // --duration's end, Unix ns; 0: none (yet: after a warmup)
 }
 
 // newIssuer starts handing out the sessions of convs until issue is done,
@@ -56,8 +56,9 @@ type issuer struct {
 // o.Recycle) or the budget is spent.
 func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conversation, o LiveOptions) *issuer {
 	drain, stop := context.WithCancel(issue)
-	is := &issuer{limit: int64(o.Requests), warmup: int64(o.Warmup), drain: drain, stop: stop, deadline: deadline,
+	is := &issuer{limit: int64(o.Requests), warmup: int64(o.Warmup), drain: drain, stop: stop,
 		warmDone: make(chan struct{})}
+	is.setDeadline(deadline)
 	is.warmLeft.Store(is.warmup)
 	is.warmToIssue.Store(is.warmup)
 	if is.warmup == 0 {
@@ -123,7 +124,7 @@ func (is *issuer) admit(ready time.Time) (slot, bool) {
 			return slot{}, false
 		}
 	}
-	if is.drain.Err() != nil || (!is.deadline.IsZero() && !time.Now().Before(is.deadline)) {
+	if d := is.deadline.Load(); is.drain.Err() != nil || (d != 0 && time.Now().UnixNano() >= d) {
 		return slot{}, false
 	}
 	if !sl.warmup && is.limit > 0 && is.issued.Add(1) > is.limit {
@@ -143,6 +144,13 @@ func (is *issuer) takeWarmup() bool {
 		if is.warmToIssue.CompareAndSwap(n, n-1) {
 			return true
 		}
+	}
+}
+
+// setDeadline sets --duration's end (zero: none).
+func (is *issuer) setDeadline(t time.Time) {
+	if !t.IsZero() {
+		is.deadline.Store(t.UnixNano())
 	}
 }
 

@@ -46,8 +46,8 @@ type LiveOptions struct {
 	// flight, one more at even steps from 1 to Concurrency (rampStart).
 	RampUp time.Duration
 	// Warmup requests are sent first, marked warmup in their records, and
-	// the measured requests (Requests of them) start their schedule once
-	// every warmup request has ended.
+	// the measured requests (Requests of them, for Duration) start their
+	// schedule once every warmup request has ended.
 	Warmup int
 	// Requests caps the requests sent (0: no cap); Duration stops issuing
 	// after that long (0: none). Recycle starts the dataset over with new
@@ -241,10 +241,25 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	cl := newClient(endpoint, o.APIKey, o.Header, workers, o.TLS)
 	defer cl.closeIdle()
 
-	st := newStopper(ctx, o.Duration, o.Grace)
+	// --duration is the measured requests': after a warmup it starts when
+	// the last warmup request has ended.
+	duration := o.Duration
+	if o.Warmup > 0 {
+		duration = 0
+	}
+	st := newStopper(ctx, duration, o.Grace)
 	defer st.release()
 	is := newIssuer(st.issue, st.deadline, mine, o)
 	defer is.close()
+	if o.Warmup > 0 && o.Duration > 0 {
+		go func() {
+			select {
+			case <-is.warmDone:
+				is.setDeadline(st.startDuration(o.Duration))
+			case <-st.issue.Done():
+			}
+		}()
+	}
 	rec := newRecorder(w)
 	rec.cpu, rec.limit = newCPUMeter(o.cpuClock), o.ClientLimits
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })

@@ -246,3 +246,32 @@ func TestWarmup(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmupDuration: --duration counts the measured requests' time, from
+// the end of the warmup: three warmup requests of 300 ms each, one after
+// the other, outlast a 500 ms --duration, and measured requests still go.
+func TestWarmupDuration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 1.5 s run")
+	}
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, TTFT: 300 * time.Millisecond})
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), &out, dataset(4, 1), newBuilder(t, PayloadOptions{Stream: true}),
+		LiveOptions{URL: s.URL(), Concurrency: 1, Warmup: 3, Duration: 500 * time.Millisecond, Recycle: true,
+			Timeout: 10 * time.Second, Grace: 10 * time.Second})
+	if err != nil || sum.Failed != 0 || sum.Cancelled != 0 {
+		t.Fatal(sum, err)
+	}
+	warm, measured := 0, 0
+	for _, r := range liveRecords(t, &out) {
+		if r.Warmup {
+			warm++
+		} else {
+			measured++
+		}
+	}
+	// 500 ms of 300 ms requests: the first at once, the second at 300 ms.
+	if warm != 3 || measured < 1 || measured > 2 {
+		t.Errorf("%d warmup and %d measured requests, want 3 and 1 or 2", warm, measured)
+	}
+}
