@@ -1,7 +1,7 @@
 # islkit — see README.md. Every target works on a fresh machine with Go and
 # gcc (the race detector needs cgo); the conformance data the tests need is
 # in testdata/conformance. `make bench` compares with references when Node.js
-# and npm (Rust tokenizers) and python3-jinja2 are there; bench-send needs jq.
+# and npm (Rust tokenizers) and python3-jinja2 are there.
 
 GO        ?= go
 BIN       ?= bin
@@ -104,11 +104,13 @@ bench-measure:
 bench-compose:
 	$(GO) test ./internal/compose/ -run '^$$' -bench . -benchtime 1x
 
-## bench-send: send dry-run and live throughput vs vegeta (needs jq)
-# send: dry-run payloads/s, client overhead, and live req/s vs vegeta.
+## bench-send: send vs a control SSE client and vegeta: memory, CPU per chunk, TTFT error, re-dials, req/s
+# bench/send (its own module, so vegeta is no dependency of islkit): each
+# client in its own process against a fast server in a third; REPEATS runs.
+REPEATS ?= 3
 bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
-	bash scripts/bench-send.sh 16 8s
+	cd bench/send && $(GO) build -o ../../.bench/sendbench . && ../../.bench/sendbench -repeats $(REPEATS)
 
 ## conformance-check: how ../shared (SHARED=DIR; where new reference material arrives) differs from testdata/conformance
 conformance-check:

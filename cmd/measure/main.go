@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -75,27 +76,29 @@ Examples:
 `
 
 type flags struct {
-	Tokenizer         string   `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
-	Revision          string   `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
-	ChatTemplate      string   `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
-	ApplyChatTemplate bool     `help:"Count message records through the chat template, as the server does."`
-	Now               string   `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
-	IDs               bool     `name:"ids" help:"Add the token ids to text records."`
-	Rendered          bool     `help:"Add the rendered template text to message records (with --apply-chat-template)."`
-	Bare              bool     `help:"Also give AIPerf's bare count for requests counted through the template (with --apply-chat-template; costs a second encode)."`
-	NoTools           bool     `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does (with --apply-chat-template)."`
-	Server            string   `help:"Count requests as this server preprocesses them: vllm, sglang, transformers (apply_chat_template on the messages as given) or aiperf (AIPerf's own count). A request that server would refuse fails its line." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
-	CompareServer     string   `name:"compare-server" help:"Also count each templated request as this server would and split the difference by cause (isl.vs_profile): part join, tool-call arguments, reasoning, null content, generation prompt, ..." enum:",vllm,sglang,transformers,aiperf" default:""`
-	Summary           bool     `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
-	SummaryJSON       string   `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
-	Plot              string   `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
-	Report            string   `help:"Write the whole summary as one self-contained HTML page to FILE.html: ISL error histograms, latency CDFs, TTFT against ISL, throughput and concurrency over time, and the tables (no JavaScript, no network)." placeholder:"FILE.html"`
-	Percentiles       string   `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
-	SLO               string   `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
-	Compare           bool     `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
-	MaxLineBytes      int      `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
-	Workers           int      `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
-	Files             []string `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
+	Tokenizer         string        `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
+	Revision          string        `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
+	ChatTemplate      string        `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
+	ApplyChatTemplate bool          `help:"Count message records through the chat template, as the server does."`
+	Now               string        `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
+	IDs               bool          `name:"ids" help:"Add the token ids to text records."`
+	Rendered          bool          `help:"Add the rendered template text to message records (with --apply-chat-template)."`
+	Bare              bool          `help:"Also give AIPerf's bare count for requests counted through the template (with --apply-chat-template; costs a second encode)."`
+	NoTools           bool          `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does (with --apply-chat-template)."`
+	Server            string        `help:"Count requests as this server preprocesses them: vllm, sglang, transformers (apply_chat_template on the messages as given) or aiperf (AIPerf's own count). A request that server would refuse fails its line." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
+	CompareServer     string        `name:"compare-server" help:"Also count each templated request as this server would and split the difference by cause (isl.vs_profile): part join, tool-call arguments, reasoning, null content, generation prompt, ..." enum:",vllm,sglang,transformers,aiperf" default:""`
+	Summary           bool          `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
+	SummaryJSON       string        `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
+	Plot              string        `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
+	Report            string        `help:"Write the whole summary as one self-contained HTML page to FILE.html: ISL error histograms, latency CDFs, TTFT against ISL, throughput and concurrency over time, and the tables (no JavaScript, no network)." placeholder:"FILE.html"`
+	Percentiles       string        `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
+	SLO               string        `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
+	LagLimit          time.Duration `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (the latencies include client time) when the p99 of the records' schedule lag (result.schedule_lag_ns) is above this."`
+	CPULimit          float64       `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of the records' client CPU use (result.client_cpu, a fraction of send's cores) is at or above this."`
+	Compare           bool          `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
+	MaxLineBytes      int           `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
+	Workers           int           `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
+	Files             []string      `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
 
 // signals gives the context a signal cancels (tests deliver one).
@@ -178,6 +181,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		return 0, cli.Usagef("%v", err)
 	}
 	if opts.SLO, err = report.ParseSLO(f.SLO); err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	opts.Client = report.ClientLimits{LagLimit: f.LagLimit, CPULimit: f.CPULimit}
+	if err := opts.Client.Validate(); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
 	// The template is loaded even without --apply-chat-template: counts

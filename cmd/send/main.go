@@ -21,6 +21,7 @@ import (
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/send"
 	"github.com/islkit/islkit/internal/serverprofile"
 )
@@ -50,8 +51,11 @@ type flags struct {
 	CACert      string            `name:"ca-cert" placeholder:"FILE" help:"PEM certificate(s) to trust for an https --url, besides the system's."`
 	Concurrency int               `help:"Sessions in flight (default 1 when --rate is unset)."`
 	Rate        float64           `help:"Requests per second (0: as fast as --concurrency allows)."`
-	RateDist    string            `name:"rate-distribution" default:"constant" enum:"constant,poisson" help:"Arrival process for --rate (${enum})."`
-	Seed        uint64            `default:"1" help:"Seed of the Poisson arrivals."`
+	RateDist    string            `name:"rate-distribution" default:"constant" enum:"constant,poisson,gamma" help:"Arrival process for --rate (${enum}): even gaps of 1/rate; exponential gaps (Poisson); gamma gaps of shape --burstiness and mean 1/rate (vLLM's)."`
+	Burstiness  float64           `placeholder:"B" help:"Gamma shape of --rate-distribution gamma (vLLM's --burstiness): 1 is Poisson, below 1 burstier, above 1 more even (default 1)."`
+	Seed        uint64            `default:"1" help:"Seed of the Poisson and gamma arrivals."`
+	RampUp      time.Duration     `name:"ramp-up" placeholder:"D" help:"Raise the load linearly over D: with --rate, the rate from 0 to --rate (the requests by time t are rate*t^2/(2D)); otherwise the sessions in flight, one more at even steps from 1 to --concurrency at D."`
+	Warmup      int               `placeholder:"N" help:"Send N warmup requests first (at --rate, no ramp-up), marked warmup in their records and left out of measure's summary; the measured requests (--requests of them) start their schedule (and --duration its clock) once every warmup request has ended."`
 	Requests    int               `help:"Stop after this many requests (0: one pass over the dataset)."`
 	Duration    time.Duration     `help:"Stop issuing after this long."`
 	Recycle     bool              `help:"Start the dataset over (with new markers) until --requests or --duration."`
@@ -61,6 +65,8 @@ type flags struct {
 	Grace       time.Duration     `default:"30s" help:"On stop (Ctrl-C, --duration), how long in-flight requests may finish."`
 	Shard       string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records)."`
 	NoPayload   bool              `help:"Leave the payload out of live records (smaller output)."`
+	LagLimit    time.Duration     `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (on stderr; measure says it in its summary) when the p99 schedule lag (result.schedule_lag_ns: actual - intended start) is above this."`
+	CPULimit    float64           `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of send's own CPU use (result.client_cpu, a fraction of the cores it may use) is at or above this."`
 	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
 
 	Exact        bool   `help:"Make every live request's ISL exactly its target_isl against the server's real replies: each request is rendered as --server renders it and its turn's text cut shorter or grown from the reserve compose --live wrote; a target the history alone exceeds is sent as small as possible and recorded unreachable. Needs conversations from compose --live." group:"exact"`
@@ -101,9 +107,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // liveOnly are the flags a dry run has no use for.
-var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "seed", "concurrency",
+var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "burstiness", "ramp-up", "warmup", "seed", "concurrency",
 	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
-	"max-consecutive-errors", "schedule", "speedup", "exact"}
+	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit"}
 
 // exactOnly are the flags only --exact reads.
 var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "server"}
@@ -147,9 +153,10 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitUsage, usage(err)
 	}
 	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
-		RateDistribution: c.RateDist, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
+		RateDistribution: c.RateDist, Burstiness: c.Burstiness, RampUp: c.RampUp, Warmup: c.Warmup, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
-		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup}
+		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup,
+		ClientLimits: report.ClientLimits{LagLimit: c.LagLimit, CPULimit: c.CPULimit}}
 	if c.Schedule == send.ScheduleTimestamps {
 		opts.Schedule = send.ScheduleTimestamps
 	}
@@ -232,6 +239,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	sum, err := send.Run(ctx, stdout, convs, b, opts)
 	if err != nil {
 		return cli.ExitFailed, err
+	}
+	if w := sum.Client.Warning(); w != "" {
+		fmt.Fprintf(stderr, "send: warning: %s\n", w)
 	}
 	if sum.Cancelled > 0 {
 		why := "still running when the grace period (--grace " + c.Grace.String() + ") ended"

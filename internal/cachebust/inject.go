@@ -49,6 +49,18 @@ type Result struct {
 // first user message was marked on the first request) never stacks markers.
 // With target None or an empty marker it returns messages unchanged.
 func Inject(t Target, marker string, messages []map[string]any) Result {
+	return inject(t, marker, messages, false)
+}
+
+// InjectOwned is Inject for messages the caller has just built for this
+// request and shares with no one (wire.Messages): the message that takes
+// the marker is changed in place, not copied with the slice, which is a
+// map clone per request on send's path.
+func InjectOwned(t Target, marker string, messages []map[string]any) Result {
+	return inject(t, marker, messages, true)
+}
+
+func inject(t Target, marker string, messages []map[string]any, owned bool) Result {
 	if marker == "" || t == None || !t.Valid() {
 		return Result{Messages: messages, Index: -1}
 	}
@@ -68,11 +80,15 @@ func Inject(t Target, marker string, messages []map[string]any) Result {
 	if !changed {
 		return res
 	}
+	res.Changed = true
+	if owned {
+		messages[i]["content"] = content
+		return res
+	}
 	msg := maps.Clone(messages[i])
 	msg["content"] = content
 	res.Messages = slices.Clone(messages)
 	res.Messages[i] = msg
-	res.Changed = true
 	return res
 }
 

@@ -133,6 +133,13 @@ func TestInjectWorkerCases(t *testing.T) {
 			if !reflect.DeepEqual(in, orig) {
 				t.Error("caller's messages were modified")
 			}
+			// InjectOwned: the same result, in the caller's own maps.
+			owned := msgs(t, tt.in)
+			ores := InjectOwned(tt.target, tt.marker, owned)
+			if !reflect.DeepEqual(ores.Messages, res.Messages) || ores.Landing != res.Landing || ores.Index != res.Index ||
+				ores.Changed != res.Changed || !reflect.DeepEqual(owned, res.Messages) {
+				t.Errorf("InjectOwned: %+v, Inject %+v; messages after %v", ores, res, owned)
+			}
 		})
 	}
 }

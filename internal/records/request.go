@@ -61,6 +61,9 @@ type Request struct {
 	// SyntheticHistory is true when a live request's history used compose's
 	// synthetic reply because an earlier turn of the session failed.
 	SyntheticHistory bool `json:"synthetic_history,omitempty"`
+	// Warmup marks the first --warmup requests of a live run, sent before
+	// the measured ones; measure leaves them out of its summary.
+	Warmup bool `json:"warmup,omitempty"`
 	// Payload is the exact request body, byte for byte as sent (or as a
 	// live run would send it); omitted in live mode with --no-payload.
 	Payload json.RawMessage `json:"payload,omitempty"`
@@ -72,12 +75,20 @@ type Request struct {
 type Result struct {
 	// StartNs is the Unix time the request was issued.
 	StartNs int64 `json:"start_ns"`
-	// ScheduledNs is the Unix time the request was due (send --schedule
-	// timestamps: the trace row's time relative to the first, over
-	// --speedup, from the start of the run); ScheduleLagNs is StartNs −
-	// ScheduledNs, how late it went out.
+	// ScheduledNs is the Unix time the request was due: its trace row's
+	// time (--schedule timestamps, first turns), its --rate slot, or else
+	// when its worker was ready to send it (the previous request's end,
+	// or the worker's --ramp-up start). ScheduleLagNs is StartNs −
+	// ScheduledNs, how late it went out: send's own delay, and the wait
+	// for a free worker when --concurrency holds back a --rate. send
+	// writes both on every live record.
 	ScheduledNs   *int64 `json:"scheduled_ns,omitempty"`
 	ScheduleLagNs *int64 `json:"schedule_lag_ns,omitempty"`
+	// ClientCPU is send's own CPU use (the whole process, getrusage) over
+	// the last window of at least 100 ms before the record was written, as
+	// a fraction of the cores it may use (GOMAXPROCS; 1 = all busy);
+	// absent before the first window ends.
+	ClientCPU *float64 `json:"client_cpu,omitempty"`
 	// LatencyNs is the end-to-end latency: request issued to last byte
 	// (or to the failure).
 	LatencyNs int64 `json:"latency_ns"`

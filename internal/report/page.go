@@ -115,6 +115,9 @@ func (p *Performance) keyTable() table {
 	if p.ScheduleLag != nil {
 		add("schedule lag p50 / p99", ms(p.ScheduleLag.Get(50))+" / "+ms(p.ScheduleLag.Get(99))+" ms")
 	}
+	if w := p.Client.Warning(); w != "" {
+		add("client", w)
+	}
 	return t
 }
 

@@ -69,6 +69,9 @@ type Live struct {
 	} `json:"error"`
 	// ScheduleLagNs is actual − intended start, when recorded.
 	ScheduleLagNs *int64 `json:"schedule_lag_ns"`
+	// ClientCPU is send's CPU use when it wrote the record, as a fraction
+	// of the cores it may use, when recorded.
+	ClientCPU *float64 `json:"client_cpu"`
 }
 
 // Request is one measured request as the summary reads it.
@@ -171,6 +174,8 @@ type Options struct {
 	// Percentiles are reported on top of DefaultPercentiles.
 	Percentiles []float64
 	SLO         SLO
+	// Client are the limits of the client verdict (CheckClient).
+	Client ClientLimits
 }
 
 // perfReq is one live request, kept until Report.
@@ -196,6 +201,7 @@ type perfAcc struct {
 	reqs   []perfReq
 	itl    []int64
 	lags   []int64
+	cpu    []float64
 	errors map[string]uint64
 }
 
@@ -209,6 +215,9 @@ func (p *perfAcc) add(isl records.ISL, l *Live) {
 	}
 	if l.ScheduleLagNs != nil {
 		p.lags = append(p.lags, *l.ScheduleLagNs)
+	}
+	if l.ClientCPU != nil {
+		p.cpu = append(p.cpu, *l.ClientCPU)
 	}
 	if !l.OK {
 		kind := records.ErrProtocol
@@ -335,6 +344,7 @@ type Performance struct {
 	ITL                   Stats       `json:"itl_ms"`
 	E2E                   Stats       `json:"e2e_ms"`
 	ScheduleLag           *Stats      `json:"schedule_lag_ms"` // nil when no record had it
+	Client                *Client     `json:"client"`          // nil when no record had a lag or CPU figure
 	Goodput               *Goodput    `json:"goodput"`         // nil without --slo
 	ByTurn                []PerfGroup `json:"by_turn"`
 	ByISL                 []PerfGroup `json:"by_isl"`
@@ -454,6 +464,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		st := statsOf(slices.Clone(p.lags), pcts)
 		pr.ScheduleLag = &st
 	}
+	pr.Client = CheckClient(p.lags, p.cpu, o.Client)
 	if !o.SLO.empty() {
 		g := &Goodput{SLO: o.SLO}
 		for _, r := range p.reqs {

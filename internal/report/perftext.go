@@ -23,6 +23,9 @@ func (p *Performance) headline() []string {
 		lines = append(lines, fmt.Sprintf("goodput (%s): %d requests (%s of requests), %s req/s",
 			g.SLO.String(), g.Requests, pct(g.Requests, max(p.Requests, 1)), fixed(g.RequestThroughput, 2)))
 	}
+	if w := p.Client.Warning(); w != "" {
+		lines = append(lines, "WARNING: "+w)
+	}
 	if p.WithoutUsage > 0 {
 		lines = append(lines, fmt.Sprintf("%d succeeded requests had no usage: no tokens or TPOT counted for them", p.WithoutUsage))
 	}

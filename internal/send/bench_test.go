@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -68,4 +69,75 @@ func BenchmarkLive(b *testing.B) {
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(over[len(over)/2].Microseconds()), "overhead-p50-µs")
 	b.ReportMetric(float64(over[len(over)*99/100].Microseconds()), "overhead-p99-µs")
+}
+
+// cannedPoster answers every request at once with a fixed non-streamed
+// result, as the client's parse would leave it.
+type cannedPoster struct{}
+
+func (cannedPoster) do(_, _ context.Context, _ []byte) records.Result {
+	prompt := 1000
+	return records.Result{StartNs: time.Now().UnixNano(), LatencyNs: 50000, Status: 200, OK: true,
+		FinishReason: "length", OutputText: "tok tok",
+		Usage: &records.Usage{PromptTokens: &prompt, CompletionTokens: 2, TotalTokens: 1002}}
+}
+
+// BenchmarkRequestOverhead is send's own work per request around the HTTP
+// exchange (admit, body, record, encode), on one worker with a canned
+// answer: what make bench-send's CPU per request adds to vegeta's.
+func BenchmarkRequestOverhead(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		text string
+	}{{"short", "Say hello to the benchmark, please."}, {"4KB", strings.Repeat("The quick brown fox jumps over the lazy dog. ", 90)}} {
+		b.Run(size.name, func(b *testing.B) {
+			var convs []records.Conversation
+			for i := range 100 {
+				convs = append(convs, conv(fmt.Sprintf("bench-%d", i), i, cachebust.FirstTurnPrefix, "", size.text))
+			}
+			requestOverhead(b, convs)
+		})
+	}
+}
+
+func requestOverhead(b *testing.B, convs []records.Conversation) {
+	bl, _ := NewBuilder(PayloadOptions{Stream: false}, nil)
+	rec := newRecorder(io.Discard)
+	rec.cpu = newCPUMeter(nil)
+	is := newIssuer(context.Background(), time.Time{}, nil, LiveOptions{})
+	defer is.close()
+	w := &worker{b: bl, post: cannedPoster{}, hard: context.Background(), timeout: time.Minute, noPayload: true, now: time.Now,
+		admit: is.admit, ended: is.ended, emit: rec.write, cache: newCachePredictor(), wait: is.wait}
+	b.ReportAllocs()
+	i := 0
+	// CPU time as well as wall time: on a shared machine the wall time
+	// moves with the other tenants' load.
+	cpu0, _ := processCPU()
+	for b.Loop() {
+		if _, err := w.session(session{c: &convs[i%len(convs)], pass: i / len(convs)}, time.Time{}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	cpu1, _ := processCPU()
+	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkReadStream parses a 10-chunk SSE response as the client does:
+// send's own cost per chunk (CPU per chunk in make bench-send).
+func BenchmarkReadStream(b *testing.B) {
+	var sse strings.Builder
+	for range 10 {
+		sse.WriteString(`data: {"id":"b","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tok "},"finish_reason":null}]}` + "\n\n")
+	}
+	sse.WriteString(`data: {"id":"b","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}` + "\n\ndata: [DONE]\n\n")
+	body := sse.String()
+	b.ReportAllocs()
+	for b.Loop() {
+		var res records.Result
+		if err := readStream(strings.NewReader(body), time.Now(), &res); err != nil || res.Chunks != 11 {
+			b.Fatal(err, res.Chunks)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/11, "ns/chunk")
 }

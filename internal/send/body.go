@@ -40,8 +40,9 @@ type Builder struct {
 }
 
 type field struct {
-	key string
-	val []byte
+	key    string
+	quoted []byte // key as a JSON string
+	val    []byte
 }
 
 // NewBuilder checks opts. warn may be nil.
@@ -100,7 +101,11 @@ func parseObject(data []byte) ([]field, error) {
 		if err := stdjson.Compact(&c, m.Value); err != nil {
 			return nil, err
 		}
-		out = append(out, field{m.Key, c.Bytes()})
+		q, err := json.Marshal(m.Key)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, field{key: m.Key, quoted: q, val: c.Bytes()})
 	}
 	return out, nil
 }
@@ -153,42 +158,36 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 		out.Landing, _ = cachebust.RouteMessages(c.CacheBust, msgs)
 	}
 	buf := make([]byte, 0, 256+len(c.Turns[turn].Text)*(turn+1)*2)
-	buf = append(buf, '{')
-	first := true
-	key := func(k string) {
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
-		kb, _ := json.Marshal(k) // a string always marshals
-		buf = append(buf, kb...)
-		buf = append(buf, ':')
-	}
-	key("model")
+	// The keys are constants (and --extra-body's, checked JSON): written
+	// as they are, not marshalled per request.
+	buf = append(buf, `{"model":`...)
 	mb, err := json.Marshal(b.Model(c))
 	if err != nil {
 		return Built{}, err
 	}
 	buf = append(buf, mb...)
-	key("messages")
+	buf = append(buf, `,"messages":`...)
 	m, err := json.Marshal(msgs)
 	if err != nil {
 		return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
 	}
 	buf = append(buf, m...)
 	if mt := c.Turns[turn].MaxTokens; mt > 0 {
-		key(b.opts.MaxTokensField)
+		buf = append(buf, `,"`...)
+		buf = append(buf, b.opts.MaxTokensField...) // max_tokens or max_completion_tokens
+		buf = append(buf, `":`...)
 		buf = strconv.AppendInt(buf, int64(mt), 10)
 	}
-	key("stream")
+	buf = append(buf, `,"stream":`...)
 	buf = strconv.AppendBool(buf, b.opts.Stream)
 	if b.opts.Stream {
 		// Usage arrives in a final chunk only when asked for.
-		key("stream_options")
-		buf = append(buf, `{"include_usage":true}`...)
+		buf = append(buf, `,"stream_options":{"include_usage":true}`...)
 	}
 	for _, f := range b.extra {
-		key(f.key)
+		buf = append(buf, ',')
+		buf = append(buf, f.quoted...)
+		buf = append(buf, ':')
 		buf = append(buf, f.val...)
 	}
 	buf = append(buf, '}')

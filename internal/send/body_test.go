@@ -67,7 +67,7 @@ func referenceFields(data []byte) ([]field, error) {
 		if err := stdjson.Compact(&c, raw); err != nil {
 			return nil, err
 		}
-		out = append(out, field{key, c.Bytes()})
+		out = append(out, field{key: key, val: c.Bytes()})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, err

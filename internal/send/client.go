@@ -75,17 +75,26 @@ func newClient(endpoint, apiKey string, extra http.Header, conns int, tc *tls.Co
 		h[k] = v
 	}
 	tr := &http.Transport{
-		Proxy:               nil, // a benchmark measures the server, not a proxy
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy:       nil, // a benchmark measures the server, not a proxy
+		DialContext: (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		// One kept-alive connection per worker, however many: a pool
+		// smaller than the workers closes connections that the next
+		// request must dial again (make bench-send: re-dials).
+		// MaxConnsPerHost too: when requests start together, a request
+		// whose dial is slower than another's request takes the freed
+		// connection, and its own dial would be one more.
 		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns, // one kept-alive connection per worker
+		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		DisableCompression:  true, // gzip would delay SSE chunks and cost CPU
-		WriteBufferSize:     64 << 10,
-		ReadBufferSize:      64 << 10,
-		ForceAttemptHTTP2:   false,
-		TLSClientConfig:     tc,
+		// The transport's default 4 KB buffers (Read/WriteBufferSize
+		// unset): an SSE chunk is a few hundred bytes and a body larger
+		// than the buffer is written past it, while 64 KB each cost
+		// 128 KB a connection.
+		ForceAttemptHTTP2: false,
+		TLSClientConfig:   tc,
 	}
 	once := tr.Clone()
 	once.DisableKeepAlives = true
@@ -203,7 +212,8 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 		}
 		return res
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if stream {
 		err = readStream(resp.Body, start, &res)
 	} else {
 		var data []byte
@@ -213,6 +223,9 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 		}
 	}
 	res.LatencyNs = time.Since(start).Nanoseconds()
+	if stream && err == nil {
+		drain(resp.Body)
+	}
 	if err != nil {
 		var pe *protocolError
 		var se *serverError
@@ -227,6 +240,20 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	}
 	res.OK = true
 	return res
+}
+
+// drainWait bounds drain: a server that keeps a stream open after [DONE]
+// costs this connection, not the worker's time.
+var drainWait = 50 * time.Millisecond
+
+// drain reads what is left of a stream after [DONE] (the end of its
+// chunked body, usually already on its way), so that its connection goes
+// back to the pool: closing a body before its end closes the connection,
+// and the next request must dial again (make bench-send: re-dials).
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(drainWait, func() { body.Close() })
+	defer t.Stop()
+	io.CopyN(io.Discard, body, 64<<10)
 }
 
 // classify names a transport error; other is the kind when it is neither a

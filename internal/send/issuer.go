@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -18,18 +19,36 @@ type session struct {
 	due time.Time
 }
 
+// slot is one admitted request: when it was due to go out (its intended
+// start) and whether it is a --warmup request.
+type slot struct {
+	due    time.Time
+	warmup bool
+}
+
 // issuer decides what goes out and when: it hands out sessions (pass
 // after pass with --recycle) and admits each request against the rate and
 // the --requests budget. Reaching the budget stops it without the grace
 // clock: the requests in flight finish normally.
+//
+// With --warmup N the first N requests admitted are warmup requests: paced
+// at the constant --rate (no ramp-up), and the measured requests wait
+// until every warmup request has ended, then start their own schedule
+// (arrival process and ramp-up) from zero.
 type issuer struct {
 	sessions <-chan session
-	limit    int64 // --requests; 0 = none
-	issued   atomic.Int64
-	ticks    <-chan struct{} // nil without --rate
-	drain    context.Context
-	stop     context.CancelFunc
-	deadline time.Time // --duration's end; zero: none
+	limit    int64        // --requests; 0 = none
+	warmup   int64        // --warmup
+	issued   atomic.Int64 // measured requests admitted
+	// warmToIssue counts the warmup requests not yet admitted.
+	warmToIssue atomic.Int64
+	ticks       <-chan time.Time // nil without --rate; each tick carries its slot's time
+	warmTick    <-chan time.Time // the warmup's ticks; nil without --rate or --warmup
+	warmLeft    atomic.Int64     // warmup requests not yet ended
+	warmDone    chan struct{}    // closed when they all have (at once without --warmup)
+	drain       context.Context
+	stop        context.CancelFunc
+	deadline    atomic.Int64 // --duration's end, Unix ns; 0: none (yet: after a warmup)
 }
 
 // newIssuer starts handing out the sessions of convs until issue is done,
@@ -37,11 +56,24 @@ type issuer struct {
 // o.Recycle) or the budget is spent.
 func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conversation, o LiveOptions) *issuer {
 	drain, stop := context.WithCancel(issue)
-	is := &issuer{limit: int64(o.Requests), drain: drain, stop: stop, deadline: deadline}
-	if o.Rate > 0 {
-		is.ticks = pace(drain, o.Rate, o.RateDistribution == RatePoisson, o.Seed)
+	is := &issuer{limit: int64(o.Requests), warmup: int64(o.Warmup), drain: drain, stop: stop,
+		warmDone: make(chan struct{})}
+	is.setDeadline(deadline)
+	is.warmLeft.Store(is.warmup)
+	is.warmToIssue.Store(is.warmup)
+	if is.warmup == 0 {
+		close(is.warmDone)
 	}
-	ch := make(chan session)
+	if o.Rate > 0 {
+		is.ticks = pace(drain, is.warmDone, newArrivals(o.arrivalOptions()))
+		if is.warmup > 0 {
+			is.warmTick = pace(drain, nil, newArrivals(arrivalOptions{rate: o.Rate, seed: o.Seed}))
+		}
+	}
+	// Buffered: with single-turn conversations every request is a session,
+	// and an unbuffered hand-over waits for this goroutine to be scheduled
+	// each time.
+	ch := make(chan session, 64)
 	is.sessions = ch
 	var at []time.Duration
 	start := time.Now()
@@ -71,23 +103,63 @@ func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conve
 }
 
 // admit waits for the next rate slot and takes one request from the
-// budget; false means issue nothing more.
-func (is *issuer) admit() bool {
-	if is.ticks != nil {
+// budget; false means issue nothing more. ready is when the worker became
+// ready to send: the slot's due time when there is no rate.
+func (is *issuer) admit(ready time.Time) (slot, bool) {
+	sl := slot{due: ready, warmup: is.takeWarmup()}
+	ticks := is.ticks
+	if sl.warmup {
+		ticks = is.warmTick
+	} else {
 		select {
-		case <-is.ticks:
+		case <-is.warmDone:
 		case <-is.drain.Done():
-			return false
+			return slot{}, false
 		}
 	}
-	if is.drain.Err() != nil || (!is.deadline.IsZero() && !time.Now().Before(is.deadline)) {
-		return false
+	if ticks != nil {
+		select {
+		case sl.due = <-ticks:
+		case <-is.drain.Done():
+			return slot{}, false
+		}
 	}
-	if is.limit > 0 && is.issued.Add(1) > is.limit {
+	if d := is.deadline.Load(); is.drain.Err() != nil || (d != 0 && time.Now().UnixNano() >= d) {
+		return slot{}, false
+	}
+	if !sl.warmup && is.limit > 0 && is.issued.Add(1) > is.limit {
 		is.stop()
-		return false
+		return slot{}, false
 	}
-	return true
+	return sl, true
+}
+
+// takeWarmup takes one of the --warmup requests, if any is left.
+func (is *issuer) takeWarmup() bool {
+	for {
+		n := is.warmToIssue.Load()
+		if n <= 0 {
+			return false
+		}
+		if is.warmToIssue.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+// setDeadline sets --duration's end (zero: none).
+func (is *issuer) setDeadline(t time.Time) {
+	if !t.IsZero() {
+		is.deadline.Store(t.UnixNano())
+	}
+}
+
+// ended says an admitted request is over; the last warmup request to end
+// lets the measured ones start.
+func (is *issuer) ended(sl slot) {
+	if sl.warmup && is.warmLeft.Add(-1) == 0 {
+		close(is.warmDone)
+	}
 }
 
 // wait sleeps until due; false when issuing stopped first.
@@ -109,19 +181,27 @@ func (is *issuer) wait(due time.Time) bool {
 // close stops the issuer's goroutines.
 func (is *issuer) close() { is.stop() }
 
-// pace emits one tick per request slot at the offsets arrivals gives.
-// Slots are scheduled from the start time, so a slow consumer gets the
-// missed ticks at once rather than a lower rate.
-func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan struct{} {
-	ch := make(chan struct{})
+// pace emits one tick per request slot at the offsets slots gives, from
+// the moment begin is closed (nil: at once). Slots are scheduled from that
+// start, so a slow consumer gets the missed ticks at once rather than a
+// lower rate; each tick carries its slot's time, the request's intended
+// start.
+func pace(ctx context.Context, begin <-chan struct{}, slots *arrivals) <-chan time.Time {
+	ch := make(chan time.Time)
 	go func() {
-		slots := newArrivals(rate, poisson, seed)
+		if begin != nil {
+			select {
+			case <-begin:
+			case <-ctx.Done():
+				return
+			}
+		}
 		start := time.Now()
 		timer := time.NewTimer(0)
 		defer timer.Stop()
 		for {
-			at := slots.next()
-			if wait := time.Until(start.Add(time.Duration(at * float64(time.Second)))); wait > 0 {
+			due := start.Add(time.Duration(slots.next() * float64(time.Second)))
+			if wait := time.Until(due); wait > 0 {
 				timer.Reset(wait)
 				select {
 				case <-timer.C:
@@ -130,7 +210,7 @@ func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan s
 				}
 			}
 			select {
-			case ch <- struct{}{}:
+			case ch <- due:
 			case <-ctx.Done():
 				return
 			}
@@ -139,29 +219,121 @@ func pace(ctx context.Context, rate float64, poisson bool, seed uint64) <-chan s
 	return ch
 }
 
-// arrivals is the arrival process of --rate: slot offsets in seconds from
-// the start, evenly spaced or with exponential gaps (a Poisson process)
-// from a seeded generator, so a run's schedule is reproducible.
-type arrivals struct {
-	rng     *rand.Rand
-	rate    float64
-	poisson bool
-	n       int     // slots handed out
-	at      float64 // offset of the next slot
+// arrivalOptions describe the arrival process of --rate.
+type arrivalOptions struct {
+	rate float64
+	// dist is RateConstant (or ""), RatePoisson or RateGamma; burstiness
+	// is the gamma shape.
+	dist       string
+	burstiness float64
+	// ramp is --ramp-up: the rate rises linearly from 0 to rate over it.
+	ramp time.Duration
+	seed uint64
 }
 
-func newArrivals(rate float64, poisson bool, seed uint64) *arrivals {
-	return &arrivals{rng: rand.New(rand.NewPCG(seed, 0x15c7)), rate: rate, poisson: poisson}
-}
-
-// next returns the next slot's offset; the first is 0.
-func (a *arrivals) next() float64 {
-	at := a.at
-	a.n++
-	if a.poisson {
-		a.at += a.rng.ExpFloat64() / a.rate
-	} else {
-		a.at = float64(a.n) / a.rate
+func (o *LiveOptions) arrivalOptions() arrivalOptions {
+	a := arrivalOptions{rate: o.Rate, dist: o.RateDistribution, burstiness: o.Burstiness, seed: o.Seed}
+	if o.Rate > 0 {
+		a.ramp = o.RampUp
 	}
-	return at
+	return a
+}
+
+// arrivals is the arrival process of --rate: slot offsets in seconds from
+// the start, from a seeded generator, so a run's schedule is reproducible.
+//
+// The process is drawn in operational time, where the rate is 1: slot n
+// sits at u_n = n (constant), or u_n is the sum of n independent gaps
+// with mean 1: exponential (Poisson) or gamma with shape B and scale 1/B
+// (vLLM's --burstiness B: B = 1 is Poisson, B < 1 burstier, B > 1 more
+// even; coefficient of variation 1/√B). The slot's time is Λ⁻¹(u_n), with
+// Λ(t) the expected number of requests by t: rate·t without a ramp-up;
+// with --ramp-up D the rate rises linearly from 0 to rate over D, so
+// Λ(t) = rate·t²/(2D) up to D and rate·D/2 + rate·(t−D) after. Without a
+// ramp this is vLLM's gamma(shape B, scale 1/(rate·B)) inter-arrivals.
+type arrivals struct {
+	o   arrivalOptions
+	rng *rand.Rand
+	u   float64 // operational time of the next slot
+	n   int     // slots handed out
+}
+
+func newArrivals(o arrivalOptions) *arrivals {
+	return &arrivals{o: o, rng: rand.New(rand.NewPCG(o.seed, 0x15c7))}
+}
+
+// next returns the next slot's offset in seconds; the first is 0.
+func (a *arrivals) next() float64 {
+	u := a.u
+	a.n++
+	switch a.o.dist {
+	case RatePoisson:
+		a.u += a.rng.ExpFloat64()
+	case RateGamma:
+		a.u += gamma(a.rng, a.o.burstiness) / a.o.burstiness
+	default:
+		a.u = float64(a.n)
+	}
+	return a.at(u)
+}
+
+// at is Λ⁻¹(u): the time in seconds by which u requests are expected.
+func (a *arrivals) at(u float64) float64 {
+	r, d := a.o.rate, a.o.ramp.Seconds()
+	if d <= 0 {
+		return u / r
+	}
+	if half := r * d / 2; u > half {
+		return d + (u-half)/r
+	}
+	return math.Sqrt(2 * d * u / r)
+}
+
+// expected is Λ(t), the inverse of at.
+func (a *arrivals) expected(t float64) float64 {
+	r, d := a.o.rate, a.o.ramp.Seconds()
+	switch {
+	case d <= 0:
+		return r * t
+	case t <= d:
+		return r * t * t / (2 * d)
+	}
+	return r*d/2 + r*(t-d)
+}
+
+// gamma draws from the gamma distribution of shape k and scale 1
+// (Marsaglia and Tsang, "A simple method for generating gamma variables",
+// 2000; shape < 1 through Gamma(k+1)·U^(1/k)).
+func gamma(rng *rand.Rand, k float64) float64 {
+	if k < 1 {
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		return gamma(rng, k+1) * math.Pow(u, 1/k)
+	}
+	d := k - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+// rampStart is when worker k of c starts with --ramp-up d and no --rate:
+// concurrency rises by one at even steps from 1 at the start to c at d
+// (AIPerf's --concurrency-ramp-duration).
+func rampStart(k, c int, d time.Duration) time.Duration {
+	if c <= 1 || d <= 0 {
+		return 0
+	}
+	return time.Duration(float64(d) * float64(k) / float64(c-1))
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/wire"
 )
 
@@ -21,6 +22,7 @@ import (
 const (
 	RateConstant = "constant"
 	RatePoisson  = "poisson"
+	RateGamma    = "gamma" // vLLM's --burstiness: gamma gaps of shape Burstiness
 )
 
 // LiveOptions configure a live run.
@@ -35,7 +37,18 @@ type LiveOptions struct {
 	Concurrency      int
 	Rate             float64
 	RateDistribution string
-	Seed             uint64
+	// Burstiness is the gamma shape of RateGamma (vLLM's --burstiness:
+	// 1 is Poisson, below 1 burstier, above 1 more even); 0 means 1.
+	Burstiness float64
+	Seed       uint64
+	// RampUp raises the load linearly from nothing to full over its
+	// length: the rate (with Rate; see arrivals) or else the sessions in
+	// flight, one more at even steps from 1 to Concurrency (rampStart).
+	RampUp time.Duration
+	// Warmup requests are sent first, marked warmup in their records, and
+	// the measured requests (Requests of them, for Duration) start their
+	// schedule once every warmup request has ended.
+	Warmup int
 	// Requests caps the requests sent (0: no cap); Duration stops issuing
 	// after that long (0: none). Recycle starts the dataset over with new
 	// markers until one of them stops the run.
@@ -63,8 +76,16 @@ type LiveOptions struct {
 	// Sizer, when set (send --exact), makes every request count exactly
 	// its target_isl against the real replies of its history.
 	Sizer *Sizer
+	// ClientLimits are when the run's Summary.Client says the client was
+	// saturated (report.CheckClient).
+	ClientLimits report.ClientLimits
 	// observe, when set (benchmarks), gets send's own per-request time.
 	observe func(time.Duration)
+	// post, cpuClock and clock replace the HTTP client, the CPU clock and
+	// the clock workers read when ready to send (tests).
+	post     poster
+	cpuClock *cpuClock
+	clock    func() time.Time
 }
 
 // RateOnlyWorkers bounds sessions in flight when only --rate is given.
@@ -85,6 +106,10 @@ func (o *LiveOptions) Validate() error {
 		return fmt.Errorf("--timeout %v: want > 0", o.Timeout)
 	case o.Grace < 0:
 		return fmt.Errorf("--grace %v: want >= 0", o.Grace)
+	case o.Warmup < 0:
+		return fmt.Errorf("--warmup %d: want >= 0", o.Warmup)
+	case o.RampUp < 0:
+		return fmt.Errorf("--ramp-up %v: want >= 0", o.RampUp)
 	case o.MaxConsecutiveErrors < 0:
 		return fmt.Errorf("--max-consecutive-errors %d: want >= 0 (0: never stop)", o.MaxConsecutiveErrors)
 	case o.Recycle && o.Requests == 0 && o.Duration == 0:
@@ -93,10 +118,29 @@ func (o *LiveOptions) Validate() error {
 	if err := o.validateSchedule(); err != nil {
 		return err
 	}
+	if err := o.ClientLimits.Validate(); err != nil {
+		return err
+	}
 	switch o.RateDistribution {
 	case "", RateConstant, RatePoisson:
+		if o.Burstiness != 0 && o.Burstiness != 1 {
+			return fmt.Errorf("--burstiness is the shape of --rate-distribution %s: add it", RateGamma)
+		}
+	case RateGamma:
+		switch {
+		case o.Burstiness == 0:
+			o.Burstiness = 1
+		case math.IsNaN(o.Burstiness) || math.IsInf(o.Burstiness, 0) || o.Burstiness < 1e-3 || o.Burstiness > 1e3:
+			return fmt.Errorf("--burstiness %v: want a gamma shape from 0.001 to 1000 (1: Poisson; below 1 burstier, above 1 more even)", o.Burstiness)
+		}
 	default:
-		return fmt.Errorf("--rate-distribution %q: want %s or %s", o.RateDistribution, RateConstant, RatePoisson)
+		return fmt.Errorf("--rate-distribution %q: want %s, %s or %s", o.RateDistribution, RateConstant, RatePoisson, RateGamma)
+	}
+	if o.RampUp > 0 && o.Schedule != ScheduleNone {
+		return errors.New("--schedule timestamps sets every request's time: drop --ramp-up")
+	}
+	if o.Warmup > 0 && o.Schedule != ScheduleNone {
+		return errors.New("--schedule timestamps sets every request's time: drop --warmup (a warmup would hold back the rows after it)")
 	}
 	if _, err := wire.EndpointURL(o.URL); err != nil {
 		return fmt.Errorf("--url %w", err)
@@ -117,6 +161,9 @@ func (o *LiveOptions) CheckDataset(convs []records.Conversation) error {
 	}
 	if o.Requests > planned && !o.Recycle {
 		return fmt.Errorf("--requests %d is more than the %d requests of one pass over the dataset: add --recycle to start it over, or lower --requests", o.Requests, planned)
+	}
+	if o.Warmup > 0 && !o.Recycle && o.Warmup+max(o.Requests, 1) > planned {
+		return fmt.Errorf("--warmup %d and --requests %d need more than the %d requests of one pass over the dataset: add --recycle to start it over, or lower them", o.Warmup, o.Requests, planned)
 	}
 	if o.Schedule == ScheduleTimestamps {
 		return checkTimestamps(convs)
@@ -141,6 +188,10 @@ type Summary struct {
 	// Resized and Unreachable count the requests send --exact resized
 	// and those whose target it could not meet.
 	Resized, Unreachable int
+	// Client is the verdict on send itself over the measured requests
+	// (schedule lag, CPU use); nil when no request was sent. Its Warning
+	// says when the latencies include client time.
+	Client *report.Client
 }
 
 // ErrServerDown is the cause of a run stopped by MaxConsecutiveErrors.
@@ -193,17 +244,40 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl := newClient(endpoint, o.APIKey, o.Header, min(workers, 1024), o.TLS)
+	cl := newClient(endpoint, o.APIKey, o.Header, workers, o.TLS)
 	defer cl.closeIdle()
 
-	st := newStopper(ctx, o.Duration, o.Grace)
+	// --duration is the measured requests': after a warmup it starts when
+	// the last warmup request has ended.
+	duration := o.Duration
+	if o.Warmup > 0 {
+		duration = 0
+	}
+	st := newStopper(ctx, duration, o.Grace)
 	defer st.release()
 	is := newIssuer(st.issue, st.deadline, mine, o)
 	defer is.close()
+	if o.Warmup > 0 && o.Duration > 0 {
+		go func() {
+			select {
+			case <-is.warmDone:
+				is.setDeadline(st.startDuration(o.Duration))
+			case <-st.issue.Done():
+			}
+		}()
+	}
 	rec := newRecorder(w)
+	rec.cpu, rec.limit = newCPUMeter(o.cpuClock), o.ClientLimits
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
-	wk := &worker{b: b, post: cl, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait, sizer: o.Sizer}
+	var post poster = cl
+	if o.post != nil {
+		post = o.post
+	}
+	wk := &worker{b: b, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
+		admit: is.admit, ended: is.ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait, now: time.Now, sizer: o.Sizer}
+	if o.clock != nil {
+		wk.now = o.clock
+	}
 
 	var (
 		errMu  sync.Mutex
@@ -224,10 +298,19 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range workers {
+	for k := range workers {
 		wg.Go(func() {
+			// --ramp-up without --rate: worker k joins at its step.
+			var ready time.Time
+			if o.Rate == 0 && o.RampUp > 0 {
+				ready = start.Add(rampStart(k, workers, o.RampUp))
+				if !is.wait(ready) {
+					return
+				}
+			}
 			for s := range is.sessions {
-				more, err := wk.session(s)
+				more, err := wk.session(s, ready)
+				ready = time.Time{}
 				if err != nil {
 					var we *writeError
 					fail(err, errors.As(err, &we))

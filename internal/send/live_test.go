@@ -242,7 +242,7 @@ func TestRate(t *testing.T) {
 	for _, dist := range []string{RateConstant, RatePoisson} {
 		// slots[i] is when request i may start, from the run's start (the
 		// schedule itself is checked in TestArrivals).
-		sched := newArrivals(rate, dist == RatePoisson, seed)
+		sched := newArrivals(arrivalOptions{rate: rate, dist: dist, seed: seed})
 		var slots []time.Duration
 		for range 1000 {
 			slots = append(slots, time.Duration(sched.next()*float64(time.Second)))
@@ -298,13 +298,13 @@ func TestRate(t *testing.T) {
 // are fixed too: the bounds are for a wrong process, not for chance).
 func TestArrivals(t *testing.T) {
 	const rate, n = 200.0, 20000
-	c := newArrivals(rate, false, 1)
+	c := newArrivals(arrivalOptions{rate: rate, seed: 1})
 	for i := range 1000 {
 		if got, want := c.next(), float64(i)/rate; math.Abs(got-want) > 1e-12 {
 			t.Fatalf("constant slot %d at %v s, want %v", i, got, want)
 		}
 	}
-	p := newArrivals(rate, true, 1)
+	p := newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 1})
 	if first := p.next(); first != 0 {
 		t.Fatalf("first Poisson slot at %v, want 0", first)
 	}
@@ -322,7 +322,7 @@ func TestArrivals(t *testing.T) {
 	if math.Abs(mean*rate-1) > 0.03 || math.Abs(sd/mean-1) > 0.03 {
 		t.Errorf("Poisson gaps: mean %.3g s (want %.3g), cv %.3f (want 1)", mean, 1/rate, sd/mean)
 	}
-	one, two := newArrivals(rate, true, 1), newArrivals(rate, true, 2)
+	one, two := newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 1}), newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 2})
 	one.next()
 	two.next()
 	if one.next() == two.next() {

@@ -31,7 +31,7 @@ func TestIssuerBudgetAcrossPasses(t *testing.T) {
 	defer is.close()
 	var got []string
 	for s := range is.sessions {
-		if !is.admit() {
+		if _, ok := is.admit(time.Now()); !ok {
 			break
 		}
 		got = append(got, fmt.Sprintf("%s/%d", s.c.ID, s.pass))
@@ -40,7 +40,7 @@ func TestIssuerBudgetAcrossPasses(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Errorf("admitted %v, want %s", got, want)
 	}
-	if is.admit() {
+	if _, ok := is.admit(time.Now()); ok {
 		t.Error("admit after the budget is spent")
 	}
 }
@@ -65,7 +65,7 @@ func TestIssuerStopsWithIssue(t *testing.T) {
 	is := newIssuer(ctx, time.Time{}, ptrs(dataset(2, 1)), LiveOptions{Recycle: true, Rate: 1})
 	defer is.close()
 	cancel()
-	if is.admit() {
+	if _, ok := is.admit(time.Now()); ok {
 		t.Error("admitted after issuing stopped")
 	}
 	for range is.sessions { // must terminate
@@ -131,9 +131,9 @@ func TestWorkerSyntheticHistory(t *testing.T) {
 		{OK: true},
 	}}
 	var recs []records.Request
-	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second,
-		admit: func() bool { return true }, emit: func(r *records.Request) error { recs = append(recs, *r); return nil }}
-	more, err := w.session(session{c: &c})
+	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
+		admit: func(r time.Time) (slot, bool) { return slot{due: r}, true }, ended: func(slot) {}, emit: func(r *records.Request) error { recs = append(recs, *r); return nil }}
+	more, err := w.session(session{c: &c}, time.Time{})
 	if !more || err != nil || len(recs) != 3 {
 		t.Fatalf("more %v, err %v, %d records", more, err, len(recs))
 	}
@@ -159,15 +159,15 @@ func TestWorkerStops(t *testing.T) {
 	c := conv("a", 0, cachebust.None, "", "one", "two")
 	fp := &fakePoster{results: []records.Result{{OK: true}, {OK: true}}}
 	n := 0
-	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second,
-		admit: func() bool { n++; return n == 1 }, emit: func(*records.Request) error { return nil }}
-	if more, err := w.session(session{c: &c}); more || err != nil || len(fp.bodies) != 1 {
+	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
+		admit: func(r time.Time) (slot, bool) { n++; return slot{due: r}, n == 1 }, ended: func(slot) {}, emit: func(*records.Request) error { return nil }}
+	if more, err := w.session(session{c: &c}, time.Time{}); more || err != nil || len(fp.bodies) != 1 {
 		t.Errorf("more %v, err %v, %d requests; want false, nil, 1", more, err, len(fp.bodies))
 	}
-	w.admit = func() bool { return true }
+	w.admit = func(r time.Time) (slot, bool) { return slot{due: r}, true }
 	w.emit = func(*records.Request) error { return errors.New("disk full") }
 	var we *writeError
-	if _, err := w.session(session{c: &c}); !errors.As(err, &we) {
+	if _, err := w.session(session{c: &c}, time.Time{}); !errors.As(err, &we) {
 		t.Errorf("err %v, want a writeError", err)
 	}
 }
@@ -243,7 +243,7 @@ func TestRecorderStopAfter(t *testing.T) {
 func TestIssuerDeadline(t *testing.T) {
 	is := newIssuer(context.Background(), time.Now().Add(-time.Millisecond), ptrs(dataset(2, 1)), LiveOptions{Recycle: true})
 	defer is.close()
-	if is.admit() {
+	if _, ok := is.admit(time.Now()); ok {
 		t.Error("admitted after the deadline")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 )
 
 // writeError is a record that could not be written: the run stops at once.
@@ -32,6 +33,12 @@ type recorder struct {
 	maxRun int
 	run    int
 	onRun  func()
+	// cpu stamps each record's client_cpu (nil: none); lags and cpus are
+	// the measured records' figures, for the client verdict.
+	cpu   *cpuMeter
+	lags  []int64
+	cpus  []float64
+	limit report.ClientLimits
 }
 
 func newRecorder(w io.Writer) *recorder {
@@ -51,6 +58,21 @@ func (r *recorder) write(rec *records.Request) error {
 		r.unreachable.Add(1)
 	}
 	res := rec.Result
+	if res != nil && r.cpu != nil {
+		if v, ok := r.cpu.sample(); ok {
+			res.ClientCPU = &v
+		}
+	}
+	if res != nil && !rec.Warmup {
+		r.mu.Lock()
+		if res.ScheduleLagNs != nil {
+			r.lags = append(r.lags, *res.ScheduleLagNs)
+		}
+		if res.ClientCPU != nil {
+			r.cpus = append(r.cpus, *res.ClientCPU)
+		}
+		r.mu.Unlock()
+	}
 	switch {
 	case res == nil:
 	case !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled:
@@ -108,5 +130,6 @@ func (r *recorder) summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Summary{Requests: int(r.done.Load()), Failed: int(r.failed.Load()), Cancelled: int(r.cancelled.Load()),
-		ByKind: maps.Clone(r.byKind), Resized: int(r.resized.Load()), Unreachable: int(r.unreachable.Load())}
+		ByKind: maps.Clone(r.byKind), Resized: int(r.resized.Load()), Unreachable: int(r.unreachable.Load()),
+		Client: report.CheckClient(r.lags, r.cpus, r.limit)}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -31,8 +32,23 @@ type sseReader struct {
 	line []byte
 }
 
+// readers are the 4 KB buffers of finished streams, for the next ones: a
+// buffer per request is most of a stream's garbage.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// newSSEReader reads r through a 4 KB buffer, as the transport's own
+// below it (a longer line is gathered in s.line); release hands the buffer
+// back.
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 16<<10)}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &sseReader{br: br}
+}
+
+func (s *sseReader) release() {
+	s.br.Reset(nil)
+	readers.Put(s.br)
+	s.br = nil
 }
 
 // Next returns the next event's data (valid until the next call); io.EOF
@@ -100,10 +116,14 @@ func (s *sseReader) readLine() ([]byte, error) {
 
 // chunk is the part of a chat.completion(.chunk) send reads.
 type chunk struct {
-	Choices []struct {
-		Delta        *message `json:"delta"`
-		Message      *message `json:"message"`
-		FinishReason *string  `json:"finish_reason"`
+	// The first choice only, in an array rather than a slice, with values
+	// rather than pointers (null and "" mean the same here): no allocation
+	// per chunk but the strings (BenchmarkReadStream). send asks for one
+	// choice; a server that streams several (n > 1) sends one per chunk.
+	Choices [1]struct {
+		Delta        message `json:"delta"`
+		Message      message `json:"message"`
+		FinishReason string  `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *usageJSON `json:"usage"`
 	// Error is kept raw: servers send an object or a bare string.
@@ -111,9 +131,13 @@ type chunk struct {
 }
 
 type message struct {
-	Content          *string `json:"content"`
-	ReasoningContent *string `json:"reasoning_content"`
-	Reasoning        *string `json:"reasoning"`
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content"`
+	Reasoning        string `json:"reasoning"`
+}
+
+func (m *message) empty() bool {
+	return m.Content == "" && m.ReasoningContent == "" && m.Reasoning == ""
 }
 
 type apiError struct {
@@ -198,28 +222,28 @@ func (a *accumulator) add(c *chunk, now time.Time) error {
 		return se
 	}
 	output := false
-	for _, ch := range c.Choices {
-		m := ch.Delta
-		if m == nil {
-			m = ch.Message
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		// A chunk carries a delta; a whole completion a message.
+		m := &ch.Delta
+		if m.empty() {
+			m = &ch.Message
 		}
-		if m != nil {
-			if m.Content != nil && *m.Content != "" {
-				a.out.WriteString(*m.Content)
-				output = true
-			}
-			// vLLM says reasoning_content, newer servers reasoning.
-			r := m.ReasoningContent
-			if r == nil || *r == "" {
-				r = m.Reasoning
-			}
-			if r != nil && *r != "" {
-				a.reas.WriteString(*r)
-				output = true
-			}
+		if m.Content != "" {
+			a.out.WriteString(m.Content)
+			output = true
 		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			a.res.FinishReason = *ch.FinishReason
+		// vLLM says reasoning_content, newer servers reasoning.
+		r := m.ReasoningContent
+		if r == "" {
+			r = m.Reasoning
+		}
+		if r != "" {
+			a.reas.WriteString(r)
+			output = true
+		}
+		if ch.FinishReason != "" {
+			a.res.FinishReason = ch.FinishReason
 		}
 	}
 	if c.Usage != nil {
@@ -234,6 +258,9 @@ func (a *accumulator) add(c *chunk, now time.Time) error {
 			ttft := now.Sub(a.start).Nanoseconds()
 			a.res.TTFTNs = &ttft
 		} else {
+			if a.res.ITLNs == nil {
+				a.res.ITLNs = make([]int64, 0, 16) // not 1, 2, 4, 8 and 16
+			}
 			a.res.ITLNs = append(a.res.ITLNs, now.Sub(a.last).Nanoseconds())
 		}
 		a.last = now
@@ -254,6 +281,8 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 	defer a.finish()
 	res.Stream = true
 	sr := newSSEReader(r)
+	defer sr.release()
+	var c chunk
 	for {
 		data, err := sr.Next()
 		if err != nil {
@@ -267,7 +296,9 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 			return nil
 		}
 		res.Chunks++
-		var c chunk
+		// One chunk value for the whole stream, zeroed for each event: a
+		// fresh one escapes to the heap at every chunk.
+		c = chunk{}
 		if err := json.Unmarshal(data, &c); err != nil {
 			return &protocolError{fmt.Errorf("chunk %d: %w", res.Chunks, err)}
 		}

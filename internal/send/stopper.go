@@ -22,6 +22,7 @@ type stopper struct {
 
 	done     chan struct{} // closed by finished
 	once     sync.Once
+	mu       sync.Mutex // cleanups, which startDuration adds to
 	cleanups []func()
 }
 
@@ -55,12 +56,25 @@ func newStopper(parent context.Context, duration, grace time.Duration) *stopper 
 	return st
 }
 
+// startDuration starts --duration now (after a warmup): issuing stops
+// when it is over. It returns the end.
+func (st *stopper) startDuration(d time.Duration) time.Time {
+	end := time.Now().Add(d)
+	t := time.AfterFunc(d, func() { st.stopIssue(context.DeadlineExceeded) })
+	st.mu.Lock()
+	st.cleanups = append(st.cleanups, func() { t.Stop() })
+	st.mu.Unlock()
+	return end
+}
+
 // finished says every request has ended: the grace clock stops.
 func (st *stopper) finished() { st.once.Do(func() { close(st.done) }) }
 
 // release frees the contexts.
 func (st *stopper) release() {
 	st.finished()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	for _, f := range st.cleanups {
 		f()
 	}

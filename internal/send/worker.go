@@ -21,18 +21,27 @@ type worker struct {
 	hard      context.Context // abandons the request in flight
 	timeout   time.Duration
 	noPayload bool
-	admit     func() bool                  // false: issue nothing more
-	emit      func(*records.Request) error // writes the record
-	observe   func(time.Duration)          // benchmarks: send's own time
-	cache     *cachePredictor              // expected cached tokens, in issue order
-	wait      func(time.Time) bool         // sleeps until a scheduled time; false: issue nothing more
-	sizer     *Sizer                       // send --exact; nil: requests as compose wrote them
+	admit     func(ready time.Time) (slot, bool) // false: issue nothing more
+	ended     func(slot)                         // an admitted request is over
+	emit      func(*records.Request) error       // writes the record
+	observe   func(time.Duration)                // benchmarks: send's own time
+	cache     *cachePredictor                    // expected cached tokens, in issue order
+	wait      func(time.Time) bool               // sleeps until a scheduled time; false: issue nothing more
+	now       func() time.Time                   // when a worker is ready (time.Now; a fake clock in tests)
+	sizer     *Sizer                             // send --exact; nil: requests as compose wrote them
 }
 
 // session sends s's turns in order. more is false when the issuer admits
 // no more requests; err is a failure of the run (a body that cannot be
 // built, the output gone), never of a request.
-func (w *worker) session(s session) (more bool, err error) {
+//
+// Every request records its intended start (scheduled_ns): its trace time
+// (--schedule timestamps, first turns), its --rate slot, or else the
+// moment the worker was ready to send it (the previous request's end, or
+// ready: the worker's --ramp-up start); and how late it went out
+// (schedule_lag_ns): send's own delay, plus the wait for a free worker
+// when --concurrency holds back a --rate.
+func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 	replies := make([]string, 0, len(s.c.Turns))
 	synthetic := false
 	// With --exact the session sends its own copy of the turns: a resized
@@ -45,10 +54,18 @@ func (w *worker) session(s session) (more bool, err error) {
 		c = &cp
 	}
 	for t := range s.c.Turns {
-		if t == 0 && !s.due.IsZero() && !w.wait(s.due) {
-			return false, nil
+		if t == 0 && !s.due.IsZero() {
+			if !w.wait(s.due) {
+				return false, nil
+			}
+			ready = s.due
 		}
-		if !w.admit() {
+		if ready.IsZero() {
+			ready = w.now()
+		}
+		sl, ok := w.admit(ready)
+		ready = time.Time{}
+		if !ok {
 			return false, nil
 		}
 		t0 := time.Now()
@@ -61,6 +78,7 @@ func (w *worker) session(s session) (more bool, err error) {
 		if err != nil {
 			// Conversations were checked up front; this is a bug or an
 			// impossible input, and it stops the run.
+			w.ended(sl)
 			return false, err
 		}
 		built := sz.built
@@ -69,6 +87,7 @@ func (w *worker) session(s session) (more bool, err error) {
 			rec.ExpectedISL = nil
 		}
 		rec.SyntheticHistory = synthetic
+		rec.Warmup = sl.warmup
 		if sz.resizedFrom == nil {
 			rec.ExpectedCachedTokens = w.cache.expect(s.c, t, s.pass, built.Marker, true)
 		}
@@ -76,7 +95,8 @@ func (w *worker) session(s session) (more bool, err error) {
 		reqCtx, cancel := context.WithTimeout(w.hard, w.timeout)
 		res := w.post.do(reqCtx, w.hard, built.Body)
 		cancel()
-		t1 := time.Now()
+		w.ended(sl)
+		t1 := w.now()
 		if w.sizer != nil {
 			// The resized text's own count is for the record only: taken
 			// once the request is out.
@@ -87,11 +107,9 @@ func (w *worker) session(s session) (more bool, err error) {
 		if w.noPayload {
 			rec.Payload = nil
 		}
-		if t == 0 && !s.due.IsZero() {
-			due := s.due.UnixNano()
-			late := res.StartNs - due
-			res.ScheduledNs, res.ScheduleLagNs = &due, &late
-		}
+		due := sl.due.UnixNano()
+		late := res.StartNs - due
+		res.ScheduledNs, res.ScheduleLagNs = &due, &late
 		rec.Result = &res
 		if res.OK {
 			replies = append(replies, res.OutputText)
@@ -107,6 +125,9 @@ func (w *worker) session(s session) (more bool, err error) {
 		if w.observe != nil {
 			w.observe(buildDur + time.Since(t1))
 		}
+		// The next turn is due as soon as this one's answer is in: the
+		// time send takes to record it counts as lag.
+		ready = t1
 	}
 	return true, nil
 }

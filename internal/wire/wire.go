@@ -50,7 +50,7 @@ func Messages(c *records.Conversation, turn int, marker string, replies []string
 	if marker == "" || c.CacheBust == cachebust.None {
 		return msgs, nil
 	}
-	res := cachebust.Inject(c.CacheBust, marker, msgs)
+	res := cachebust.InjectOwned(c.CacheBust, marker, msgs) // msgs are this call's own
 	if res.Dropped != nil {
 		return nil, fmt.Errorf("conversation %s: %w", c.ID, res.Dropped)
 	}

@@ -1,0 +1,115 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Client honesty: a load generator that falls behind its own schedule, or
+// runs out of CPU, adds its own time to every latency it reports (vllm
+// #39963, aiperf #1424). send records, per request, how late it went out
+// (schedule_lag_ns) and how busy it was (client_cpu); CheckClient turns
+// those into one verdict, which send prints on stderr and measure puts in
+// its summary, so the two tools agree.
+
+// Default client limits.
+const (
+	DefaultLagLimit = 5 * time.Millisecond
+	DefaultCPULimit = 0.9
+)
+
+// ClientLimits are the thresholds past which the client counts as
+// saturated: the p99 schedule lag above LagLimit, or the p99 CPU use
+// (the fraction of the cores send may use) at or above CPULimit. Zero
+// values take the defaults.
+type ClientLimits struct {
+	LagLimit time.Duration
+	CPULimit float64
+}
+
+// Validate refuses limits that mean nothing (zero takes the default); the
+// messages name send's and measure's flags.
+func (l ClientLimits) Validate() error {
+	switch {
+	case l.LagLimit < 0:
+		return fmt.Errorf("--client-lag-limit %v: want > 0", l.LagLimit)
+	case math.IsNaN(l.CPULimit) || l.CPULimit < 0 || l.CPULimit > 1:
+		return fmt.Errorf("--client-cpu-limit %v: want a fraction of send's cores, above 0 and at most 1", l.CPULimit)
+	}
+	return nil
+}
+
+func (l ClientLimits) orDefaults() ClientLimits {
+	if l.LagLimit <= 0 {
+		l.LagLimit = DefaultLagLimit
+	}
+	if l.CPULimit <= 0 {
+		l.CPULimit = DefaultCPULimit
+	}
+	return l
+}
+
+// Client is the verdict on the client of a live run (summary.schema.json,
+// performance.client).
+type Client struct {
+	// Requests is the number of records with a schedule lag.
+	Requests   uint64   `json:"requests"`
+	LagP50Ms   *float64 `json:"schedule_lag_p50_ms"`
+	LagP99Ms   *float64 `json:"schedule_lag_p99_ms"`
+	LagLimitMs float64  `json:"schedule_lag_limit_ms"`
+	// CPUP99 is the p99 over records of send's CPU use when each was
+	// written, as a fraction of the cores it may use; nil when no record
+	// carried it.
+	CPUP99   *float64 `json:"cpu_p99"`
+	CPUMax   *float64 `json:"cpu_max"`
+	CPULimit float64  `json:"cpu_limit"`
+	// Saturated says the client could not keep up: the latencies include
+	// client time. Reasons say why, one line each.
+	Saturated bool     `json:"saturated"`
+	Reasons   []string `json:"reasons"`
+}
+
+// CheckClient is the verdict on lags (ns) and cpu (fractions of send's
+// cores); nil when there is neither.
+func CheckClient(lags []int64, cpu []float64, lim ClientLimits) *Client {
+	if len(lags) == 0 && len(cpu) == 0 {
+		return nil
+	}
+	lim = lim.orDefaults()
+	c := &Client{Requests: uint64(len(lags)), LagLimitMs: float64(lim.LagLimit) / 1e6, CPULimit: lim.CPULimit, Reasons: []string{}}
+	if len(lags) > 0 {
+		ms := make([]float64, len(lags))
+		for i, v := range lags {
+			ms[i] = float64(v) / 1e6
+		}
+		slices.Sort(ms)
+		p50, p99 := linearPercentile(ms, 50), linearPercentile(ms, 99)
+		c.LagP50Ms, c.LagP99Ms = &p50, &p99
+		if p99 > c.LagLimitMs {
+			c.Reasons = append(c.Reasons, fmt.Sprintf("schedule lag p99 %.2f ms > %s: requests went out late", p99, lim.LagLimit))
+		}
+	}
+	if len(cpu) > 0 {
+		s := slices.Clone(cpu)
+		slices.Sort(s)
+		p99, top := linearPercentile(s, 99), s[len(s)-1]
+		p99, top = math.Round(p99*1000)/1000, math.Round(top*1000)/1000
+		c.CPUP99, c.CPUMax = &p99, &top
+		if p99 >= lim.CPULimit {
+			c.Reasons = append(c.Reasons, fmt.Sprintf("client CPU p99 %.0f%% of its cores >= %.0f%%", p99*100, lim.CPULimit*100))
+		}
+	}
+	c.Saturated = len(c.Reasons) > 0
+	return c
+}
+
+// Warning is the line that says the client was saturated; "" when not.
+func (c *Client) Warning() string {
+	if c == nil || !c.Saturated {
+		return ""
+	}
+	return "the client was saturated (" + strings.Join(c.Reasons, "; ") + "): the latencies include client time"
+}

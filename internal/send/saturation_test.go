@@ -1,0 +1,159 @@
+package send
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
+	"github.com/islkit/islkit/internal/testserver"
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// starvedPoster answers at once but reports each request as started 20 ms
+// after send handed it over: what a client whose goroutines wait for a CPU
+// looks like, without depending on real starvation.
+type starvedPoster struct{}
+
+func (starvedPoster) do(_, _ context.Context, _ []byte) records.Result {
+	return records.Result{StartNs: time.Now().Add(20 * time.Millisecond).UnixNano(), LatencyNs: 1000, Status: 200, OK: true, Stream: true}
+}
+
+// busyClock is a CPU clock on which every core is busy all the time: each
+// reading is 200 ms of wall time later, with GOMAXPROCS times that of CPU.
+func busyClock() *cpuClock {
+	var mu sync.Mutex
+	var wall time.Duration
+	cores := time.Duration(runtime.GOMAXPROCS(0))
+	return &cpuClock{
+		wall: func() time.Duration { mu.Lock(); defer mu.Unlock(); wall += 200 * time.Millisecond; return wall },
+		cpu:  func() (time.Duration, bool) { mu.Lock(); defer mu.Unlock(); return wall * cores, true },
+	}
+}
+
+// TestStarvedClientFlagged: a run whose requests go out 20 ms late, and
+// one whose CPU is all busy, are each flagged saturated, naming the cause;
+// the records carry the figures measure reads; warmup requests (whose lag
+// is as bad) are not counted.
+func TestStarvedClientFlagged(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	run := func(o LiveOptions) (Summary, []records.Request) {
+		t.Helper()
+		o.URL, o.Timeout, o.Requests, o.Recycle = s.URL(), 10*time.Second, 20, true
+		var out bytes.Buffer
+		sum, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{Stream: true}), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum, liveRecords(t, &out)
+	}
+	sum, recs := run(LiveOptions{Concurrency: 4, Warmup: 2, post: starvedPoster{}})
+	c := sum.Client
+	if c == nil || !c.Saturated || c.Requests != 20 || *c.LagP50Ms < 20 || !strings.Contains(c.Warning(), "schedule lag p99") ||
+		!strings.Contains(c.Warning(), "> 5ms: requests went out late") || !strings.Contains(c.Warning(), "the latencies include client time") {
+		t.Fatalf("20 ms late: verdict %+v %q", c, c.Warning())
+	}
+	if len(recs) != 22 {
+		t.Fatalf("%d records, want 22", len(recs))
+	}
+	for _, r := range recs {
+		if r.Result.ScheduleLagNs == nil || *r.Result.ScheduleLagNs < int64(20*time.Millisecond) {
+			t.Fatalf("record lag %v, want ≥ 20 ms", r.Result.ScheduleLagNs)
+		}
+	}
+	// measure's verdict over the same records is send's.
+	sm := report.NewSummary()
+	for _, r := range recs {
+		sm.AddRequest(report.Request{Warmup: r.Warmup, Live: &report.Live{StartNs: r.Result.StartNs, LatencyNs: r.Result.LatencyNs,
+			OK: true, ScheduleLagNs: r.Result.ScheduleLagNs, ClientCPU: r.Result.ClientCPU}})
+	}
+	if mc := sm.Report().Performance.Client; mc == nil || mc.Warning() != c.Warning() {
+		t.Errorf("measure's verdict %+v, send's %q", mc, c.Warning())
+	}
+
+	sum, recs = run(LiveOptions{Concurrency: 2, cpuClock: busyClock(), ClientLimits: report.ClientLimits{LagLimit: time.Hour}})
+	if c := sum.Client; c == nil || !c.Saturated || c.CPUP99 == nil || *c.CPUP99 != 1 || len(c.Reasons) != 1 ||
+		!strings.Contains(c.Reasons[0], "client CPU p99 100% of its cores >= 90%") {
+		t.Fatalf("busy CPU: verdict %+v", c)
+	}
+	for _, r := range recs {
+		if r.Result.ClientCPU == nil || *r.Result.ClientCPU != 1 {
+			t.Fatalf("record client_cpu %v, want 1", r.Result.ClientCPU)
+		}
+		testutil.ValidateSchema(t, "request.schema.json", mustJSON(t, r))
+	}
+}
+
+// TestCPUMeter: the figure is the CPU over the wall time of the last
+// window of at least 100 ms, per core, and none before the first.
+func TestCPUMeter(t *testing.T) {
+	var wall, cpu time.Duration
+	cores := time.Duration(runtime.GOMAXPROCS(0))
+	m := newCPUMeter(&cpuClock{wall: func() time.Duration { return wall }, cpu: func() (time.Duration, bool) { return cpu, true }})
+	wall, cpu = 50*time.Millisecond, 50*time.Millisecond*cores
+	if _, ok := m.sample(); ok {
+		t.Error("a figure before 100 ms")
+	}
+	wall, cpu = 200*time.Millisecond, 50*time.Millisecond*cores // a quarter of the cores over [0, 200 ms)
+	if v, ok := m.sample(); !ok || v != 0.25 {
+		t.Errorf("after 200 ms: %v %v, want 0.25", v, ok)
+	}
+	wall, cpu = 250*time.Millisecond, 100*time.Millisecond*cores // window not over: the last figure stays
+	if v, _ := m.sample(); v != 0.25 {
+		t.Errorf("within the window: %v, want 0.25", v)
+	}
+	wall, cpu = 400*time.Millisecond, 250*time.Millisecond*cores // 200 ms of CPU per core in 200 ms
+	if v, _ := m.sample(); v != 1 {
+		t.Errorf("busy window: %v, want 1", v)
+	}
+	if off := newCPUMeter(&cpuClock{wall: func() time.Duration { return 0 }, cpu: func() (time.Duration, bool) { return 0, false }}); off.off != true {
+		t.Error("an unmeasurable CPU clock should turn the meter off")
+	}
+}
+
+// fixedNow is the time on a clock that never moves, and calmPoster a client that
+// starts each request at that instant: no lag, whatever the machine does.
+var fixedNow = time.Unix(1_700_000_000, 0)
+
+type calmPoster struct{}
+
+func (calmPoster) do(_, _ context.Context, _ []byte) records.Result {
+	return records.Result{StartNs: fixedNow.UnixNano(), LatencyNs: 1000, Status: 200, OK: true, Stream: true}
+}
+
+// idleClock is a CPU clock at a tenth of one core.
+func idleClock() *cpuClock {
+	var mu sync.Mutex
+	var wall time.Duration
+	return &cpuClock{
+		wall: func() time.Duration { mu.Lock(); defer mu.Unlock(); wall += 200 * time.Millisecond; return wall },
+		cpu:  func() (time.Duration, bool) { mu.Lock(); defer mu.Unlock(); return wall / 10, true },
+	}
+}
+
+// TestCalmClientNotFlagged: a run whose requests start the instant their
+// workers are ready, on a fake clock, with little CPU, is not flagged.
+func TestCalmClientNotFlagged(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), &out, dataset(3, 2), newBuilder(t, PayloadOptions{Stream: true}),
+		LiveOptions{URL: s.URL(), Concurrency: 3, Requests: 30, Recycle: true, Timeout: 10 * time.Second,
+			post: calmPoster{}, clock: func() time.Time { return fixedNow }, cpuClock: idleClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sum.Client
+	if c == nil || c.Saturated || c.Warning() != "" || c.Requests != 30 || *c.LagP99Ms != 0 || c.CPUP99 == nil || *c.CPUP99 >= 0.9 {
+		t.Errorf("calm run: %+v", c)
+	}
+	for _, r := range liveRecords(t, &out) {
+		if *r.Result.ScheduleLagNs != 0 {
+			t.Errorf("lag %d, want 0", *r.Result.ScheduleLagNs)
+		}
+	}
+}
