@@ -23,6 +23,25 @@ import (
 
 // Inputs is what a request body holds for ISL purposes.
 type Inputs struct {
+	// Endpoint is the API the body is for, recognised by its shape:
+	// Chat ("messages"), Completions ("prompt") or Responses ("input").
+	Endpoint string
+	// Prompts is a completions body's prompt, one element per prompt the
+	// server runs (a string, each string of a list, the token-id list, or
+	// each token-id list of a list of lists).
+	Prompts []Prompt
+	// Pretokenised counts the token ids given as prompts, which AIPerf
+	// adds to its count of the texts.
+	Pretokenised int
+	// Instructions is a Responses body's "instructions" (HasInstructions
+	// when it is a string, empty or not).
+	Instructions    string
+	HasInstructions bool
+	// Items is a Responses body's "input" list, in order; a string input
+	// is InputText with StringInput set (and no Items).
+	Items       []Item
+	InputText   string
+	StringInput bool
 	// Chat is the chat view of the messages, in order: each message with a
 	// string role, its text parts (media dropped) and its tool calls.
 	// AIPerf templates each message with its parts joined by "".
@@ -75,8 +94,10 @@ func (m Message) Content(sep string) string {
 	return strings.Join(m.Parts, sep)
 }
 
-// ErrNoMessages is returned for a body without a "messages" array.
-var ErrNoMessages = errors.New(`payload has no "messages" array`)
+// ErrNoMessages is returned for a body that is none of the endpoints' bodies:
+// no "messages" array (chat), no "prompt" (completions), no "input"
+// (responses).
+var ErrNoMessages = errors.New(`payload has no "messages" array (nor a completions "prompt" or a Responses "input")`)
 
 // message is one element of "messages": Role is set when the role is a
 // JSON string (others are not part of the chat view).
@@ -145,16 +166,25 @@ func Body(body []byte) (*Inputs, error) {
 // Object is Body for a body jsonobj.Parse has already split
 // into members (measure has parsed it to recognise the record): the
 // members are slices of the validated body, so nothing is validated twice.
+// The endpoint is told by the body's shape: "messages" (chat) first, then
+// "prompt" (completions), then "input" (responses), the order of AIPerf's
+// walk (extract_inputs: items arrays, then the flat "prompt").
 func Object(obj jsonobj.Object) (*Inputs, error) {
 	messages, _ := obj.Get("messages")
 	if isNull(messages) {
+		if prompt, _ := obj.Get("prompt"); !isNull(prompt) {
+			return completions(obj, prompt)
+		}
+		if input, _ := obj.Get("input"); !isNull(input) {
+			return responses(obj, input)
+		}
 		return nil, ErrNoMessages
 	}
 	msgs, err := decodeMessages(messages)
 	if err != nil {
 		return nil, err
 	}
-	ex := &Inputs{Chat: make([]Message, 0, len(msgs)), Body: obj, RawMessages: len(msgs)}
+	ex := &Inputs{Endpoint: Chat, Chat: make([]Message, 0, len(msgs)), Body: obj, RawMessages: len(msgs)}
 	for i, m := range msgs {
 		var parts []string
 		stringContent := false
@@ -209,18 +239,27 @@ func Object(obj jsonobj.Object) (*Inputs, error) {
 			ex.Chat = append(ex.Chat, msg)
 		}
 	}
+	if err := ex.topLevel(obj); err != nil {
+		return nil, err
+	}
+	return ex, nil
+}
+
+// topLevel reads the request-level members every endpoint's body may
+// carry: tools and chat_template_kwargs.
+func (ex *Inputs) topLevel(obj jsonobj.Object) error {
 	if tools, _ := obj.Get("tools"); !isNull(tools) {
 		ex.Tools = tools
-		ex.ToolTexts = toolTexts(tools)
-		ex.Texts = append(ex.Texts, ex.ToolTexts...)
+		ex.ToolTexts = append(ex.ToolTexts, toolTexts(tools)...)
+		ex.Texts = append(ex.Texts, toolTexts(tools)...)
 	}
 	if kwargs, _ := obj.Get("chat_template_kwargs"); !isNull(kwargs) {
 		if err := json.Unmarshal(kwargs, &ex.Kwargs); err != nil {
-			return nil, fmt.Errorf(`payload: "chat_template_kwargs" is not an object`)
+			return fmt.Errorf(`payload: "chat_template_kwargs" is not an object`)
 		}
 	}
 	ex.NumMessages = len(ex.Chat)
-	return ex, nil
+	return nil
 }
 
 // toolCallTexts returns the function names and argument strings of an

@@ -189,7 +189,22 @@ type Template interface {
 }
 
 // Prepare applies rules to a request body that payload has read.
+// A Responses body is first made the chat request the server makes of it
+// (responsesAsChat, following the message-key rule's server; AIPerf
+// templates its own chat view); a completions body has no template to
+// render (CountCompletions counts it).
 func Prepare(rules Rules, ex *extract.Inputs, tmpl Template) (*Request, error) {
+	switch ex.Endpoint {
+	case extract.Completions:
+		return nil, errors.New("a completions body is not rendered through a chat template")
+	case extract.Responses:
+		if rules[AxisKeys] != AIPerf {
+			var err error
+			if ex, err = responsesAsChat(rules[AxisKeys], ex); err != nil {
+				return nil, err
+			}
+		}
+	}
 	b, err := readBody(ex)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,5 @@
-// Package testserver is an OpenAI-compatible chat-completions server for
+// Package testserver is an OpenAI-compatible server (/v1/chat/completions,
+// /v1/completions and /v1/responses, streamed or not) for
 // tests and demos. It accounts prompt tokens the way the server of its
 // profile does (internal/serverprofile, default vLLM: the body
 // preprocessed as vLLM does, rendered through the model's chat template,
@@ -240,13 +241,17 @@ func (s *Server) countFault(kind string) {
 	v.(*atomic.Int64).Add(1)
 }
 
-// Request is the part of a chat-completions body the server reads.
+// Request is the part of a request body (chat completions, completions or
+// responses) the server reads.
 type Request struct {
 	Model               string          `json:"model"`
 	Messages            json.RawMessage `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"` // completions
+	Input               json.RawMessage `json:"input"`  // responses
 	Tools               json.RawMessage `json:"tools"`
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	MaxOutputTokens     *int            `json:"max_output_tokens"` // responses
 	Stream              bool            `json:"stream"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -256,9 +261,10 @@ type Request struct {
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
 }
 
-// CountBody is the prompt_tokens the profile's server reports for a
-// chat-completions body (serverprofile.CountBody); a request that server
-// refuses is a *serverprofile.RefusalError.
+// CountBody is the prompt_tokens (input_tokens for a Responses body) the
+// profile's server reports for a body of any endpoint
+// (serverprofile.CountRequest); a request that server refuses is a
+// *serverprofile.RefusalError.
 func (s *Server) CountBody(body []byte) (int, error) {
 	if s.tmpl == nil {
 		return 0, errors.New("testserver: no tokenizer (NoTokenize)")
@@ -267,7 +273,7 @@ func (s *Server) CountBody(body []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return serverprofile.CountBody(serverprofile.RulesOf(s.cfg.Profile), ex, s.tmpl, s.tok, s.cfg.Now)
+	return serverprofile.CountRequest(s.cfg.Profile, ex, s.tmpl, s.tok, s.cfg.Now)
 }
 
 // CountPrompt counts messages (and tools, kwargs, add_generation_prompt)
@@ -289,13 +295,34 @@ func (s *Server) CountPrompt(messages, tools json.RawMessage, kwargs map[string]
 	return s.CountBody(data)
 }
 
+// Paths of the endpoints served.
+const (
+	PathChat        = "/v1/chat/completions"
+	PathCompletions = "/v1/completions"
+	PathResponses   = "/v1/responses"
+)
+
+// endpointOf is the endpoint served at path ("" for none).
+func endpointOf(path string) string {
+	switch path {
+	case PathChat:
+		return extract.Chat
+	case PathCompletions:
+		return extract.Completions
+	case PathResponses:
+		return extract.Responses
+	}
+	return ""
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	endpoint := endpointOf(r.URL.Path)
 	switch {
 	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"islkit-test","object":"model"}]}`)
 		return
-	case r.URL.Path != "/v1/chat/completions":
+	case endpoint == "":
 		apiErr(w, http.StatusNotFound, "no route "+r.URL.Path)
 		return
 	case r.Method != http.MethodPost:
@@ -333,20 +360,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apiErr(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 		return
 	}
-	if len(req.Messages) == 0 || string(req.Messages) == "null" {
-		apiErr(w, http.StatusBadRequest, "messages is required")
+	if msg := req.missing(endpoint); msg != "" {
+		apiErr(w, http.StatusBadRequest, msg)
 		return
 	}
-	prompt := 0
-	if !s.cfg.NoTokenize {
-		if prompt, err = s.CountBody(body); err != nil {
-			apiErr(w, http.StatusBadRequest, err.Error())
-			return
+	prompt, cached := 0, 0
+	if endpoint == extract.Chat {
+		if !s.cfg.NoTokenize {
+			if prompt, err = s.CountBody(body); err != nil {
+				apiErr(w, http.StatusBadRequest, err.Error())
+				return
+			}
 		}
-	}
-	cached := 0
-	if s.cache != nil {
-		if cached, err = s.cachedTokens(req.Messages, req.Tools, req.ChatTemplateKwargs); err != nil {
+		if s.cache != nil {
+			if cached, err = s.cachedTokens(req.Messages, req.Tools, req.ChatTemplateKwargs); err != nil {
+				apiErr(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+	} else if !s.cfg.NoTokenize {
+		if prompt, cached, err = s.countEndpoint(body); err != nil {
 			apiErr(w, http.StatusBadRequest, err.Error())
 			return
 		}
@@ -355,8 +388,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.Observe(body, prompt)
 	}
 	n, finish := s.completionLength(&req)
+	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, n: n, finish: finish, fault: fault}
 	if req.Stream {
-		s.stream(w, r.Context(), &req, prompt, cached, n, finish, fault)
+		s.stream(w, r.Context(), out)
 		return
 	}
 	if fault == FaultStall {
@@ -366,17 +400,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !sleep(r.Context(), s.cfg.TTFT+s.tokenDelay(n)) {
 		return
 	}
-	var text strings.Builder
-	for i := range n {
-		text.WriteString(word(i))
-	}
-	resp := map[string]any{
-		"id": "chatcmpl-islkit", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
-			"message": map[string]any{"role": "assistant", "content": text.String()}}},
-		"usage": usage(prompt, cached, n),
-	}
-	data, _ := json.Marshal(resp)
+	data := out.body()
 	if fault == FaultTruncate {
 		// Promise the whole body, send half, drop the connection.
 		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
@@ -386,6 +410,50 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(data)
+}
+
+// missing names what the endpoint's body lacks ("" when nothing).
+func (r *Request) missing(endpoint string) string {
+	empty := func(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+	switch endpoint {
+	case extract.Completions:
+		if empty(r.Prompt) {
+			return "prompt is required"
+		}
+	case extract.Responses:
+		if empty(r.Input) {
+			return "input is required"
+		}
+	default:
+		if empty(r.Messages) {
+			return "messages is required"
+		}
+	}
+	return ""
+}
+
+// countEndpoint counts a completions or Responses body through the
+// profile (serverprofile.CountRequest) and, with a prefix cache, looks
+// its prompts up: a list of completions prompts is one engine request
+// each, and their cached tokens add up as their counts do.
+func (s *Server) countEndpoint(body []byte) (int, int, error) {
+	ex, err := extract.Body(body)
+	if err != nil {
+		return 0, 0, err
+	}
+	prompt, err := serverprofile.CountRequest(s.cfg.Profile, ex, s.tmpl, s.tok, s.cfg.Now)
+	if err != nil || s.cache == nil {
+		return prompt, 0, err
+	}
+	prompts, err := serverprofile.PromptIDs(s.cfg.Profile, ex, s.tmpl, s.tok, s.cfg.Now)
+	if err != nil {
+		return 0, 0, err
+	}
+	cached := 0
+	for _, ids := range prompts {
+		cached += s.cache.lookupInsert(ids)
+	}
+	return prompt, cached, nil
 }
 
 // pickFault returns the fault for a request: the forced one (valid), else
@@ -415,6 +483,9 @@ func (s *Server) completionLength(req *Request) (int, string) {
 	if req.MaxTokens != nil {
 		n = *req.MaxTokens
 	}
+	if req.MaxOutputTokens != nil {
+		n = *req.MaxOutputTokens
+	}
 	n = max(n, 0)
 	if s.cfg.NaturalLength > 0 && !req.IgnoreEOS {
 		if stop := max(s.cfg.NaturalLength, req.MinTokens); stop < n {
@@ -439,83 +510,6 @@ func word(i int) string { return words[i%len(words)] }
 func usage(prompt, cached, completion int) map[string]any {
 	return map[string]any{"prompt_tokens": prompt, "completion_tokens": completion,
 		"total_tokens": prompt + completion, "prompt_tokens_details": map[string]any{"cached_tokens": cached}}
-}
-
-func (s *Server) stream(w http.ResponseWriter, ctx context.Context, req *Request, prompt, cached, n int, finish, fault string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	if s.cfg.CloseAfterStream {
-		h.Set("Keep-Alive", "timeout=5, max=100")
-		defer closeAfterStream(w)
-	}
-	fl := w.(http.Flusher)
-	created := strconv.FormatInt(time.Now().Unix(), 10)
-	model, _ := json.Marshal(req.Model)
-	head := `data: {"id":"chatcmpl-islkit","object":"chat.completion.chunk","created":` + created + `,"model":` + string(model) + `,"choices":[`
-	buf := make([]byte, 0, 4096)
-	emit := func(choice string) {
-		buf = append(buf, head...)
-		buf = append(buf, choice...)
-		buf = append(buf, "]}\n\n"...)
-	}
-	flush := func() bool {
-		if _, err := w.Write(buf); err != nil {
-			return false
-		}
-		buf = buf[:0]
-		fl.Flush()
-		return true
-	}
-	emit(`{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}`)
-	if !flush() || !sleep(ctx, s.cfg.TTFT) {
-		return
-	}
-	var gap time.Duration
-	if s.cfg.TokensPerSecond > 0 {
-		gap = time.Duration(float64(time.Second) / s.cfg.TokensPerSecond)
-	}
-	next := time.Now()
-	for i := range n {
-		content, _ := json.Marshal(word(i))
-		emit(`{"index":0,"delta":{"content":` + string(content) + `},"finish_reason":null}`)
-		if fault == FaultStall && i == 0 {
-			flush()
-			<-ctx.Done()
-			return
-		}
-		if fault == FaultTruncate && i >= n/2 {
-			flush()
-			panic(http.ErrAbortHandler) // no terminating chunk: the client sees a broken body
-		}
-		if gap > 0 {
-			// Pace against the schedule, not the last write, so slow
-			// writes do not lower the rate.
-			next = next.Add(gap)
-			if !flush() || !sleep(ctx, time.Until(next)) {
-				return
-			}
-		}
-	}
-	if fault == FaultStall { // n == 0: stall after the role chunk
-		flush()
-		<-ctx.Done()
-		return
-	}
-	if fault == FaultTruncate {
-		flush()
-		panic(http.ErrAbortHandler)
-	}
-	emit(`{"index":0,"delta":{},"finish_reason":"` + finish + `"}`)
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		u, _ := json.Marshal(usage(prompt, cached, n))
-		buf = append(buf, head...)
-		buf = append(buf, "],\"usage\":"...)
-		buf = append(buf, u...)
-		buf = append(buf, "}\n\n"...)
-	}
-	buf = append(buf, "data: [DONE]\n\n"...)
-	flush()
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
