@@ -38,6 +38,17 @@ type Builder struct {
 	// warn is called once per dropped marker (the caller keeps it to one
 	// warning per run).
 	warn func(error)
+	// promptList writes a completions prompt as a one-element list, as
+	// AIPerf's CompletionsEndpoint does (its inputs.json); vLLM counts a
+	// list of prompts as their sum, so the count is the same.
+	promptList bool
+}
+
+// aiperfShape is b writing bodies as AIPerf's format_payload does.
+func (b *Builder) aiperfShape() *Builder {
+	c := *b
+	c.promptList = true
+	return &c
 }
 
 type field struct {
@@ -262,7 +273,11 @@ func (b *Builder) completions(buf []byte, c *records.Conversation, turn int, msg
 	if err := o.value("model", b.Model(c)); err != nil {
 		return Built{}, err
 	}
-	if err := o.value("prompt", prompt); err != nil {
+	var pv any = prompt
+	if b.promptList {
+		pv = []string{prompt}
+	}
+	if err := o.value("prompt", pv); err != nil {
 		return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
 	}
 	if mt := c.Turns[turn].MaxTokens; mt > 0 {

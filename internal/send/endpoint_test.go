@@ -1,6 +1,7 @@
 package send
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -239,5 +240,48 @@ func TestCheckEndpoint(t *testing.T) {
 	}
 	if _, err := CheckEndpoint([]records.Conversation{chat, resp}, ""); err == nil || !strings.Contains(err.Error(), "one run sends to one endpoint") {
 		t.Errorf("mixed: %v", err)
+	}
+}
+
+// AIPerf's inputs.json for the other endpoints: each payload in the
+// shape its CompletionsEndpoint and ResponsesEndpoint format_payload
+// write (prompt as a list of strings; instructions, input message items
+// and max_output_tokens), history included.
+func TestAIPerfInputsEndpoints(t *testing.T) {
+	cmpl := conv("s0", 0, cachebust.FirstTurnSuffix, "", "P")
+	cmpl.Endpoint = endpoint.Completions
+	resp := conv("s1", 1, cachebust.SystemPrefix, "S", "U0", "U1")
+	resp.Endpoint = endpoint.Responses
+	type doc struct {
+		Data []struct {
+			SessionID string           `json:"session_id"`
+			Payloads  []map[string]any `json:"payloads"`
+		} `json:"data"`
+	}
+	read := func(c records.Conversation, want int) doc {
+		var out bytes.Buffer
+		n, err := DryRun(&out, []records.Conversation{c}, newBuilder(t, PayloadOptions{Stream: true}), Shard{}, FormatAIPerfInputs)
+		if err != nil || n != want {
+			t.Fatalf("n %d, err %v", n, err)
+		}
+		var d doc
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil || len(d.Data) != 1 || len(d.Data[0].Payloads) != want {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return d
+	}
+	p := read(cmpl, 1).Data[0].Payloads[0]
+	prompt, _ := json.Marshal(p["prompt"])
+	marker := cachebust.Marker(cachebust.FirstTurnSuffix, "bench", 0, 0, "s0")
+	if want, _ := json.Marshal([]string{"P" + marker}); string(prompt) != string(want) || p["max_tokens"] != 4.0 || p["model"] != "test-model" || p["stream"] != true {
+		t.Errorf("completions payload %v", p)
+	}
+	d := read(resp, 2)
+	p = d.Data[0].Payloads[1]
+	items, _ := json.Marshal(p["input"])
+	marker = cachebust.Marker(cachebust.SystemPrefix, "bench", 0, 1, "s1")
+	want := `[{"content":"U0","role":"user","type":"message"},{"content":"reply 0","role":"assistant","type":"message"},{"content":"U1","role":"user","type":"message"}]`
+	if d.Data[0].SessionID != "s1" || p["instructions"] != marker+"S" || string(items) != want || p["max_output_tokens"] != 5.0 || p["messages"] != nil {
+		t.Errorf("responses payload %v\n%s", p, items)
 	}
 }
