@@ -12,7 +12,9 @@
 # 2 for responses), writes the dry run, counts each payload with the
 # reference and checks that it equals compose's count (the record's
 # expected_isl) and the turn's target: exactly --isl for every first
-# request; later Responses turns exactly their target_isl. Responses also
+# request (a target below what the template alone costs, gpt-oss's at 64,
+# must be marked unreachable, its minimum the reference's count); later
+# Responses turns exactly their target_isl. Responses also
 # runs --isl 1000 with --shared-system-prompt-length 200 (the system prompt
 # travels as "instructions"); a template that refuses a system message
 # (Mistral v0.1) must be refused by compose.
@@ -114,13 +116,15 @@ for (model, endpoint, target, isl, system), rs in cases.items():
             msgs.append(f"conv {r['conv']} turn {r['turn']}: reference {ref} != compose {r['expected_isl']}")
         if not r["unreachable"] and ref != r["target_isl"]:
             msgs.append(f"conv {r['conv']} turn {r['turn']}: reference {ref} != target {r['target_isl']}")
-        if r["unreachable"]:
-            msgs.append(f"conv {r['conv']} turn {r['turn']}: unreachable")
-        if not system and r["turn"] == 0 and ref != isl:
+        if r["unreachable"] and not ref > r["target_isl"]:
+            msgs.append(f"conv {r['conv']} turn {r['turn']}: marked unreachable but the reference counts {ref} <= target {r['target_isl']}")
+        if not system and r["turn"] == 0 and ref != isl and not r["unreachable"]:
             msgs.append(f"conv {r['conv']}: first request {ref} != --isl {isl}")
     first = [r.get("ref_tokens") for r in rs if r["turn"] == 0]
     later = [r.get("ref_tokens") for r in rs if r["turn"] > 0]
-    print(("ok   " if not msgs else "FAIL ") + label + f" first {first}" + (f" later {later}" if later else "") + ("" if not msgs else " :: " + "; ".join(msgs)))
+    unr = sorted({r["ref_tokens"] for r in rs if r["unreachable"] and r["turn"] == 0 and "ref_tokens" in r})
+    note = f" (target below the template's own cost: marked unreachable, minimum {unr})" if unr else ""
+    print(("ok   " if not msgs else "FAIL ") + label + f" first {first}" + (f" later {later}" if later else "") + note + ("" if not msgs else " :: " + "; ".join(msgs)))
     bad += bool(msgs)
 print(f"{len(cases) - bad}/{len(cases)} cases ok")
 sys.exit(1 if bad else 0)
