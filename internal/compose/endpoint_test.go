@@ -1,6 +1,8 @@
 package compose
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -95,6 +97,36 @@ func TestCompletionsConversation(t *testing.T) {
 		// post-processor): the count is the marked prompt's own.
 		if n := m.Tokenizer.Count(prompt); n != 50 || conv.Turns[0].WireISL == nil || *conv.Turns[0].WireISL != 50 {
 			t.Errorf("%s: prompt counts %d, wire_isl %v; want 50", target, n, conv.Turns[0].WireISL)
+		}
+	}
+}
+
+// A completions probe record of a BOS-adding tokenizer has a fixed cost
+// without a template (its special tokens): compose reads it, and refuses
+// one whose cost is not the tokenizer's special tokens. (It was refused
+// as "non-zero although the chat template was not applied".)
+func TestReadCompletionsProbe(t *testing.T) {
+	rec, err := probe.Run(probe.Options{Source: testmodel.Source(t, "mistral7b"), CacheBust: cachebust.None, Endpoint: endpoint.Completions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Overhead.Fixed != 1 {
+		t.Fatalf("mistral7b completions fixed %d, want its BOS", rec.Overhead.Fixed)
+	}
+	line, _ := json.Marshal(rec)
+	if _, err := ReadProbe(bytes.NewReader(line), "p.json"); err != nil {
+		t.Errorf("completions probe of mistral7b refused: %v", err)
+	}
+	for name, edit := range map[string]func(*records.Probe){
+		"fixed":   func(p *records.Probe) { p.Overhead.Fixed = 3 },
+		"wrap":    func(p *records.Probe) { p.Overhead.Wrap = 1 },
+		"applied": func(p *records.Probe) { p.ChatTemplate.Applied = true },
+	} {
+		bad := *rec
+		edit(&bad)
+		line, _ := json.Marshal(&bad)
+		if _, err := ReadProbe(bytes.NewReader(line), "p.json"); err == nil || !strings.Contains(err.Error(), "p.json:1") {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
