@@ -19,7 +19,7 @@ import (
 )
 
 // endpointRefRow is one line of testdata/endpoints-reference.jsonl.gz,
-// written by scripts/check-endpoints-reference.sh --update: a dry-run
+// written by scripts/check-compose-endpoints-reference.sh --update: a dry-run
 // request of `probe --endpoint E | compose | send --dry-run`, counted by
 // the reference of vLLM's completions and Responses prompt counts
 // (testdata/conformance/oracle/endpoint_ref.py with count_ref.cjs: the
@@ -40,14 +40,14 @@ type endpointRefCase struct {
 	isl, system             int
 }
 
-// TestEndpointsReference recomposes every case of the endpoints
+// TestEndpointsDryRunReference recomposes every case of the endpoints
 // reference check, builds its dry run, and requires the very payloads the
 // reference counted (same hash) and compose's count of each to equal the
 // reference's, which must be the turn's target: exactly --isl for every
 // first request without a system prompt (unless the template alone costs
 // more: then it is marked unreachable at the reference's count), and each
 // later Responses turn its target_isl.
-func TestEndpointsReference(t *testing.T) {
+func TestEndpointsDryRunReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("composes 245 cases on 7 real models")
 	}
@@ -127,7 +127,7 @@ func TestEndpointsReference(t *testing.T) {
 					t.Fatal(err)
 				}
 				if h := payloadHash(t, built.Body); h != r.PayloadSHA256 {
-					t.Fatalf("conv %d turn %d: payload differs from the one the reference counted (regenerate with scripts/check-endpoints-reference.sh --update)\n%.300s", r.Conv, r.Turn, built.Body)
+					t.Fatalf("conv %d turn %d: payload differs from the one the reference counted (regenerate with scripts/check-compose-endpoints-reference.sh --update)\n%.300s", r.Conv, r.Turn, built.Body)
 				}
 				turn := conv.Turns[r.Turn]
 				ref := *r.RefTokens

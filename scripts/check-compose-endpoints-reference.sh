@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-endpoints-reference.sh — proves `probe | compose | send --dry-run`
+# check-compose-endpoints-reference.sh — proves `probe | compose | send --dry-run`
 # for --endpoint completions and responses against the independent
 # reference of vLLM's prompt count (testdata/conformance/oracle:
 # endpoint_ref.py, which turns a completions or Responses body into what
@@ -19,10 +19,10 @@
 # travels as "instructions"); a template that refuses a system message
 # (Mistral v0.1) must be refused by compose.
 #
-#   scripts/check-endpoints-reference.sh            check
-#   scripts/check-endpoints-reference.sh --update   also rewrite
+#   scripts/check-compose-endpoints-reference.sh            check
+#   scripts/check-compose-endpoints-reference.sh --update   also rewrite
 #       internal/compose/testdata/endpoints-reference.jsonl.gz (the expected
-#       counts the Go test TestEndpointsReference reads)
+#       counts the Go test TestEndpointsDryRunReference reads)
 #
 # Needs python3-jinja2 and node with @anush008/tokenizers@0.6.0 (see
 # ARCHITECTURE.md); NODE_PATH defaults to .bench/oracle/node_modules (`make
