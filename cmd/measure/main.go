@@ -32,15 +32,22 @@ token count added, in input order:
 
   {"text": "..."}         -> "tokens" (and "ids" with --ids): the text
                              encoded without special tokens
-  requests                -> "isl": send records, OpenAI chat bodies
-                             ("model" + "messages"), AIPerf
+  requests                -> "isl": send records, OpenAI bodies of chat
+                             ("model" + "messages"), completions ("model" +
+                             "prompt": a string, strings, token ids or
+                             token-id lists) and the Responses API ("model"
+                             + "input", "instructions"), AIPerf
                              profile_export_raw.jsonl records ("payload")
                              and AIPerf inputs.json ({"data": [...]}, one
                              output record per payload). "isl" holds the
                              bare count (AIPerf's default), the templated
-                             count (--apply-chat-template), the server's
-                             usage.prompt_tokens, compose's target, and the
-                             gaps between them split by cause.
+                             count (--apply-chat-template: the server's
+                             view; for completions the prompts encoded as
+                             the server encodes them, no template), the
+                             server's usage.prompt_tokens (input_tokens for
+                             Responses; "server_field" says which), compose's
+                             target, and the gaps between them split by
+                             cause.
   {"messages": [...]}     -> "tokens": with --apply-chat-template, the
                              messages rendered through the model's chat
                              template (add_generation_prompt defaults to

@@ -57,8 +57,9 @@ func abbreviate(raw []byte) string {
 	return string(raw)
 }
 
-// promptTokens reads usage.prompt_tokens from a usage object (raw may be
-// absent or null): a usage without prompt_tokens is no server count, not a
+// promptTokens reads the server's prompt count from a usage object (raw
+// may be absent or null): usage.prompt_tokens, or the Responses API's
+// usage.input_tokens. A usage without either is no server count, not a
 // count of 0.
 func promptTokens(usage json.RawMessage) (*int, error) {
 	if t := bytes.TrimSpace(usage); len(t) == 0 || string(t) == "null" {
@@ -66,28 +67,58 @@ func promptTokens(usage json.RawMessage) (*int, error) {
 	}
 	var u struct {
 		PromptTokens json.RawMessage `json:"prompt_tokens"`
+		InputTokens  json.RawMessage `json:"input_tokens"`
 	}
 	if err := json.Unmarshal(usage, &u); err != nil {
 		return nil, fieldErrorf("usage", "must be an object")
+	}
+	if isNull(u.PromptTokens) && !isNull(u.InputTokens) {
+		n, err := count(u.InputTokens, "input_tokens")
+		return n, prefixField("usage", err)
 	}
 	n, err := count(u.PromptTokens, "prompt_tokens")
 	return n, prefixField("usage", err)
 }
 
-// cachedTokens is a send record usage's cached_tokens (the server's
-// prompt_tokens_details.cached_tokens), nil when absent.
+// cachedTokens is a usage's cached prompt tokens, nil when absent: send's
+// flattened cached_tokens, or the server's own
+// prompt_tokens_details.cached_tokens (input_tokens_details.cached_tokens
+// for the Responses API).
 func cachedTokens(usage json.RawMessage) (*int, error) {
 	if t := bytes.TrimSpace(usage); len(t) == 0 || string(t) == "null" {
 		return nil, nil
 	}
 	var u struct {
 		CachedTokens json.RawMessage `json:"cached_tokens"`
+		Prompt       json.RawMessage `json:"prompt_tokens_details"`
+		Input        json.RawMessage `json:"input_tokens_details"`
 	}
 	if err := json.Unmarshal(usage, &u); err != nil {
 		return nil, fieldErrorf("usage", "must be an object")
 	}
-	n, err := count(u.CachedTokens, "cached_tokens")
-	return n, prefixField("usage", err)
+	if !isNull(u.CachedTokens) {
+		n, err := count(u.CachedTokens, "cached_tokens")
+		return n, prefixField("usage", err)
+	}
+	for _, d := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"prompt_tokens_details", u.Prompt}, {"input_tokens_details", u.Input}} {
+		if isNull(d.raw) {
+			continue
+		}
+		var details struct {
+			CachedTokens json.RawMessage `json:"cached_tokens"`
+		}
+		if err := json.Unmarshal(d.raw, &details); err != nil {
+			return nil, fieldErrorf("usage."+d.name, "must be an object")
+		}
+		if !isNull(details.CachedTokens) {
+			n, err := count(details.CachedTokens, "cached_tokens")
+			return n, prefixField("usage."+d.name, err)
+		}
+	}
+	return nil, nil
 }
 
 // withLine names l's file and line in a record's field error.

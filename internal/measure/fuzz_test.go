@@ -33,6 +33,10 @@ func FuzzRecord(f *testing.F) {
 		`{"kind":"islkit.request","schema_version":1,"turn":1,"target_isl":10,"marker":"[rid:abcdefabcdef]\n\n","payload":{"model":"m","messages":[{"role":"user","content":"[rid:abcdefabcdef]\n\nHi"}]},"result":{"usage":{"prompt_tokens":12}}}`,
 		`{"metadata":{"turn_index":0},"payload":{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}]},"responses":["data: {\"usage\":{\"prompt_tokens\":3}}"]}`,
 		`{"data":[{"session_id":"x","payloads":[{"messages":[{"role":"user","content":"Hi"}]}]}]}`,
+		`{"model":"m","prompt":["a","b"],"add_special_tokens":false}`,
+		`{"kind":"islkit.request","schema_version":1,"turn":0,"target_isl":5,"marker":"","payload":{"model":"m","prompt":[[1,2],[3]]},"result":{"usage":{"prompt_tokens":3,"cached_tokens":0}}}`,
+		`{"model":"m","instructions":"s","input":[{"role":"user","content":[{"type":"input_text","text":"a"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`,
+		`{"payload":{"model":"m","input":"hi"},"responses":["event: response.completed\ndata: {\"response\":{\"usage\":{\"input_tokens\":4,\"input_tokens_details\":{\"cached_tokens\":0}}}}"]}`,
 	} {
 		f.Add([]byte(s))
 	}

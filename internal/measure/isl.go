@@ -30,7 +30,13 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 		ServerCached:   meta.cached,
 		ConversationID: meta.conversationID,
 		TurnIndex:      meta.turn,
+		Endpoint:       ex.Endpoint,
+		ServerField:    usageField(ex.Endpoint),
 	}
+	if ex.Endpoint == extract.Completions {
+		return m.measureCompletions(ex, meta, isl)
+	}
+	templates := serverprofile.Templated(m.profile(), ex)
 	if ex.Media != (records.Media{}) {
 		media := ex.Media
 		isl.Media = &media
@@ -38,7 +44,7 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 	startsBOS := false // the rendered text begins with the BOS token
 	counted := 0
 	var req *serverprofile.Request
-	if m.opts.ApplyChatTemplate && m.opts.Template != nil && ex.Chat != nil {
+	if m.opts.ApplyChatTemplate && m.opts.Template != nil && templates {
 		var err error
 		if req, err = m.prepare(ex); err != nil {
 			return records.ISL{}, err
@@ -60,7 +66,7 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 			renderBufs.Put(buf)
 		}
 	}
-	if m.opts.ApplyChatTemplate && m.opts.Template == nil && ex.Chat != nil {
+	if m.opts.ApplyChatTemplate && m.opts.Template == nil && templates {
 		isl.TemplateError = noTemplate
 		m.templateFailed(noTemplate)
 	}
@@ -83,6 +89,80 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 	}
 	if m.opts.CompareServer != "" && isl.Templated != nil {
 		isl.VsProfile = m.compareProfile(ex, *isl.Templated)
+	}
+	return isl, nil
+}
+
+// usageField is the usage member a server reports an endpoint's prompt
+// count in: input_tokens for the Responses API (ResponseUsage), else
+// prompt_tokens.
+func usageField(endpoint string) string {
+	if endpoint == extract.Responses {
+		return "input_tokens"
+	}
+	return "prompt_tokens"
+}
+
+// measureCompletions counts a completions body: no template; with
+// --apply-chat-template (the server's view) as the profile's server
+// counts its prompts (serverprofile.CountCompletions), else AIPerf's bare
+// count (the texts joined by " ", plus the token ids given). Either way
+// the count is the one the profile's server reports, so it is "templated"
+// unless it is AIPerf's.
+func (m *Measurer) measureCompletions(ex *extract.Inputs, meta requestMeta, isl records.ISL) (records.ISL, error) {
+	tok := m.opts.Tokenizer
+	profile := m.profile()
+	if !m.opts.ApplyChatTemplate {
+		profile = serverprofile.AIPerf
+	}
+	counted, err := serverprofile.CountCompletions(profile, ex, tok)
+	if err != nil {
+		return records.ISL{}, err
+	}
+	if profile == serverprofile.AIPerf {
+		isl.Bare, isl.Counted = &counted, "bare"
+	} else {
+		isl.Templated, isl.Counted = &counted, "templated"
+		if m.opts.Bare {
+			b, _ := serverprofile.CountCompletions(serverprofile.AIPerf, ex, tok)
+			isl.Bare = &b
+		}
+	}
+	// The special tokens a server adds to each text prompt are the one
+	// rule in which the counts differ; the rest is the prompts' length.
+	special := 0 // what the server's special tokens add to counted
+	if profile == serverprofile.AIPerf {
+		if n, err := serverprofile.CountCompletions(serverprofile.VLLM, ex, tok); err == nil {
+			special = n - counted
+		}
+	}
+	split := func(total, share int, rest string) *records.Gap {
+		g := &records.Gap{Total: total}
+		if share != 0 && total != 0 {
+			g.Causes = append(g.Causes, records.Cause{Cause: records.CauseSpecialTokens, Tokens: share})
+		}
+		if total != 0 && total != share {
+			g.Causes = append(g.Causes, records.Cause{Cause: rest, Tokens: total - share})
+		}
+		return g
+	}
+	if meta.target != nil {
+		// compose sizes a completions prompt with the server's special
+		// tokens (encode(prompt, add_special_tokens=True) == --isl).
+		isl.VsTarget = split(counted-*meta.target, -special, records.CauseContent)
+	}
+	if meta.server != nil {
+		isl.VsServer = split(*meta.server-counted, special, records.CauseUnexplained)
+	}
+	if other := m.opts.CompareServer; other != "" && isl.Templated != nil {
+		g := &records.ProfileGap{Profile: string(other)}
+		if n, err := serverprofile.CountCompletions(other, ex, tok); err != nil {
+			g.Error = err.Error()
+		} else {
+			g.Count = &n
+			g.Gap = split(counted-n, counted-n, "")
+		}
+		isl.VsProfile = g
 	}
 	return isl, nil
 }
@@ -336,7 +416,7 @@ func (m *Measurer) explainServer(ex *extract.Inputs, server, counted int, templa
 	}
 	tok := m.opts.Tokenizer
 	withTools := false // the tools are in the count so far
-	if !templated && m.opts.Template != nil && ex.Chat != nil {
+	if !templated && m.opts.Template != nil && serverprofile.Templated(m.profile(), ex) {
 		// Counted bare: the server's template is the first suspect.
 		if n, text, err := m.serverCount(ex); err == nil {
 			startsBOS = m.startsWithBOS(text)

@@ -90,7 +90,7 @@ func (m *Measurer) Warnings() []string {
 func New(opts Options) *Measurer { return &Measurer{opts: opts} }
 
 // ErrUnknownShape is returned for a JSON object measure does not recognise.
-var ErrUnknownShape = errors.New(`unknown record shape: expected a send record, an OpenAI chat body ("model" and "messages"), an AIPerf raw export record ("payload"), AIPerf inputs.json ("data"), or a "messages" or "text" record`)
+var ErrUnknownShape = errors.New(`unknown record shape: expected a send record, an OpenAI chat, completions or Responses body ("model" and "messages", "prompt" or "input"), an AIPerf raw export record ("payload"), AIPerf inputs.json ("data"), or a "messages" or "text" record`)
 
 // Record measures one JSONL record and returns the output lines: one per
 // record, or one per payload for an AIPerf inputs.json document. An error
@@ -115,7 +115,8 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 		out, req.ISL, err = m.aiperfRaw(obj, data)
 	case obj.Has("data") && !obj.Has("messages"):
 		return m.inputsJSON(obj)
-	case obj.Has("messages") && obj.Has("model"):
+	case (obj.Has("messages") || obj.Has("prompt") || obj.Has("input")) && obj.Has("model"):
+		// A chat, completions or Responses body (extract tells which).
 		out, req.ISL, err = m.chatBody(obj, data)
 	case obj.Has("messages"):
 		out, err = m.messages(obj)

@@ -181,7 +181,8 @@ func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte) ([]byte, records.I
 	return m.withISL(obj, data, body, meta)
 }
 
-// usageFromResponses finds usage.prompt_tokens in AIPerf's raw responses:
+// usageFromResponses finds usage.prompt_tokens (input_tokens, also under
+// a Responses event's "response") in AIPerf's raw responses:
 // a list of SSE chunks or bodies, as strings or as {"text": ...} objects;
 // the last usage that carries prompt_tokens wins. A usage without it
 // (only completion tokens) is not a count of 0.
@@ -211,9 +212,17 @@ func usageFromResponses(raw json.RawMessage) (*int, error) {
 			}
 			var chunk struct {
 				Usage json.RawMessage `json:"usage"`
+				// A Responses event (response.completed) carries the
+				// whole response, usage included.
+				Response struct {
+					Usage json.RawMessage `json:"usage"`
+				} `json:"response"`
 			}
 			if json.Unmarshal(line, &chunk) != nil {
 				continue
+			}
+			if isNull(chunk.Usage) {
+				chunk.Usage = chunk.Response.Usage
 			}
 			n, err := promptTokens(chunk.Usage)
 			if err != nil {

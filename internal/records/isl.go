@@ -15,19 +15,31 @@ type ISL struct {
 	// Profile is the server profile the templated count follows (vllm,
 	// sglang, transformers or aiperf; see internal/serverprofile).
 	Profile string `json:"profile,omitempty"`
-	// Counted names the count measure reports as the request's ISL:
-	// "templated", or "bare" (no --apply-chat-template, no template, or a
-	// template error, see TemplateError).
+	// Counted names the member holding the count measure reports as the
+	// request's ISL: "templated" (the request as the profile's server
+	// counts it: chat and Responses bodies through the chat template,
+	// completions prompts encoded as that server encodes them), or "bare"
+	// (AIPerf's count: no --apply-chat-template, the aiperf profile where
+	// it templates nothing, no template, or a template error, see
+	// TemplateError).
 	Counted       string `json:"counted"`
 	TemplateError string `json:"template_error,omitempty"`
-	// Server is usage.prompt_tokens from the server's response.
+	// Endpoint is the API the body is for: chat, completions or responses.
+	Endpoint string `json:"endpoint,omitempty"`
+	// ServerField names the usage member a server reports this endpoint's
+	// prompt count in: "prompt_tokens" (chat, completions) or
+	// "input_tokens" (responses).
+	ServerField string `json:"server_field,omitempty"`
+	// Server is the server's reported prompt count (usage.prompt_tokens,
+	// or usage.input_tokens for the Responses API).
 	Server *int `json:"server,omitempty"`
 	// Target is the wire ISL compose aimed at; Expected is the exact
 	// count compose promised for this request (exact mode).
 	Target   *int `json:"target,omitempty"`
 	Expected *int `json:"expected,omitempty"`
 	// ExpectedCached is send's expected_cached_tokens; ServerCached the
-	// server's usage.prompt_tokens_details.cached_tokens.
+	// server's usage.prompt_tokens_details.cached_tokens
+	// (input_tokens_details.cached_tokens for the Responses API).
 	ExpectedCached *int `json:"expected_cached,omitempty"`
 	ServerCached   *int `json:"server_cached,omitempty"`
 	// Where the request sits in its conversation, when known.

@@ -1,5 +1,7 @@
 // Package serverprofile turns an OpenAI chat-completions body into what a
-// given server hands its chat template and tokenizer: the messages
+// given server hands its chat template and tokenizer (a Responses body
+// first into the chat request that server makes of it, a completions
+// body into its prompts' counts: endpoints.go): the messages
 // (content shaped, keys kept or dropped, tool-call arguments parsed), the
 // tools, the template kwargs, add_generation_prompt and
 // continue_final_message, and whether the rendered prompt is encoded with

@@ -24,7 +24,7 @@ agp={{ add_generation_prompt }}
 // over message['content']).
 const openaiSrc = `{% for m in messages %}{% if m.content is not string %}{% for c in m['content'] %}{% endfor %}{% endif %}{% endfor %}` + dumpSrc
 
-func compile(t *testing.T, src string) *chat.Template {
+func compile(t testing.TB, src string) *chat.Template {
 	t.Helper()
 	tmpl, err := chat.Compile(src)
 	if err != nil {

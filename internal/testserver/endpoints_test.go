@@ -3,13 +3,17 @@ package testserver
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 // post sends body to path and returns the status and the response text.
@@ -282,5 +286,97 @@ func TestCompletionsTextPrompts(t *testing.T) {
 	}
 	if want := len(tok.Encode(a)) + len(tok.Encode(b)); resp.Usage.PromptTokens != want {
 		t.Errorf("prompt_tokens %d, want %d", resp.Usage.PromptTokens, want)
+	}
+}
+
+// TestEndpointsReferenceOverHTTP: over HTTP, /v1/completions and
+// /v1/responses report the usage the independent reference counts
+// (internal/measure/testdata/endpoints, from
+// scripts/check-endpoints-reference.sh: vLLM's rules written from the
+// reference document, Python Jinja2, the Rust tokenizers) for every
+// reference model, streamed (every other body) or not; where the
+// reference's template raised, the server answers 400.
+func TestEndpointsReferenceOverHTTP(t *testing.T) {
+	td := filepath.Join("..", "measure", "testdata", "endpoints")
+	type bodyCase struct {
+		Case string          `json:"case"`
+		ISL  int             `json:"isl"`
+		Body json.RawMessage `json:"body"`
+	}
+	type ref struct {
+		Model string `json:"model"`
+		Count *int   `json:"count"`
+	}
+	cases := testutil.ReadJSONL[bodyCase](t, filepath.Join(td, "bodies.jsonl.gz"))
+	refs := map[string][]ref{}
+	for _, r := range testutil.ReadJSONL[ref](t, filepath.Join(td, "reference.jsonl.gz")) {
+		refs[r.Model] = append(refs[r.Model], r)
+	}
+	checked := 0
+	for _, model := range testutil.RefModels(t) {
+		if len(refs[model]) != len(cases) {
+			t.Fatalf("%s: %d reference lines for %d bodies", model, len(refs[model]), len(cases))
+		}
+		s := StartTest(t, Config{Model: testmodel.Source(t, model), Now: testutil.WireNow})
+		for i, c := range cases {
+			name := fmt.Sprintf("%s %s/%d", model, c.Case, c.ISL)
+			path, field := PathCompletions, "prompt_tokens"
+			if strings.HasPrefix(c.Case, "responses") {
+				path, field = PathResponses, "input_tokens"
+			}
+			body := string(c.Body)
+			stream := i%2 == 1
+			if stream {
+				body = strings.TrimSuffix(body, "}") + `,"stream":true,"stream_options":{"include_usage":true}}`
+			}
+			status, text := post(t, s, path, body, nil)
+			want := refs[model][i].Count
+			if want == nil {
+				if status != 400 {
+					t.Errorf("%s: the reference's template raised; status %d", name, status)
+				}
+				continue
+			}
+			if status != 200 {
+				t.Errorf("%s: %d %s", name, status, text)
+				continue
+			}
+			got := -1
+			if stream {
+				_, data := sseEvents(t, text)
+				for _, d := range data {
+					var e struct {
+						Usage    map[string]any `json:"usage"`
+						Response struct {
+							Usage map[string]any `json:"usage"`
+						} `json:"response"`
+					}
+					if json.Unmarshal([]byte(d), &e) != nil {
+						continue
+					}
+					for _, u := range []map[string]any{e.Usage, e.Response.Usage} {
+						if v, ok := u[field].(float64); ok {
+							got = int(v)
+						}
+					}
+				}
+			} else {
+				var r struct {
+					Usage map[string]any `json:"usage"`
+				}
+				if err := json.Unmarshal([]byte(text), &r); err == nil {
+					if v, ok := r.Usage[field].(float64); ok {
+						got = int(v)
+					}
+				}
+			}
+			if got != *want {
+				t.Errorf("%s: usage.%s %d, reference %d", name, field, got, *want)
+			}
+			checked++
+		}
+	}
+	if checked < 180 {
+		t.Errorf("only %d bodies checked", checked)
 	}
 }

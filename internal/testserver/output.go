@@ -67,7 +67,11 @@ func responseUsage(prompt, cached, completion int) map[string]any {
 
 // response is the Responses object (object "response"): with done, its
 // one output message item holding the whole text as output_text, and the
-// usage; before that (response.created) no output and null usage.
+// usage; before that (response.created) no output and null usage. Its
+// status is "completed" also when max_output_tokens ended the output
+// (OpenAI's API then says "incomplete", with incomplete_details.reason
+// "max_output_tokens", and ends the stream with response.incomplete):
+// every stream here ends in response.completed with the usage.
 func (o *output) response(created int64, status string, done bool) map[string]any {
 	r := map[string]any{
 		"id": "resp_islkit", "object": "response", "created_at": created, "status": status,

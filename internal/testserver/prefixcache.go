@@ -2,10 +2,7 @@ package testserver
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"sync"
-
-	"github.com/islkit/islkit/internal/chat"
 )
 
 // blockTrie is the server's automatic prefix cache: unbounded, in blocks
@@ -53,19 +50,4 @@ func (c *blockTrie) lookupInsert(ids []int) int {
 		hit = min(hit, (len(ids)-1)/c.size)
 	}
 	return hit * c.size
-}
-
-// cachedTokens renders and encodes the prompt as CountPrompt counts it and
-// looks it up in the prefix cache.
-func (s *Server) cachedTokens(messages, tools json.RawMessage, kwargs map[string]any) (int, error) {
-	in := chat.RenderInput{Messages: messages, AddGenerationPrompt: true,
-		Kwargs: kwargs, Now: s.cfg.Now, FlattenContent: true}
-	if len(tools) > 0 && string(tools) != "null" {
-		in.Tools = tools
-	}
-	text, err := s.tmpl.Render(in)
-	if err != nil {
-		return 0, err
-	}
-	return s.cache.lookupInsert(s.tok.Encode(text)), nil
 }

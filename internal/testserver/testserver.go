@@ -365,20 +365,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prompt, cached := 0, 0
-	if endpoint == extract.Chat {
-		if !s.cfg.NoTokenize {
-			if prompt, err = s.CountBody(body); err != nil {
-				apiErr(w, http.StatusBadRequest, err.Error())
-				return
-			}
-		}
-		if s.cache != nil {
-			if cached, err = s.cachedTokens(req.Messages, req.Tools, req.ChatTemplateKwargs); err != nil {
-				apiErr(w, http.StatusBadRequest, err.Error())
-				return
-			}
-		}
-	} else if !s.cfg.NoTokenize {
+	if !s.cfg.NoTokenize {
 		if prompt, cached, err = s.countEndpoint(body); err != nil {
 			apiErr(w, http.StatusBadRequest, err.Error())
 			return
@@ -432,10 +419,11 @@ func (r *Request) missing(endpoint string) string {
 	return ""
 }
 
-// countEndpoint counts a completions or Responses body through the
-// profile (serverprofile.CountRequest) and, with a prefix cache, looks
-// its prompts up: a list of completions prompts is one engine request
-// each, and their cached tokens add up as their counts do.
+// countEndpoint counts a body of any endpoint through the profile
+// (serverprofile.CountRequest) and, with a prefix cache, looks its
+// prompts up (serverprofile.PromptIDs: the ids the server runs): a list of
+// completions prompts is one engine request each, and their cached tokens
+// add up as their counts do.
 func (s *Server) countEndpoint(body []byte) (int, int, error) {
 	ex, err := extract.Body(body)
 	if err != nil {
