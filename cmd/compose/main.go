@@ -16,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
@@ -41,6 +42,24 @@ reply (--osl tokens + wrap) + its --isl. A target below what the template
 and marker alone cost is marked "unreachable". --exact=false reproduces
 AIPerf's average behaviour (probe constants only, no rendering).
 
+Endpoints (--endpoint, the probe's by default; it must be the probe's):
+  chat         /v1/chat/completions, as above.
+  responses    /v1/responses: the same conversations, sized against the
+               same render (the server turns "instructions", which carry
+               the shared system prompt, and the "input" items back into
+               these messages), counted with the tokenizer's special
+               tokens as vLLM does.
+  completions  /v1/completions: the prompt is bare text, never templated;
+               --exact sizes it so that encode(prompt, add_special_tokens
+               =true), the server's count, is --isl. One request per
+               conversation: --turns must be 1, and there is no system
+               prompt.
+Cache-bust marker: chat and responses follow the routing table (a system
+target lands on the system prompt, the Responses "instructions", and falls
+back to the first user turn without one); for completions the prompt is
+the first user turn: prefix targets go at its start, suffix targets at its
+end, and a system target falls back to it.
+
 Same flags, probe record and --seed give byte-identical output.
 
 Example:
@@ -63,6 +82,7 @@ type flags struct {
 	TurnsStddev              float64 `help:"Standard deviation of the turn count; needs --turns." default:"0" placeholder:"N"`
 	SharedSystemPromptLength int     `help:"Length of a synthetic system prompt shared by all conversations, in tokens (marker included when the marker lands on it); 0 = none." default:"0" placeholder:"TOKENS"`
 	CacheBust                string  `help:"Cache-bust target; must equal the probe's (which is the default)." placeholder:"TARGET"`
+	Endpoint                 string  `help:"Endpoint the requests are sized for: chat, completions or responses (see above); must equal the probe's (which is the default)." placeholder:"ENDPOINT"`
 	Seed                     uint64  `help:"Random seed (turn counts, lengths, corpus windows)." default:"0"`
 	BenchmarkID              string  `help:"Benchmark id in the marker digest. Default: derived from --seed." placeholder:"ID"`
 	Corpus                   string  `help:"UTF-8 text file to cut prompts from. Default: Moby Dick (embedded)." placeholder:"FILE" type:"existingfile"`
@@ -141,6 +161,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	if err != nil {
 		return err
 	}
+	opts.Endpoint = p.Endpoint.Or()
 	c, err := compose.New(p, m, text, opts)
 	if err != nil {
 		return usage(err)
@@ -172,6 +193,15 @@ func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *com
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if f.Endpoint != "" {
+		ep, err := endpoint.Parse(f.Endpoint)
+		if err != nil {
+			return nil, nil, cli.Usagef("--endpoint: %w", err)
+		}
+		if ep != p.Endpoint.Or() {
+			return nil, nil, cli.Usagef("--endpoint %s disagrees with the probe record (%s): the overhead was measured for %s; rerun probe with --endpoint %s", ep, p.Endpoint.Or(), p.Endpoint.Or(), ep)
+		}
 	}
 	if f.CacheBust != "" {
 		t, err := cachebust.ParseTarget(f.CacheBust)

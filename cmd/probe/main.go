@@ -10,6 +10,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
@@ -36,6 +37,13 @@ Writes ONE JSON record (kind "islkit.probe") on stdout:
   marker_tokens      the cache-bust marker's cost (tokens): the mean over 8
                      markers ("estimator", i, i, "estimator-i") in the
                      target's orientation, rounded half-to-even; 0 for none.
+  endpoint           --endpoint: chat (the default) as above; responses
+                     the same, plus the special tokens the tokenizer adds
+                     (vLLM encodes a Responses render with them: a
+                     BOS-adding tokenizer whose template prints a BOS
+                     counts two); completions does no template work, and
+                     per_request_fixed is the special tokens the tokenizer
+                     adds to a bare prompt (vLLM's add_special_tokens=true).
   tokenizer, chat_template
                      provenance: SHA-256 of tokenizer.json and of the
                      template source, special tokens, num_special_tokens_to_add.
@@ -55,6 +63,7 @@ type flags struct {
 	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own (with --apply-chat-template or --verify-url)." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
 	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
+	Endpoint          string `help:"Endpoint the requests go to: chat, completions or responses; compose sizes for it." default:"chat" placeholder:"ENDPOINT"`
 	Now               string `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. compose reuses it." placeholder:"TIME"`
 
 	VerifyURL string        `name:"verify-url" help:"Also send the probe conversations (max_tokens 1) to this OpenAI-compatible server and compare its usage.prompt_tokens with our templated counts; the record gets \"verify\", and a difference exits 1." placeholder:"URL"`
@@ -83,6 +92,16 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, cli.Usagef("--cache-bust: %w", err)
 	}
+	ep, err := endpoint.Parse(f.Endpoint)
+	if err != nil {
+		return 0, cli.Usagef("--endpoint: %w", err)
+	}
+	if ep != endpoint.Chat && f.VerifyURL != "" {
+		return 0, cli.Usagef("--verify-url sends chat requests: use it with --endpoint chat")
+	}
+	if !ep.Templated() && f.ApplyChatTemplate {
+		return 0, cli.Usagef("--endpoint %s: the server never templates a completions prompt; drop --apply-chat-template", ep)
+	}
 	if f.ChatTemplate != "" && !f.ApplyChatTemplate && f.VerifyURL == "" {
 		// Without either, no template is rendered and compose drops it.
 		return 0, cli.Usagef("--chat-template is used only with --apply-chat-template (or --verify-url): give one of them, or leave it out")
@@ -98,6 +117,7 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 		ApplyChatTemplate: f.ApplyChatTemplate,
 		CacheBust:         target,
 		Now:               m.Now,
+		Endpoint:          ep,
 	})
 	if err != nil {
 		return 0, err

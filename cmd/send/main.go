@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
@@ -26,7 +27,21 @@ import (
 	"github.com/islkit/islkit/internal/serverprofile"
 )
 
-const description = `Send compose's conversations as chat-completions requests (or write them with --dry-run).
+const description = `Send compose's conversations as requests to their endpoint (or write them with --dry-run).
+
+The endpoint is the one compose sized the conversations for (--endpoint):
+  chat         POST /v1/chat/completions: messages, max_tokens (or
+               max_completion_tokens), stream, stream_options.
+  completions  POST /v1/completions: prompt (the turn's text, marker
+               included, as a string), max_tokens, stream, stream_options.
+  responses    POST /v1/responses: instructions (the system prompt, when
+               there is one), input (the conversation as message items:
+               compose's replies as history in a dry run, the server's
+               real replies live), max_output_tokens, stream; streamed
+               answers are read as Responses events
+               (response.output_text.delta for timings, response.completed
+               for usage: input_tokens, output_tokens, cached_tokens).
+A bare --url gets the endpoint's path.
 
 A live run writes one islkit.request record per request, in completion
 order. Requests cut off at a stop (Ctrl-C, the end of --duration plus
@@ -38,12 +53,13 @@ type flags struct {
 	DryRun bool   `help:"Write the request payloads instead of sending them."`
 	Format string `default:"jsonl" enum:"jsonl,aiperf-inputs" help:"Dry-run output: jsonl records or AIPerf's inputs.json (${enum})."`
 
+	Endpoint       string `help:"Endpoint to send to: chat, completions or responses; must be the conversations' (which is the default)." placeholder:"ENDPOINT"`
 	Model          string `help:"Model name for the payload (default: the conversation's)."`
 	MaxTokensField string `default:"max_tokens" enum:"max_tokens,max_completion_tokens" help:"Body field carrying each turn's output length (${enum})."`
 	Stream         bool   `default:"true" negatable:"" help:"Ask for a streamed (SSE) response with usage."`
 	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'; the fields send sets (model, messages, max_tokens, stream, ...) are refused."`
 
-	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST /v1/chat/completions)."`
+	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST to the endpoint's path, /v1/chat/completions for chat), or the full endpoint URL."`
 	APIKey      string            `env:"OPENAI_API_KEY" help:"Bearer token."`
 	Header      map[string]string `short:"H" placeholder:"NAME=VALUE" help:"Extra request header (repeatable)."`
 	MaxErrors   int               `name:"max-consecutive-errors" placeholder:"N" help:"Stop issuing after N failed requests in a row (the server is down); the requests sent are all recorded. 0: never stop."`
@@ -204,6 +220,18 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		if !c.DryRun {
 			return cli.ExitOK, nil
 		}
+	}
+	var want endpoint.Kind
+	if c.Endpoint != "" {
+		if want, err = endpoint.Parse(c.Endpoint); err != nil {
+			return cli.ExitUsage, usage(fmt.Errorf("--endpoint: %w", err))
+		}
+	}
+	if opts.Endpoint, err = send.CheckEndpoint(convs, want); err != nil {
+		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
+	}
+	if opts.Endpoint != endpoint.Chat && given["max-tokens-field"] {
+		return cli.ExitUsage, usage(fmt.Errorf("--max-tokens-field is for chat requests; %s bodies carry %s", opts.Endpoint, map[endpoint.Kind]string{endpoint.Completions: "max_tokens", endpoint.Responses: "max_output_tokens"}[opts.Endpoint]))
 	}
 	if err := b.CheckModels(convs); err != nil {
 		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/islkit/islkit/internal/endpoint"
 )
 
 // Vectors from aiperf-behaviour.md §1.2.
@@ -182,5 +184,27 @@ func TestLandingText(t *testing.T) {
 	var l Landing
 	if err := l.UnmarshalText([]byte("system")); err == nil {
 		t.Error("accepted invalid landing")
+	}
+}
+
+// A completions prompt is the first user turn whatever the target asks:
+// prefix targets at its start, suffix targets at its end.
+func TestRouteEndpointCompletions(t *testing.T) {
+	for _, tg := range Targets() {
+		for _, sys := range []bool{false, true} {
+			got := RouteEndpoint(endpoint.Completions, tg, sys)
+			want := Landing{Slot: FirstUserTurn, Prefix: tg.IsPrefix()}
+			if tg == None {
+				want = Landing{}
+			}
+			if got != want {
+				t.Errorf("completions %s (system %v): %s, want %s", tg, sys, got, want)
+			}
+			for _, k := range []endpoint.Kind{endpoint.Chat, endpoint.Responses} {
+				if got, want := RouteEndpoint(k, tg, sys), Route(tg, sys); got != want {
+					t.Errorf("%s %s (system %v): %s, want the table's %s", k, tg, sys, got, want)
+				}
+			}
+		}
 	}
 }

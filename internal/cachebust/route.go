@@ -1,6 +1,10 @@
 package cachebust
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/islkit/islkit/internal/endpoint"
+)
 
 // Slot is the message a marker lands in.
 type Slot uint8
@@ -91,6 +95,19 @@ func Route(t Target, hasSystemPrompt bool) Landing {
 	default:
 		return Landing{}
 	}
+}
+
+// RouteEndpoint is Route for a request to endpoint k. Chat and responses
+// follow the table (a Responses request's instructions are its system
+// message: the server makes them one). A completions prompt is bare text
+// with no system message: it is the first user turn, so prefix targets go
+// at its start, suffix targets at its end, and a system target falls back
+// to it as AIPerf's worker falls back to the first turn.
+func RouteEndpoint(k endpoint.Kind, t Target, hasSystemPrompt bool) Landing {
+	if !k.Templated() {
+		hasSystemPrompt = false
+	}
+	return Route(t, hasSystemPrompt)
 }
 
 // RouteMessages applies Route to a wire message array: the conversation

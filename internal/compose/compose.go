@@ -96,7 +96,12 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	}
 	opts.Workers = max(1, opts.Workers)
 	hasSystem := opts.SharedSystemPromptLength > 0
-	if p.CacheBust.IsSystem() && !hasSystem && !p.ChatTemplate.Applied {
+	if p.Endpoint.Or() != opts.Endpoint.Or() {
+		return nil, usagef("--endpoint %s disagrees with the probe record (%s): the overhead was measured for %s; rerun probe with --endpoint %s",
+			opts.Endpoint.Or(), p.Endpoint.Or(), p.Endpoint.Or(), opts.Endpoint.Or())
+	}
+	opts.Endpoint = opts.Endpoint.Or()
+	if p.CacheBust.IsSystem() && !hasSystem && !p.ChatTemplate.Applied && opts.Endpoint.Templated() {
 		// With the template off and no system message a system target is
 		// first_turn_* under another name; refuse rather than pretend.
 		return nil, usagef("--cache-bust %s without --shared-system-prompt-length and with --apply-chat-template off changes nothing: the marker falls back to the first user turn; probe with --cache-bust first_turn_%s instead",
@@ -106,7 +111,7 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	c.comp = budget.Compensation{
 		MarkerTokens:  p.MarkerTokens,
 		MarkerSamples: p.MarkerSamples,
-		Landing:       cachebust.Route(p.CacheBust, hasSystem),
+		Landing:       cachebust.RouteEndpoint(opts.Endpoint, p.CacheBust, hasSystem),
 		Template:      p.Overhead,
 	}
 	if first := c.turnTarget(&records.Conversation{SystemPrompt: systemIf(hasSystem, opts)}, 0, 0, opts.ISL); c.context > 0 && first > c.context && !opts.AllowOverContext {
@@ -268,6 +273,9 @@ func (c *corpusCache) put(key corpusKey, g *textGen) {
 func (c *Composer) calibrate() error {
 	cal := c.newConversation(-1)
 	cal.Turns = make([]records.Turn, 2)
+	if !c.opts.Endpoint.MultiTurn() {
+		cal.Turns = cal.Turns[:1] // a completions prompt has no later turns
+	}
 	rng := rand.New(rand.NewPCG(c.opts.Seed^0x9e3779b97f4a7c15, 1))
 	marker := wire.Marker(cal, 0)
 	c.calMarker = c.markerCount(marker)
@@ -319,6 +327,7 @@ func (c *Composer) newConversation(i int) *records.Conversation {
 		ID:            "conv-" + strconv.Itoa(i),
 		Index:         i,
 		BenchmarkID:   c.opts.BenchmarkID,
+		Endpoint:      c.opts.Endpoint,
 		CacheBust:     c.probe.CacheBust,
 		Landing:       c.comp.Landing,
 		Exact:         c.opts.Exact,
@@ -406,7 +415,8 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 	return nil
 }
 
-// wireCount is the ISL of turn k's request as send builds it: rendered
+// wireCount is the ISL of turn k's request as send builds it, counted as
+// the server counts its endpoint (wire.CountEndpoint): for chat, rendered
 // through the template with the generation prompt and encoded without
 // special tokens; without a template, the message texts joined by one
 // space (measure's bare count).
@@ -415,7 +425,7 @@ func (c *Composer) wireCount(conv *records.Conversation, k int, marker string) (
 	if err != nil {
 		return 0, err
 	}
-	return wire.Count(msgs, c.model.Template, c.model.Tokenizer, c.model.Now)
+	return wire.CountEndpoint(conv.Endpoint, msgs, c.model.Template, c.model.Tokenizer, c.model.Now)
 }
 
 // Conversation builds conversation i; the result depends only on the

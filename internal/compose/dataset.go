@@ -14,6 +14,7 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
@@ -100,6 +101,9 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 		return nil, usagef("--isl-stddev must be a number between 0 and %d (got %g)", MaxLength, opts.ISLStddev)
 	case opts.ISLStddev > 0 && opts.ISL == 0:
 		return nil, usagef("--isl-stddev needs --isl (a spread without a mean)")
+	}
+	if p.Endpoint.Or() != endpoint.Chat {
+		return nil, usagef("--dataset composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
 	if opts.BenchmarkID == "" {
 		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
@@ -280,26 +284,38 @@ func (d *Dataset) wireIDs(conv *records.Conversation, k int, marker string) ([]i
 }
 
 // wireIDs is the wire tokens of turn k's request of conv as send builds
-// it: rendered with the generation prompt and encoded without special
-// tokens; without a template, the contents joined by one space (wire.Count's
-// rule). A template that raises gives a *templateError.
+// it, as wire.CountEndpoint counts them: rendered with the generation
+// prompt and encoded without special tokens (with them for responses; a
+// completions prompt is not rendered and encoded with them); without a
+// template, the contents joined by one space (wire.Count's rule). A
+// template that raises gives a *templateError.
 func wireIDs(m *Model, conv *records.Conversation, k int, marker string) ([]int, error) {
 	msgs, err := wire.Messages(conv, k, marker, nil)
 	if err != nil {
 		return nil, err
+	}
+	encode := m.Tokenizer.Encode
+	if conv.Endpoint.AddsSpecialTokens() {
+		// vLLM's completions and responses encode with special tokens
+		// (wire.CountEndpoint).
+		encode = m.Tokenizer.EncodeWithSpecialTokens
+	}
+	if !conv.Endpoint.Templated() {
+		prompt, _ := msgs[0]["content"].(string)
+		return encode(prompt), nil
 	}
 	if m.Template == nil {
 		parts := make([]string, len(msgs))
 		for i, msg := range msgs {
 			parts[i], _ = msg["content"].(string)
 		}
-		return m.Tokenizer.Encode(strings.Join(parts, " ")), nil
+		return m.Tokenizer.Encode(strings.Join(parts, " ")), nil // measure's bare count, as wire.CountEndpoint
 	}
 	text, err := m.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: m.Now})
 	if err != nil {
 		return nil, &templateError{err}
 	}
-	return m.Tokenizer.Encode(text), nil
+	return encode(text), nil
 }
 
 type templateError struct{ err error }

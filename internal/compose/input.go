@@ -61,7 +61,14 @@ func checkProbe(line jsonl.Line, p *records.Probe) error {
 		return line.FieldErrorf("marker_tokens", "%d for target none", p.MarkerTokens)
 	case p.Overhead.Fixed < 0 || p.Overhead.Wrap < 0:
 		return line.FieldErrorf("template_overhead", "negative overhead (fixed %d, wrap %d)", p.Overhead.Fixed, p.Overhead.Wrap)
-	case !p.ChatTemplate.Applied && (p.Overhead.Fixed != 0 || p.Overhead.Wrap != 0):
+	case !p.Endpoint.Templated() && p.ChatTemplate.Applied:
+		return line.FieldErrorf("chat_template.applied", "true for endpoint completions, whose prompt is never templated")
+	case !p.Endpoint.Templated() && (p.Overhead.Wrap != 0 || p.Overhead.Fixed != p.Tokenizer.NumSpecialTokensToAdd):
+		// A completions prompt costs only the special tokens the
+		// tokenizer adds (probe.Run).
+		return line.FieldErrorf("template_overhead", "for endpoint completions it is the tokenizer's %d special token(s) and no wrap (got fixed %d, wrap %d)",
+			p.Tokenizer.NumSpecialTokensToAdd, p.Overhead.Fixed, p.Overhead.Wrap)
+	case p.Endpoint.Templated() && !p.ChatTemplate.Applied && (p.Overhead.Fixed != 0 || p.Overhead.Wrap != 0):
 		return line.FieldErrorf("template_overhead", "non-zero although the chat template was not applied")
 	}
 	if p.Now != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
@@ -89,6 +90,9 @@ const sentinel = "ISLKIT7f3a9sentinel"
 func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions) (*Tracer, error) {
 	if opts.BlockSize < 1 {
 		return nil, usagef("--block-size must be at least 1 token (got %d)", opts.BlockSize)
+	}
+	if p.Endpoint.Or() != endpoint.Chat {
+		return nil, usagef("--trace composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
 	if opts.BenchmarkID == "" {
 		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)

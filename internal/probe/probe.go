@@ -13,6 +13,7 @@ import (
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/version"
@@ -26,6 +27,11 @@ type Options struct {
 	ApplyChatTemplate bool
 	CacheBust         cachebust.Target
 	Now               time.Time // pinned strftime_now; zero = the clock
+	// Endpoint is the endpoint the overhead is measured for ("" = chat):
+	// responses adds the tokenizer's special tokens to the template's
+	// fixed cost (vLLM encodes its render with them); completions has no
+	// template, and its fixed cost is those special tokens alone.
+	Endpoint endpoint.Kind
 }
 
 // Renderable is what the overhead probe needs of a chat template.
@@ -52,6 +58,15 @@ func Renderer(t Renderable, c Counter, now time.Time) budget.Renderer {
 			return 0, err
 		}
 		return c.Count(text), nil
+	}
+}
+
+// withSpecial adds the n special tokens a server's encode adds to every
+// render.
+func withSpecial(r budget.Renderer, n int) budget.Renderer {
+	return func(msgs []budget.Message) (int, error) {
+		c, err := r(msgs)
+		return c + n, err
 	}
 }
 
@@ -91,6 +106,13 @@ func Run(opts Options) (*records.Probe, error) {
 	if !opts.CacheBust.Valid() {
 		return nil, fmt.Errorf("invalid cache-bust target %q", opts.CacheBust)
 	}
+	ep := opts.Endpoint.Or()
+	if !ep.Valid() {
+		return nil, fmt.Errorf("invalid endpoint %q: valid values are %s", opts.Endpoint, endpoint.Names())
+	}
+	if !ep.Templated() && opts.ApplyChatTemplate {
+		return nil, fmt.Errorf("--endpoint %s: the server never applies a chat template to a completions prompt; drop --apply-chat-template", ep)
+	}
 	src := opts.Source
 	if src == nil {
 		var err error
@@ -128,12 +150,20 @@ func Run(opts Options) (*records.Probe, error) {
 			Override: opts.ChatTemplate,
 			SHA256:   tsum,
 		},
+		Endpoint:  ep,
 		CacheBust: opts.CacheBust,
 	}
 	if !opts.Now.IsZero() {
 		rec.Now = opts.Now.Format(time.RFC3339)
 	}
 	rec.MarkerTokens, rec.MarkerSamples = MarkerCost(opts.CacheBust, tok)
+	if !ep.Templated() {
+		// vLLM encodes a completions prompt with add_special_tokens=true.
+		added := tok.NumSpecialTokensToAdd(false)
+		rec.Overhead = records.TemplateOverhead{Fixed: added,
+			Reason: fmt.Sprintf("endpoint completions: no chat template; per_request_fixed is the %d special token(s) the tokenizer adds", added)}
+		return rec, nil
+	}
 	if !opts.ApplyChatTemplate {
 		// AIPerf never calls the template without --apply-chat-template.
 		rec.Overhead = records.TemplateOverhead{Reason: "chat template not applied (--apply-chat-template off)"}
@@ -145,6 +175,10 @@ func Run(opts Options) (*records.Probe, error) {
 		rec.Overhead = Overhead(nil, tok, opts.Now)
 	case err != nil:
 		rec.Overhead = records.TemplateOverhead{Reason: "chat template unusable: " + err.Error()}
+	case ep.AddsSpecialTokens():
+		// Responses: vLLM encodes the render with special tokens, so every
+		// render counts them once (they land in per_request_fixed).
+		rec.Overhead = budget.ProbeChatTemplate(withSpecial(Renderer(tmpl, tok, opts.Now), tok.NumSpecialTokensToAdd(false)), tok)
 	default:
 		rec.Overhead = Overhead(tmpl, tok, opts.Now)
 	}

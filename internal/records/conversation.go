@@ -1,6 +1,9 @@
 package records
 
-import "github.com/islkit/islkit/internal/cachebust"
+import (
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/endpoint"
+)
 
 // Conversation is one line of compose's output and send's input: a
 // synthetic multi-turn conversation whose turns are sized so that each
@@ -14,6 +17,10 @@ type Conversation struct {
 	// the marker digest's trajectory index.
 	Index       int    `json:"index"`
 	BenchmarkID string `json:"benchmark_id"`
+	// Endpoint is the endpoint the conversation was sized for (compose
+	// --endpoint); send builds that endpoint's bodies. Absent in records
+	// written before the field existed: chat.
+	Endpoint endpoint.Kind `json:"endpoint,omitempty"`
 	// CacheBust is the marker target and Landing where it lands (the
 	// routing table's answer for this conversation).
 	CacheBust cachebust.Target  `json:"cache_bust"`

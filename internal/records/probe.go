@@ -1,6 +1,9 @@
 package records
 
-import "github.com/islkit/islkit/internal/cachebust"
+import (
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/endpoint"
+)
 
 // Probe is probe's one output record and compose's input: everything
 // compose needs to size turns (the chat-template overhead and the marker
@@ -13,6 +16,12 @@ type Probe struct {
 
 	Tokenizer    ProbeTokenizer    `json:"tokenizer"`
 	ChatTemplate ProbeChatTemplate `json:"chat_template"`
+
+	// Endpoint is the endpoint the overhead was measured for (probe
+	// --endpoint): chat and responses render the template (responses
+	// adding the tokenizer's special tokens, as vLLM does), completions
+	// only the special tokens. Absent in older records: chat.
+	Endpoint endpoint.Kind `json:"endpoint,omitempty"`
 
 	// CacheBust is the target the marker cost was estimated for.
 	CacheBust cachebust.Target `json:"cache_bust"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/endpoint"
 )
 
 // Request is one line of send's output and measure's input: one chat
@@ -13,6 +14,9 @@ type Request struct {
 	Kind          string `json:"kind"`           // KindRequest
 	SchemaVersion int    `json:"schema_version"` // SchemaVersion
 	BenchmarkID   string `json:"benchmark_id"`
+	// Endpoint is the endpoint the payload is for (the conversation's);
+	// absent in records written before the field existed: chat.
+	Endpoint endpoint.Kind `json:"endpoint,omitempty"`
 	// ConversationID and ConversationIndex identify the source
 	// conversation (Conversation.ID / Index); Turn is the turn index.
 	ConversationID    string `json:"conversation_id"`

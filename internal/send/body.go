@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/wire"
@@ -37,6 +38,17 @@ type Builder struct {
 	// warn is called once per dropped marker (the caller keeps it to one
 	// warning per run).
 	warn func(error)
+	// promptList writes a completions prompt as a one-element list, as
+	// AIPerf's CompletionsEndpoint does (its inputs.json); vLLM counts a
+	// list of prompts as their sum, so the count is the same.
+	promptList bool
+}
+
+// aiperfShape is b writing bodies as AIPerf's format_payload does.
+func (b *Builder) aiperfShape() *Builder {
+	c := *b
+	c.promptList = true
+	return &c
 }
 
 type field struct {
@@ -75,6 +87,10 @@ func NewBuilder(opts PayloadOptions, warn func(error)) (*Builder, error) {
 // max_tokens, model, stream) and later turns miss their target.
 var ownedKeys = map[string]string{
 	"messages":              "send builds them from the conversations",
+	"prompt":                "send builds it from the conversations (--endpoint completions)",
+	"input":                 "send builds it from the conversations (--endpoint responses)",
+	"instructions":          "send builds them from the conversation's system prompt (--endpoint responses)",
+	"max_output_tokens":     "each turn's max_tokens comes from compose --osl (--endpoint responses)",
 	"model":                 "set it with --model (or compose --model)",
 	"max_tokens":            "each turn's max_tokens comes from compose --osl; --max-tokens-field picks the field",
 	"max_completion_tokens": "each turn's max_tokens comes from compose --osl; --max-tokens-field picks the field",
@@ -158,6 +174,12 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 		out.Landing, _ = cachebust.RouteMessages(c.CacheBust, msgs)
 	}
 	buf := make([]byte, 0, 256+len(c.Turns[turn].Text)*(turn+1)*2)
+	switch c.Endpoint.Or() {
+	case endpoint.Completions:
+		return b.completions(buf, c, turn, msgs, out)
+	case endpoint.Responses:
+		return b.responses(buf, c, turn, msgs, out)
+	}
 	// The keys are constants (and --extra-body's, checked JSON): written
 	// as they are, not marshalled per request.
 	buf = append(buf, `{"model":`...)
@@ -195,6 +217,113 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 	return out, nil
 }
 
+// object writes a JSON object's members in order.
+type object struct {
+	buf   []byte
+	first bool
+}
+
+func newObject(buf []byte) *object { return &object{buf: append(buf, '{'), first: true} }
+
+func (o *object) key(k string) {
+	if !o.first {
+		o.buf = append(o.buf, ',')
+	}
+	o.first = false
+	kb, _ := json.Marshal(k) // a string always marshals
+	o.buf = append(o.buf, kb...)
+	o.buf = append(o.buf, ':')
+}
+
+func (o *object) value(k string, v any) error {
+	vb, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	o.key(k)
+	o.buf = append(o.buf, vb...)
+	return nil
+}
+
+func (o *object) raw(k string, v []byte) {
+	o.key(k)
+	o.buf = append(o.buf, v...)
+}
+
+// tail writes stream (and for chat and completions stream_options) and
+// --extra-body, and closes the object.
+func (b *Builder) tail(o *object, streamOptions bool) []byte {
+	o.raw("stream", strconv.AppendBool(nil, b.opts.Stream))
+	if b.opts.Stream && streamOptions {
+		// Usage arrives in a final chunk only when asked for.
+		o.raw("stream_options", []byte(`{"include_usage":true}`))
+	}
+	for _, f := range b.extra {
+		o.raw(f.key, f.val)
+	}
+	return append(o.buf, '}')
+}
+
+// completions is a /v1/completions body: the prompt is the one message's
+// content (marker included), as a string.
+func (b *Builder) completions(buf []byte, c *records.Conversation, turn int, msgs []map[string]any, out Built) (Built, error) {
+	prompt, _ := msgs[0]["content"].(string)
+	o := newObject(buf)
+	if err := o.value("model", b.Model(c)); err != nil {
+		return Built{}, err
+	}
+	var pv any = prompt
+	if b.promptList {
+		pv = []string{prompt}
+	}
+	if err := o.value("prompt", pv); err != nil {
+		return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
+	}
+	if mt := c.Turns[turn].MaxTokens; mt > 0 {
+		o.raw("max_tokens", strconv.AppendInt(nil, int64(mt), 10))
+	}
+	out.Body = b.tail(o, true)
+	return out, nil
+}
+
+// inputItem is a Responses input message item, as AIPerf writes them.
+type inputItem struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+// responses is a /v1/responses body: a leading system message becomes
+// "instructions" and the other messages "input" items, which is how the
+// server turns them back into the messages compose rendered (vLLM's
+// construct_input_messages); max_output_tokens. Usage comes with
+// response.completed, so there are no stream_options.
+func (b *Builder) responses(buf []byte, c *records.Conversation, turn int, msgs []map[string]any, out Built) (Built, error) {
+	o := newObject(buf)
+	if err := o.value("model", b.Model(c)); err != nil {
+		return Built{}, err
+	}
+	if len(msgs) > 0 && msgs[0]["role"] == "system" {
+		if err := o.value("instructions", msgs[0]["content"]); err != nil {
+			return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
+		}
+		msgs = msgs[1:]
+	}
+	items := make([]inputItem, len(msgs))
+	for i, m := range msgs {
+		role, _ := m["role"].(string)
+		items[i] = inputItem{Type: "message", Role: role, Content: m["content"]}
+	}
+	if err := o.value("input", items); err != nil {
+		return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
+	}
+	if mt := c.Turns[turn].MaxTokens; mt > 0 {
+		o.raw("max_output_tokens", strconv.AppendInt(nil, int64(mt), 10))
+	}
+	out.Body = b.tail(o, false)
+	return out, nil
+}
+
 // newRecord fills the fields every record of turn `turn` shares.
 func newRecord(c *records.Conversation, turn, pass int, built Built) records.Request {
 	t := &c.Turns[turn]
@@ -202,6 +331,7 @@ func newRecord(c *records.Conversation, turn, pass int, built Built) records.Req
 		Kind:              records.KindRequest,
 		SchemaVersion:     records.SchemaVersion,
 		BenchmarkID:       c.BenchmarkID,
+		Endpoint:          c.Endpoint,
 		ConversationID:    c.ID,
 		ConversationIndex: c.Index,
 		Turn:              turn,
@@ -214,4 +344,23 @@ func newRecord(c *records.Conversation, turn, pass int, built Built) records.Req
 		Landing:           built.Landing,
 		Payload:           built.Body,
 	}
+}
+
+// CheckEndpoint is the one endpoint of convs: each conversation's (absent
+// = chat), which must be the same for all (one run posts to one URL) and,
+// when want is set (send --endpoint), equal to it.
+func CheckEndpoint(convs []records.Conversation, want endpoint.Kind) (endpoint.Kind, error) {
+	got := want
+	for i := range convs {
+		k := convs[i].Endpoint.Or()
+		switch {
+		case want != "" && k != want:
+			return "", fmt.Errorf("conversation %s was composed for --endpoint %s, not %s: its turns are sized for that endpoint's request; send it with --endpoint %s, or compose again", convs[i].ID, k, want, k)
+		case got == "":
+			got = k
+		case k != got:
+			return "", fmt.Errorf("conversation %s is for --endpoint %s but an earlier one for %s: one run sends to one endpoint; split the file", convs[i].ID, k, got)
+		}
+	}
+	return got.Or(), nil
 }

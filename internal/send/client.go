@@ -19,6 +19,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/version"
 )
@@ -31,7 +32,10 @@ const maxBody = 64 << 20
 
 // client posts bodies to one chat-completions URL.
 type client struct {
-	url    string
+	url string
+	// kind is the endpoint the bodies go to: it says how to read the
+	// answers.
+	kind   endpoint.Kind
 	header http.Header
 	hc     *http.Client
 	// fresh never reuses a connection: the one retry of a request whose
@@ -65,7 +69,7 @@ func TLSConfig(insecure bool, caFile string) (*tls.Config, error) {
 	return &tls.Config{RootCAs: pool}, nil
 }
 
-func newClient(endpoint, apiKey string, extra http.Header, conns int, tc *tls.Config) *client {
+func newClient(kind endpoint.Kind, endpoint, apiKey string, extra http.Header, conns int, tc *tls.Config) *client {
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"},
 		"User-Agent": {"islkit-send/" + version.String()}}
 	if apiKey != "" {
@@ -98,7 +102,7 @@ func newClient(endpoint, apiKey string, extra http.Header, conns int, tc *tls.Co
 	}
 	once := tr.Clone()
 	once.DisableKeepAlives = true
-	return &client{url: endpoint, header: h, hc: &http.Client{Transport: tr}, fresh: &http.Client{Transport: once}}
+	return &client{url: endpoint, kind: kind, header: h, hc: &http.Client{Transport: tr}, fresh: &http.Client{Transport: once}}
 }
 
 // closeIdle drops the kept-alive connections at the end of a run.
@@ -212,14 +216,18 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 		}
 		return res
 	}
+	readSSE, readWhole := readStream, readJSON
+	if c.kind == endpoint.Responses {
+		readSSE, readWhole = readResponsesStream, readResponsesJSON
+	}
 	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	if stream {
-		err = readStream(resp.Body, start, &res)
+		err = readSSE(resp.Body, start, &res)
 	} else {
 		var data []byte
 		data, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		if err == nil {
-			err = readJSON(data, start, time.Now(), &res)
+			err = readWhole(data, start, time.Now(), &res)
 		}
 	}
 	res.LatencyNs = time.Since(start).Nanoseconds()

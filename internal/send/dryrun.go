@@ -84,7 +84,12 @@ func dryRunJSONL(w io.Writer, convs []records.Conversation, b *Builder, shard Sh
 // inputs.json (and its inputs_json dataset type), one session per line.
 // Unlike AIPerf's own export the payloads are the full requests, history
 // and marker included, so replaying them reproduces the same wire ISL.
+// Each payload has the shape AIPerf's endpoint writes: chat messages; a
+// completions "prompt" as a list of one string; Responses "instructions"
+// and "input" message items ({"type":"message","role","content"}) with
+// max_output_tokens.
 func dryRunAIPerf(w io.Writer, convs []records.Conversation, b *Builder, shard Shard) (int, error) {
+	b = b.aiperfShape()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(`{"data": [`)
 	n, sessions := 0, 0

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/wire"
@@ -27,9 +28,12 @@ const (
 
 // LiveOptions configure a live run.
 type LiveOptions struct {
-	URL    string // server or chat-completions endpoint (see wire.EndpointURL)
-	APIKey string
-	Header http.Header // extra request headers
+	URL string // server or endpoint URL (see wire.URLFor)
+	// Endpoint is the endpoint the conversations were composed for
+	// (CheckEndpoint); "" is chat. A bare --url gets its path.
+	Endpoint endpoint.Kind
+	APIKey   string
+	Header   http.Header // extra request headers
 	// Concurrency is the number of sessions in flight (AIPerf's
 	// --concurrency); Rate the requests per second. At least one is set;
 	// with Rate alone, or a timestamp Schedule, up to RateOnlyWorkers
@@ -142,7 +146,7 @@ func (o *LiveOptions) Validate() error {
 	if o.Warmup > 0 && o.Schedule != ScheduleNone {
 		return errors.New("--schedule timestamps sets every request's time: drop --warmup (a warmup would hold back the rows after it)")
 	}
-	if _, err := wire.EndpointURL(o.URL); err != nil {
+	if _, err := wire.URLFor(o.Endpoint, o.URL); err != nil {
 		return fmt.Errorf("--url %w", err)
 	}
 	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
@@ -232,7 +236,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if err := o.Validate(); err != nil {
 		return sum, err
 	}
-	endpoint, _ := wire.EndpointURL(o.URL) // Validate checked it
+	endpoint, _ := wire.URLFor(o.Endpoint, o.URL) // Validate checked it
 	if err := o.CheckDataset(convs); err != nil {
 		return sum, err
 	}
@@ -244,7 +248,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl := newClient(endpoint, o.APIKey, o.Header, workers, o.TLS)
+	cl := newClient(o.Endpoint.Or(), endpoint, o.APIKey, o.Header, workers, o.TLS)
 	defer cl.closeIdle()
 
 	// --duration is the measured requests': after a warmup it starts when

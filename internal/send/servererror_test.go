@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"github.com/islkit/islkit/internal/endpoint"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +41,7 @@ func TestServerErrorInStream(t *testing.T) {
 			w.WriteHeader(tc.status)
 			io.WriteString(w, tc.body)
 		}))
-		cl := newClient(srv.URL, "", nil, 1, nil)
+		cl := newClient(endpoint.Chat, srv.URL, "", nil, 1, nil)
 		res := cl.do(context.Background(), context.Background(), []byte(`{}`))
 		srv.Close()
 		e := res.Error
@@ -61,8 +62,8 @@ func TestUserAgent(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"content":"x"}}]}`)
 	}))
 	defer srv.Close()
-	newClient(srv.URL, "", nil, 1, nil).do(context.Background(), context.Background(), []byte(`{}`))
-	newClient(srv.URL, "", http.Header{"User-Agent": {"mine"}}, 1, nil).do(context.Background(), context.Background(), []byte(`{}`))
+	newClient(endpoint.Chat, srv.URL, "", nil, 1, nil).do(context.Background(), context.Background(), []byte(`{}`))
+	newClient(endpoint.Chat, srv.URL, "", http.Header{"User-Agent": {"mine"}}, 1, nil).do(context.Background(), context.Background(), []byte(`{}`))
 	if want := "islkit-send/" + version.String(); len(got) != 2 || got[0] != want || got[1] != "mine" {
 		t.Errorf("User-Agent %q, want %q then the -H one", got, want)
 	}

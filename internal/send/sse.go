@@ -114,16 +114,20 @@ func (s *sseReader) readLine() ([]byte, error) {
 	}
 }
 
-// chunk is the part of a chat.completion(.chunk) send reads.
+// chunk is the part of a chat.completion(.chunk) or a (streamed)
+// text_completion send reads.
 type chunk struct {
 	// The first choice only, in an array rather than a slice, with values
 	// rather than pointers (null and "" mean the same here): no allocation
 	// per chunk but the strings (BenchmarkReadStream). send asks for one
 	// choice; a server that streams several (n > 1) sends one per chunk.
 	Choices [1]struct {
-		Delta        message `json:"delta"`
-		Message      message `json:"message"`
-		FinishReason string  `json:"finish_reason"`
+		Delta   message `json:"delta"`
+		Message message `json:"message"`
+		// Text is a completions choice's output (text_completion,
+		// streamed or not).
+		Text         string `json:"text"`
+		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *usageJSON `json:"usage"`
 	// Error is kept raw: servers send an object or a bare string.
@@ -242,6 +246,10 @@ func (a *accumulator) add(c *chunk, now time.Time) error {
 			a.reas.WriteString(r)
 			output = true
 		}
+		if ch.Text != "" {
+			a.out.WriteString(ch.Text)
+			output = true
+		}
 		if ch.FinishReason != "" {
 			a.res.FinishReason = ch.FinishReason
 		}
@@ -308,7 +316,8 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 	}
 }
 
-// readJSON parses a non-streaming chat.completion body into res.
+// readJSON parses a non-streaming chat.completion or text_completion
+// body into res.
 func readJSON(body []byte, start, end time.Time, res *records.Result) error {
 	a := accumulator{res: res, start: start}
 	defer a.finish()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -29,9 +30,19 @@ func Marker(c *records.Conversation, pass int) string {
 // where the routing table says. replies[k] replaces turn k's synthetic
 // reply (live mode uses the server's real replies); nil or short uses the
 // synthetic ones.
+//
+// The messages are the same for every endpoint: a Responses request's
+// instructions are the system message and its input items the rest (the
+// server turns them back into these messages), and a completions request
+// is one user message whose content is the prompt (its conversation has
+// one turn and no system prompt, so the marker lands on the prompt as
+// cachebust.RouteEndpoint says).
 func Messages(c *records.Conversation, turn int, marker string, replies []string) ([]map[string]any, error) {
 	if turn < 0 || turn >= len(c.Turns) {
 		return nil, fmt.Errorf("conversation %s: no turn %d", c.ID, turn)
+	}
+	if !c.Endpoint.MultiTurn() && (turn > 0 || c.SystemPrompt != nil) {
+		return nil, fmt.Errorf("conversation %s: a %s request is one prompt: no turn %d, no system prompt", c.ID, c.Endpoint, turn)
 	}
 	msgs := make([]map[string]any, 0, 2*turn+2)
 	if c.SystemPrompt != nil {
@@ -60,6 +71,40 @@ func Messages(c *records.Conversation, turn int, marker string, replies []string
 // Counter counts tokens without special tokens.
 type Counter interface{ Count(string) int }
 
+// SpecialCounter also knows how many special tokens the tokenizer's
+// post-processor adds to one sequence (a BOS, say).
+type SpecialCounter interface {
+	Counter
+	NumSpecialTokensToAdd(pair bool) int
+}
+
+// CountEndpoint is the ISL a vLLM server reports for msgs sent to
+// endpoint k (docs/reference/server-preprocessing.md §1–3):
+//   - chat: Count's rule;
+//   - responses: the same render, encoded with special tokens
+//     (ResponsesRequest leaves add_special_tokens at its default, true),
+//     so a BOS-adding tokenizer whose template prints a BOS gets two;
+//     without a template, Count's bare rule;
+//   - completions: the prompt (the one message's content), never
+//     templated, encoded with special tokens.
+func CountEndpoint(k endpoint.Kind, msgs []map[string]any, tmpl *chat.Template, tok SpecialCounter, now time.Time) (int, error) {
+	switch k.Or() {
+	case endpoint.Completions:
+		if len(msgs) != 1 {
+			return 0, fmt.Errorf("a completions request is one prompt, not %d messages", len(msgs))
+		}
+		prompt, _ := msgs[0]["content"].(string)
+		return tok.Count(prompt) + tok.NumSpecialTokensToAdd(false), nil
+	case endpoint.Responses:
+		n, err := Count(msgs, tmpl, tok, now)
+		if err != nil || tmpl == nil {
+			return n, err
+		}
+		return n + tok.NumSpecialTokensToAdd(false), nil
+	}
+	return Count(msgs, tmpl, tok, now)
+}
+
 // Count is the ISL a server sees for msgs: rendered through the template
 // with the generation prompt and encoded without special tokens; without a
 // template, the message contents joined by one space (measure's bare
@@ -82,7 +127,12 @@ func Count(msgs []map[string]any, tmpl *chat.Template, tok Counter, now time.Tim
 // EndpointURL turns a server URL into its chat-completions URL: a bare
 // http://HOST:PORT (or one ending in /v1) gets the standard path; any other
 // path is used as given.
-func EndpointURL(raw string) (string, error) {
+func EndpointURL(raw string) (string, error) { return URLFor(endpoint.Chat, raw) }
+
+// URLFor turns a server URL into endpoint k's URL: a bare
+// http://HOST:PORT (or one ending in /v1) gets k's standard path; any
+// other path is used as given.
+func URLFor(k endpoint.Kind, raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", err
@@ -95,7 +145,7 @@ func EndpointURL(raw string) (string, error) {
 	}
 	switch strings.TrimSuffix(u.Path, "/") {
 	case "", "/v1":
-		u.Path = "/v1/chat/completions"
+		u.Path = k.Path()
 	}
 	return u.String(), nil
 }
