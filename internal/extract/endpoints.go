@@ -7,14 +7,8 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonobj"
-)
-
-// The endpoints a body can be for (Inputs.Endpoint).
-const (
-	Chat        = "chat"        // /v1/chat/completions: "messages"
-	Completions = "completions" // /v1/completions: "prompt"
-	Responses   = "responses"   // /v1/responses: "input", "instructions"
 )
 
 // Prompt is one prompt of a completions body: text, or token ids (IDs
@@ -48,7 +42,7 @@ type Item struct {
 // strings, a list of token ids or a list of token-id lists (vLLM's
 // CompletionRequest.prompt; AIPerf's _append_string_or_list).
 func completions(obj jsonobj.Object, raw json.RawMessage) (*Inputs, error) {
-	ex := &Inputs{Endpoint: Completions, Body: obj}
+	ex := &Inputs{Endpoint: endpoint.Completions, Body: obj}
 	bad := fmt.Errorf(`payload: "prompt" must be a string, a list of strings, a list of token ids or a list of token-id lists`)
 	t := bytes.TrimSpace(raw)
 	switch t[0] {
@@ -134,7 +128,7 @@ func tokenIDs(raw json.RawMessage) ([]int, error) {
 // output_text parts joined with ""; function_call names and arguments and
 // function_call_output outputs are tool texts, as AIPerf counts them.
 func responses(obj jsonobj.Object, raw json.RawMessage) (*Inputs, error) {
-	ex := &Inputs{Endpoint: Responses, Body: obj}
+	ex := &Inputs{Endpoint: endpoint.Responses, Body: obj}
 	if ins, _ := obj.Get("instructions"); !isNull(ins) {
 		if !jsonobj.IsString(ins) {
 			return nil, fmt.Errorf(`payload: "instructions" is not a string`)

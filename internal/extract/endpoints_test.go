@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/islkit/islkit/internal/endpoint"
 )
 
 // The four prompt shapes of vLLM's CompletionRequest.prompt, read as
@@ -28,7 +30,7 @@ func TestCompletionsPrompts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.body, err)
 		}
-		if ex.Endpoint != Completions || ex.Chat != nil || !slices.Equal(ex.Texts, c.texts) || ex.Pretokenised != c.pretok || len(ex.Prompts) != len(c.ids) {
+		if ex.Endpoint != endpoint.Completions || ex.Chat != nil || !slices.Equal(ex.Texts, c.texts) || ex.Pretokenised != c.pretok || len(ex.Prompts) != len(c.ids) {
 			t.Errorf("%s: endpoint %q chat %v texts %q pretokenised %d prompts %+v", c.body, ex.Endpoint, ex.Chat, ex.Texts, ex.Pretokenised, ex.Prompts)
 			continue
 		}
@@ -85,7 +87,7 @@ func TestResponsesItems(t *testing.T) {
 	if c, _ := ex.Chat[0].Fields.Get("content"); string(c) != `"Be brief."` {
 		t.Errorf("instructions message content member %s", c)
 	}
-	if ex.Endpoint != Responses || len(ex.Items) != 5 || ex.Items[2].Type != "function_call" || ex.Media.Images != 1 || !ex.MultiTextParts || !ex.HasInstructions || ex.NumMessages != 4 {
+	if ex.Endpoint != endpoint.Responses || len(ex.Items) != 5 || ex.Items[2].Type != "function_call" || ex.Media.Images != 1 || !ex.MultiTextParts || !ex.HasInstructions || ex.NumMessages != 4 {
 		t.Errorf("endpoint %q items %d media %+v multi %v", ex.Endpoint, len(ex.Items), ex.Media, ex.MultiTextParts)
 	}
 
@@ -145,7 +147,7 @@ func FuzzCompletions(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		texts, ids, ok := referencePrompt(body)
 		ex, err := Body(body)
-		if err != nil || ex.Endpoint != Completions {
+		if err != nil || ex.Endpoint != endpoint.Completions {
 			return
 		}
 		if !ok {
@@ -175,7 +177,7 @@ func FuzzResponses(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ex, err := Body(body)
-		if err != nil || ex.Endpoint != Responses {
+		if err != nil || ex.Endpoint != endpoint.Responses {
 			return
 		}
 		want := 0

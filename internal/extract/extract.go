@@ -17,6 +17,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/records"
 )
@@ -24,8 +25,9 @@ import (
 // Inputs is what a request body holds for ISL purposes.
 type Inputs struct {
 	// Endpoint is the API the body is for, recognised by its shape:
-	// Chat ("messages"), Completions ("prompt") or Responses ("input").
-	Endpoint string
+	// endpoint.Chat ("messages"), Completions ("prompt") or Responses
+	// ("input").
+	Endpoint endpoint.Kind
 	// Prompts is a completions body's prompt, one element per prompt the
 	// server runs (a string, each string of a list, the token-id list, or
 	// each token-id list of a list of lists).
@@ -184,7 +186,7 @@ func Object(obj jsonobj.Object) (*Inputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := &Inputs{Endpoint: Chat, Chat: make([]Message, 0, len(msgs)), Body: obj, RawMessages: len(msgs)}
+	ex := &Inputs{Endpoint: endpoint.Chat, Chat: make([]Message, 0, len(msgs)), Body: obj, RawMessages: len(msgs)}
 	for i, m := range msgs {
 		var parts []string
 		stringContent := false

@@ -81,7 +81,7 @@ func TestEndpointsReference(t *testing.T) {
 			if strings.HasPrefix(c.Case, "responses") {
 				wantEndpoint, wantField = "responses", "input_tokens"
 			}
-			if isl.Endpoint != wantEndpoint || isl.ServerField != wantField {
+			if string(isl.Endpoint) != wantEndpoint || isl.ServerField != wantField {
 				t.Errorf("%s: endpoint %q server_field %q", name, isl.Endpoint, isl.ServerField)
 			}
 			if ref.Count == nil {

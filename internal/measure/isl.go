@@ -8,6 +8,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
@@ -33,7 +34,7 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 		Endpoint:       ex.Endpoint,
 		ServerField:    usageField(ex.Endpoint),
 	}
-	if ex.Endpoint == extract.Completions {
+	if ex.Endpoint == endpoint.Completions {
 		return m.measureCompletions(ex, meta, isl)
 	}
 	templates := serverprofile.Templated(m.profile(), ex)
@@ -96,8 +97,8 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 // usageField is the usage member a server reports an endpoint's prompt
 // count in: input_tokens for the Responses API (ResponseUsage), else
 // prompt_tokens.
-func usageField(endpoint string) string {
-	if endpoint == extract.Responses {
+func usageField(ep endpoint.Kind) string {
+	if ep == endpoint.Responses {
 		return "input_tokens"
 	}
 	return "prompt_tokens"

@@ -1,5 +1,7 @@
 package records
 
+import "github.com/islkit/islkit/internal/endpoint"
+
 // ISL is what measure adds to each request record (under the key "isl"):
 // the input sequence length counted several ways, and why the counts
 // differ. Counts that cannot be known for a record are omitted.
@@ -25,7 +27,7 @@ type ISL struct {
 	Counted       string `json:"counted"`
 	TemplateError string `json:"template_error,omitempty"`
 	// Endpoint is the API the body is for: chat, completions or responses.
-	Endpoint string `json:"endpoint,omitempty"`
+	Endpoint endpoint.Kind `json:"endpoint,omitempty"`
 	// ServerField names the usage member a server reports this endpoint's
 	// prompt count in: "prompt_tokens" (chat, completions) or
 	// "input_tokens" (responses).

@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonobj"
 )
@@ -55,9 +56,9 @@ import (
 // the server's count).
 func Templated(p Profile, ex *extract.Inputs) bool {
 	switch ex.Endpoint {
-	case extract.Completions:
+	case endpoint.Completions:
 		return false
-	case extract.Responses:
+	case endpoint.Responses:
 		return p != AIPerf || !ex.StringInput
 	}
 	return ex.Chat != nil
@@ -91,7 +92,7 @@ func CompletionsAddSpecialTokens(p Profile, ex *extract.Inputs) (bool, error) {
 // CountCompletions is the prompt_tokens p's server reports for a
 // completions body.
 func CountCompletions(p Profile, ex *extract.Inputs, tok Counter) (int, error) {
-	if ex.Endpoint != extract.Completions {
+	if ex.Endpoint != endpoint.Completions {
 		return 0, fmt.Errorf("not a completions body")
 	}
 	special, err := CompletionsAddSpecialTokens(p, ex)
@@ -409,7 +410,7 @@ func joinArray(elems []json.RawMessage) json.RawMessage {
 // test server and measure both count through it.
 func CountRequest(p Profile, ex *extract.Inputs, t *chat.Template, tok Counter, now time.Time) (int, error) {
 	switch {
-	case ex.Endpoint == extract.Completions:
+	case ex.Endpoint == endpoint.Completions:
 		return CountCompletions(p, ex, tok)
 	case !Templated(p, ex):
 		return tok.Count(strings.Join(ex.Texts, " ")), nil
@@ -422,7 +423,7 @@ func CountRequest(p Profile, ex *extract.Inputs, t *chat.Template, tok Counter, 
 // prefix cache.
 func PromptIDs(p Profile, ex *extract.Inputs, t *chat.Template, tok Encoder, now time.Time) ([][]int, error) {
 	switch {
-	case ex.Endpoint == extract.Completions:
+	case ex.Endpoint == endpoint.Completions:
 		return CompletionsIDs(p, ex, tok)
 	case !Templated(p, ex):
 		return [][]int{tok.Encode(strings.Join(ex.Texts, " "))}, nil

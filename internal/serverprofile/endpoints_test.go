@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/modelsrc"
 )
@@ -164,14 +165,14 @@ func FuzzEndpoints(f *testing.F) {
 	profiles := []Profile{VLLM, SGLang, Transformers, AIPerf}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ex, err := extract.Body(body)
-		if err != nil || ex.Endpoint == extract.Chat {
+		if err != nil || ex.Endpoint == endpoint.Chat {
 			return
 		}
 		for i, p := range profiles {
 			if n, err := CountRequest(p, ex, tmpl, tok, time.Time{}); err == nil && n < 0 {
 				t.Fatalf("%s: negative count", p)
 			}
-			if _, err := PromptIDs(p, ex, tmpl, tok, time.Time{}); err != nil && ex.Endpoint == extract.Completions {
+			if _, err := PromptIDs(p, ex, tmpl, tok, time.Time{}); err != nil && ex.Endpoint == endpoint.Completions {
 				t.Fatalf("%s: completions ids: %v", p, err)
 			}
 			r := RulesOf(p)
@@ -179,7 +180,7 @@ func FuzzEndpoints(f *testing.F) {
 			for a := Axis(0); a < numAxes; a += 2 {
 				r[a] = q
 			}
-			if ex.Endpoint == extract.Responses {
+			if ex.Endpoint == endpoint.Responses {
 				if req, err := Prepare(r, ex, tmpl); err == nil {
 					if text, err := req.Append(tmpl, time.Time{}, nil); err == nil && req.Count(tok, text) < 0 {
 						t.Fatal("negative count")

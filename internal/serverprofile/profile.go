@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 )
 
@@ -197,9 +198,9 @@ type Template interface {
 // render (CountCompletions counts it).
 func Prepare(rules Rules, ex *extract.Inputs, tmpl Template) (*Request, error) {
 	switch ex.Endpoint {
-	case extract.Completions:
+	case endpoint.Completions:
 		return nil, errors.New("a completions body is not rendered through a chat template")
-	case extract.Responses:
+	case endpoint.Responses:
 		if rules[AxisKeys] != AIPerf {
 			var err error
 			if ex, err = responsesAsChat(rules[AxisKeys], ex); err != nil {

@@ -8,14 +8,13 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
-
-	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/endpoint"
 )
 
 // output is one response to write: n synthetic tokens for req on its
 // endpoint, with the prompt accounting and the fault drawn for it.
 type output struct {
-	endpoint       string
+	endpoint       endpoint.Kind
 	req            *Request
 	prompt, cached int
 	n              int
@@ -36,13 +35,13 @@ func (o *output) body() []byte {
 	now := time.Now().Unix()
 	var resp any
 	switch o.endpoint {
-	case extract.Completions:
+	case endpoint.Completions:
 		resp = map[string]any{
 			"id": "cmpl-islkit", "object": "text_completion", "created": now, "model": o.req.Model,
 			"choices": []any{map[string]any{"index": 0, "text": o.text(), "logprobs": nil, "finish_reason": o.finish}},
 			"usage":   usage(o.prompt, o.cached, o.n),
 		}
-	case extract.Responses:
+	case endpoint.Responses:
 		resp = o.response(now, "completed", true)
 	default:
 		resp = map[string]any{
@@ -124,7 +123,7 @@ func newStreamer(o *output) *streamer {
 	model, _ := json.Marshal(o.req.Model)
 	created := strconv.FormatInt(st.created, 10)
 	switch o.endpoint {
-	case extract.Completions:
+	case endpoint.Completions:
 		st.head = `data: {"id":"cmpl-islkit","object":"text_completion","created":` + created + `,"model":` + string(model) + `,"choices":[`
 	default:
 		st.head = `data: {"id":"chatcmpl-islkit","object":"chat.completion.chunk","created":` + created + `,"model":` + string(model) + `,"choices":[`
@@ -152,9 +151,9 @@ func (st *streamer) responses(buf []byte, typ string, fields map[string]any) []b
 // events).
 func (st *streamer) start(buf []byte) []byte {
 	switch st.o.endpoint {
-	case extract.Completions:
+	case endpoint.Completions:
 		return buf
-	case extract.Responses:
+	case endpoint.Responses:
 		buf = st.responses(buf, "response.created", map[string]any{"response": st.o.response(st.created, "in_progress", false)})
 		buf = st.responses(buf, "response.in_progress", map[string]any{"response": st.o.response(st.created, "in_progress", false)})
 		buf = st.responses(buf, "response.output_item.added", map[string]any{"output_index": 0, "item": st.o.message("", "in_progress")})
@@ -168,9 +167,9 @@ func (st *streamer) start(buf []byte) []byte {
 func (st *streamer) token(buf []byte, i int) []byte {
 	w := word(i)
 	switch st.o.endpoint {
-	case extract.Responses:
+	case endpoint.Responses:
 		return st.responses(buf, "response.output_text.delta", map[string]any{"output_index": 0, "item_id": "msg_islkit", "content_index": 0, "delta": w, "logprobs": []any{}})
-	case extract.Completions:
+	case endpoint.Completions:
 		text, _ := json.Marshal(w)
 		return st.chunk(buf, `{"index":0,"text":`+string(text)+`,"logprobs":null,"finish_reason":null}`)
 	}
@@ -184,7 +183,7 @@ func (st *streamer) token(buf []byte, i int) []byte {
 // usage is always there, and no [DONE] follows).
 func (st *streamer) end(buf []byte) []byte {
 	o := st.o
-	if o.endpoint == extract.Responses {
+	if o.endpoint == endpoint.Responses {
 		text := o.text()
 		buf = st.responses(buf, "response.output_text.done", map[string]any{"output_index": 0, "item_id": "msg_islkit", "content_index": 0, "text": text, "logprobs": []any{}})
 		buf = st.responses(buf, "response.content_part.done", map[string]any{"output_index": 0, "item_id": "msg_islkit", "content_index": 0,
@@ -192,7 +191,7 @@ func (st *streamer) end(buf []byte) []byte {
 		buf = st.responses(buf, "response.output_item.done", map[string]any{"output_index": 0, "item": o.message(text, "completed")})
 		return st.responses(buf, "response.completed", map[string]any{"response": o.response(st.created, "completed", true)})
 	}
-	if o.endpoint == extract.Completions {
+	if o.endpoint == endpoint.Completions {
 		buf = st.chunk(buf, `{"index":0,"text":"","logprobs":null,"finish_reason":"`+o.finish+`"}`)
 	} else {
 		buf = st.chunk(buf, `{"index":0,"delta":{},"finish_reason":"`+o.finish+`"}`)

@@ -25,6 +25,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/serverprofile"
@@ -309,14 +310,14 @@ const (
 )
 
 // endpointOf is the endpoint served at path ("" for none).
-func endpointOf(path string) string {
+func endpointOf(path string) endpoint.Kind {
 	switch path {
 	case PathChat:
-		return extract.Chat
+		return endpoint.Chat
 	case PathCompletions:
-		return extract.Completions
+		return endpoint.Completions
 	case PathResponses:
-		return extract.Responses
+		return endpoint.Responses
 	}
 	return ""
 }
@@ -406,14 +407,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // missing names what the endpoint's body lacks ("" when nothing).
-func (r *Request) missing(endpoint string) string {
+func (r *Request) missing(ep endpoint.Kind) string {
 	empty := func(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
-	switch endpoint {
-	case extract.Completions:
+	switch ep {
+	case endpoint.Completions:
 		if empty(r.Prompt) {
 			return "prompt is required"
 		}
-	case extract.Responses:
+	case endpoint.Responses:
 		if empty(r.Input) {
 			return "input is required"
 		}
