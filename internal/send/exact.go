@@ -245,6 +245,11 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
 			Reason: "no text of this turn counts exactly the target with this tokenizer and template: sent the closest found (short says by how much)"}
 	}
+	if last.unreachable == nil && last.wire != target {
+		// Never silently off: what goes out is what the record says.
+		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
+			Reason: "the text found does not count exactly the target: sent the closest found (short says by how much)"}
+	}
 	if text != orig.Text {
 		from := orig.BareTokens
 		last.resizedFrom, last.resizedText = &from, text
@@ -295,9 +300,11 @@ func resize(tok *tokenizer.Tokenizer, orig *records.Turn, guess, target int, eva
 			return "", out, err
 		}
 		if out == sizing.Exact || whole {
-			if a.Text == "" {
+			if a.Text == "" && out != sizing.Exact {
 				return orig.Text, out, nil // nothing below the target
 			}
+			// An exact window may be empty: the head and the reserve's
+			// leading whitespace alone (a token of its own) were counted.
 			return head + joiner + a.Text, out, nil
 		}
 	}
