@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
@@ -67,8 +68,9 @@ func (e *MismatchError) Unwrap() error { return e.Err }
 // target_isl as the server renders it, against the real replies of its
 // history. It is safe for concurrent use.
 type Sizer struct {
-	m     *model.Model
-	rules serverprofile.Rules
+	m       *model.Model
+	profile serverprofile.Profile
+	rules   serverprofile.Rules
 	// bare: the conversations were composed without the chat template,
 	// so their targets are bare counts (the message texts joined by one
 	// space, as compose counted them).
@@ -103,7 +105,7 @@ func NewSizer(f *records.ComposedFor, m *model.Model, chatTemplate string, profi
 			return nil, fmt.Errorf("composed_for.now: %w", err)
 		}
 	}
-	z := &Sizer{m: m, rules: serverprofile.RulesOf(profile), bare: !f.ChatTemplateApplied}
+	z := &Sizer{m: m, profile: profile, rules: serverprofile.RulesOf(profile), bare: !f.ChatTemplateApplied}
 	if z.bare {
 		return z, nil
 	}
@@ -131,8 +133,18 @@ func NewSizer(f *records.ComposedFor, m *model.Model, chatTemplate string, profi
 }
 
 // count is the request's ISL as the server renders body (or the bare
-// count when the conversations were composed without a template).
+// count when the conversations were composed without a template); a
+// completions prompt as the server encodes it, special tokens included
+// (compose's target counts them too).
 func (z *Sizer) count(c *records.Conversation, turn, pass int, replies []string, built Built) (int, error) {
+	if c.Endpoint.Or() == endpoint.Completions {
+		z.renders.Add(1)
+		ex, err := extract.Body(built.Body)
+		if err != nil {
+			return 0, err
+		}
+		return serverprofile.CountCompletions(z.profile, ex, z.m.Tokenizer)
+	}
 	if z.bare {
 		msgs, err := wire.Messages(c, turn, built.Marker, replies)
 		if err != nil {
