@@ -3,6 +3,8 @@ package send
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,4 +219,42 @@ func intp(p *int) string {
 		return "none"
 	}
 	return strconv.Itoa(*p)
+}
+
+// TestExactWarmupRampUp: --warmup and --ramp-up (of concurrency, and of a
+// gamma --rate) with --exact on both endpoints and recycled passes: the
+// first three requests to start are marked warmup, every record has its
+// intended start and lag, and every request, warmup or not, reports
+// usage equal to its target_isl.
+func TestExactWarmupRampUp(t *testing.T) {
+	for _, ep := range []endpoint.Kind{endpoint.Responses, endpoint.Completions} {
+		turns := 3
+		if ep == endpoint.Completions {
+			turns = 1
+		}
+		convs := liveEndpointConversations(t, "", ep, cachebust.FirstTurnSuffix, compose.Options{ISL: 48, OSL: 16, Conversations: 2, Turns: turns, Seed: 6})
+		for _, o := range []LiveOptions{
+			{Concurrency: 2, RampUp: 20 * time.Millisecond},
+			{Rate: 200, RateDistribution: RateGamma, Burstiness: 0.5, RampUp: 20 * time.Millisecond},
+		} {
+			t.Run(fmt.Sprintf("%s/rate=%v", ep, o.Rate), func(t *testing.T) {
+				o.Warmup, o.Requests, o.Recycle = 3, 6, true
+				recs, sum := runExactEndpoint(t, "", ep, convs, true, o)
+				if len(recs) != 9 || sum.Requests != 9 {
+					t.Fatalf("%d records (summary %d), want 9", len(recs), sum.Requests)
+				}
+				checkExact(t, ep, recs)
+				sort.Slice(recs, func(i, j int) bool { return recs[i].Result.StartNs < recs[j].Result.StartNs })
+				for i, r := range recs {
+					res := r.Result
+					if r.Warmup != (i < 3) {
+						t.Errorf("record %d by start: warmup %v", i, r.Warmup)
+					}
+					if res.ScheduledNs == nil || res.ScheduleLagNs == nil || *res.ScheduleLagNs != res.StartNs-*res.ScheduledNs {
+						t.Errorf("record %d: scheduled %v lag %v start %d", i, res.ScheduledNs, res.ScheduleLagNs, res.StartNs)
+					}
+				}
+			})
+		}
+	}
 }
