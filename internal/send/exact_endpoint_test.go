@@ -224,8 +224,8 @@ func intp(p *int) string {
 // TestExactWarmupRampUp: --warmup and --ramp-up (of concurrency, and of a
 // gamma --rate) with --exact on both endpoints and recycled passes: the
 // first three requests to start are marked warmup, every record has its
-// intended start and lag, and every request, warmup or not, reports
-// usage equal to its target_isl.
+// intended start and lag, and every request, warmup or not, streamed or
+// not, reports usage equal to its target_isl.
 func TestExactWarmupRampUp(t *testing.T) {
 	for _, ep := range []endpoint.Kind{endpoint.Responses, endpoint.Completions} {
 		turns := 3
@@ -239,7 +239,8 @@ func TestExactWarmupRampUp(t *testing.T) {
 		} {
 			t.Run(fmt.Sprintf("%s/rate=%v", ep, o.Rate), func(t *testing.T) {
 				o.Warmup, o.Requests, o.Recycle = 3, 6, true
-				recs, sum := runExactEndpoint(t, "", ep, convs, true, o)
+				// Streamed under --concurrency, whole bodies under --rate.
+				recs, sum := runExactEndpoint(t, "", ep, convs, o.Rate == 0, o)
 				if len(recs) != 9 || sum.Requests != 9 {
 					t.Fatalf("%d records (summary %d), want 9", len(recs), sum.Requests)
 				}
