@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
@@ -26,8 +27,10 @@ func ComposedFor(convs []records.Conversation) (*records.ComposedFor, error) {
 		c := &convs[i]
 		f := c.ComposedFor
 		switch {
+		case f == nil && c.Trace != nil:
+			return nil, fmt.Errorf("conversation %s replays trace line %d (compose --trace), which send --exact cannot resize (compose --live is for synthetic conversations): send it without --exact", c.ID, c.Trace.Line)
 		case f == nil:
-			return nil, fmt.Errorf("conversation %s does not say which model it was composed for, nor carry reserve text: compose it with --live to send it with --exact", c.ID)
+			return nil, fmt.Errorf("conversation %s does not say which model it was composed for, nor carry reserve text: compose it with --live (synthetic conversations only: not --trace or --dataset) to send it with --exact", c.ID)
 		case first == nil:
 			first = f
 		case *f != *first:
@@ -67,8 +70,9 @@ func (e *MismatchError) Unwrap() error { return e.Err }
 // target_isl as the server renders it, against the real replies of its
 // history. It is safe for concurrent use.
 type Sizer struct {
-	m     *model.Model
-	rules serverprofile.Rules
+	m       *model.Model
+	profile serverprofile.Profile
+	rules   serverprofile.Rules
 	// bare: the conversations were composed without the chat template,
 	// so their targets are bare counts (the message texts joined by one
 	// space, as compose counted them).
@@ -103,7 +107,7 @@ func NewSizer(f *records.ComposedFor, m *model.Model, chatTemplate string, profi
 			return nil, fmt.Errorf("composed_for.now: %w", err)
 		}
 	}
-	z := &Sizer{m: m, rules: serverprofile.RulesOf(profile), bare: !f.ChatTemplateApplied}
+	z := &Sizer{m: m, profile: profile, rules: serverprofile.RulesOf(profile), bare: !f.ChatTemplateApplied}
 	if z.bare {
 		return z, nil
 	}
@@ -131,8 +135,18 @@ func NewSizer(f *records.ComposedFor, m *model.Model, chatTemplate string, profi
 }
 
 // count is the request's ISL as the server renders body (or the bare
-// count when the conversations were composed without a template).
+// count when the conversations were composed without a template); a
+// completions prompt as the server encodes it, special tokens included
+// (compose's target counts them too).
 func (z *Sizer) count(c *records.Conversation, turn, pass int, replies []string, built Built) (int, error) {
+	if c.Endpoint.Or() == endpoint.Completions {
+		z.renders.Add(1)
+		ex, err := extract.Body(built.Body)
+		if err != nil {
+			return 0, err
+		}
+		return serverprofile.CountCompletions(z.profile, ex, z.m.Tokenizer)
+	}
 	if z.bare {
 		msgs, err := wire.Messages(c, turn, built.Marker, replies)
 		if err != nil {
@@ -245,6 +259,11 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
 			Reason: "no text of this turn counts exactly the target with this tokenizer and template: sent the closest found (short says by how much)"}
 	}
+	if last.unreachable == nil && last.wire != target {
+		// Never silently off: what goes out is what the record says.
+		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
+			Reason: "the text found does not count exactly the target: sent the closest found (short says by how much)"}
+	}
 	if text != orig.Text {
 		from := orig.BareTokens
 		last.resizedFrom, last.resizedText = &from, text
@@ -295,9 +314,11 @@ func resize(tok *tokenizer.Tokenizer, orig *records.Turn, guess, target int, eva
 			return "", out, err
 		}
 		if out == sizing.Exact || whole {
-			if a.Text == "" {
+			if a.Text == "" && out != sizing.Exact {
 				return orig.Text, out, nil // nothing below the target
 			}
+			// An exact window may be empty: the head and the reserve's
+			// leading whitespace alone (a token of its own) were counted.
 			return head + joiner + a.Text, out, nil
 		}
 	}

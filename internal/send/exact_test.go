@@ -253,6 +253,12 @@ func TestExactRefusesAnotherModel(t *testing.T) {
 	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "--live") {
 		t.Errorf("no composed_for: %v", err)
 	}
+	// A trace row cannot be composed with --live at all: the error says
+	// to send it without --exact rather than to compose it again.
+	convs[1].Trace = &records.TraceRef{Line: 7}
+	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "trace line 7") || !strings.Contains(err.Error(), "without --exact") {
+		t.Errorf("a trace row: %v", err)
+	}
 }
 
 // TestExactLiveRecycleAndFaults: on recycle passes (new markers, so even
