@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
@@ -300,12 +301,12 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	content.WriteString(l + got.text)
 	turn := &conv.Turns[0]
 	turn.Text = content.String()
-	turn.BareTokens = t.model.Tokenizer.Count(turn.Text)
 	conv.Trace.FullBlocks = full
-	ids, err := t.wireIDs(conv, marker)
+	ids, bare, err := t.wireAndBare(conv, marker)
 	if err != nil {
 		return fail(err)
 	}
+	turn.BareTokens = bare
 	w := len(ids)
 	turn.WireISL = &w
 	if out == unreachable {
@@ -326,6 +327,41 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 // wireIDs is the request's wire tokens, built as send builds it.
 func (t *Tracer) wireIDs(conv *records.Conversation, marker string) ([]int, error) {
 	return wireIDs(t.model, conv, 0, marker)
+}
+
+// wireAndBare is wireIDs and the turn's bare count, Count(turn.Text). The
+// bare count is read off the wire encoding where the tokenizer proves it
+// equals the text's own count (tokenizer.EncodeSpan: the text starts a
+// pre-token there and its end changes no piece before its last word),
+// which saves encoding the text a second time; elsewhere it is counted.
+func (t *Tracer) wireAndBare(conv *records.Conversation, marker string) ([]int, int, error) {
+	text := conv.Turns[0].Text
+	if t.model.Template == nil || !conv.Endpoint.Templated() || conv.Endpoint.AddsSpecialTokens() {
+		ids, err := t.wireIDs(conv, marker)
+		return ids, t.model.Tokenizer.Count(text), err
+	}
+	msgs, err := wire.Messages(conv, 0, marker, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	rendered, err := t.model.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: t.model.Now})
+	if err != nil {
+		return nil, 0, &templateError{err}
+	}
+	// Any place the text sits in the request will do: the span's count is
+	// the count of the same string.
+	p := len(t.header)
+	if !strings.HasPrefix(rendered, t.header) || !strings.HasPrefix(rendered[p:], text) {
+		p = strings.Index(rendered, text)
+	}
+	if p < 0 || text == "" {
+		return t.model.Tokenizer.Encode(rendered), t.model.Tokenizer.Count(text), nil
+	}
+	ids, bare, ok := t.model.Tokenizer.EncodeSpan(rendered, p, p+len(text))
+	if !ok {
+		bare = t.model.Tokenizer.Count(text)
+	}
+	return ids, bare, nil
 }
 
 // checkBlocks requires every full block's wire tokens to be those of the

@@ -133,6 +133,12 @@ func TestTraceReference(t *testing.T) {
 				if got := blockSums(ids, r.Block); len(ids) != r.RefTokens || !slices.Equal(got, r.BlockSHA256) {
 					t.Errorf("line %d: our tokens (%d) differ from the reference's (%d) in blocks %v vs %v", r.Line, len(ids), r.RefTokens, got, r.BlockSHA256)
 				}
+				// The bare count, read off the wire encoding where the
+				// tokenizer proves it (Tracer.wireAndBare), is the text's
+				// own count (Count is Rust's: tokenizer.TestGoldenTokens).
+				if want := tr.model.Tokenizer.Count(c.Turns[0].Text); c.Turns[0].BareTokens != want {
+					t.Errorf("line %d: bare_tokens %d, the text counts %d", r.Line, c.Turns[0].BareTokens, want)
+				}
 				checkTraceRow(t, r)
 			}
 			for i, a := range rows {
@@ -218,6 +224,9 @@ func TestTraceDefaultModel(t *testing.T) {
 		tu := c.Turns[0]
 		if *tu.WireISL != len(ids) {
 			t.Errorf("line %d: wire_isl %d, the request counts %d", c.Trace.Line, *tu.WireISL, len(ids))
+		}
+		if want := tr.model.Tokenizer.Count(tu.Text); tu.BareTokens != want {
+			t.Errorf("line %d: bare_tokens %d, the text counts %d", c.Trace.Line, tu.BareTokens, want)
 		}
 		rows = append(rows, traceRef{Line: c.Trace.Line, Block: 128, HashIDs: c.Trace.HashIDs, FullBlocks: c.Trace.FullBlocks,
 			InputLength: tu.TargetISL, Unreachable: tu.Unreachable != nil, RefTokens: len(ids), BlockSHA256: blockSums(ids, 128)})

@@ -40,6 +40,9 @@ type Tokenizer struct {
 	// speed only); a channel, unlike sync.Pool, keeps them across garbage
 	// collections.
 	caches chan map[string][]int32
+	// spanPre is the pre-tokenizer's steps when EncodeSpan can prove
+	// span counts (see spanSteps), else nil.
+	spanPre []preTokenizer
 }
 
 func (t *Tokenizer) setAddedTokens(tokens []AddedToken) error {
@@ -77,6 +80,7 @@ func (t *Tokenizer) setAddedTokens(tokens []AddedToken) error {
 func (t *Tokenizer) finish() {
 	t.scratch.New = func() any { return &scratch{} }
 	t.caches = make(chan map[string][]int32, 64)
+	defer func() { t.spanPre = t.spanSteps() }()
 	// A trailing ByteLevel step only maps bytes to characters that the BPE
 	// vocabulary then looks up; a byte-keyed model skips the round trip.
 	m, ok := t.model.(*bpe)
@@ -103,6 +107,11 @@ type scratch struct {
 	seamWhole, seamCut []int
 	// cache maps words to their BPE ids; see Tokenizer.caches.
 	cache map[string][]int32
+	// EncodeSpan's buffers: the input's added-token split, the span
+	// piece's first pre-tokenizer step and where its pieces start, and the
+	// later steps' pieces of one piece.
+	spanRaw, spanFirst, spanRest []piece
+	spanStarts                   []int
 }
 
 // Encode returns the ids of text without special tokens

@@ -31,3 +31,13 @@ func Compile(pattern string) (Matcher, error) {
 // crate's \w also holds Join_Control (U+200C, U+200D): "👨\u200d👩" is three pieces there and one
 // match for a Split with the same pattern.
 func Whitespace() Matcher { return scanFunc(scanRegexWhitespace) }
+
+// Forward reports whether m is one of the hand-written scanners. Each of them decides the match
+// at a position from the text at and after it only (no look-behind, no anchors), and, where the
+// character before a space is an ASCII letter, no match starting before that space looks past it
+// (runs stop at the space; contractions and optional prefixes read at most two characters
+// ahead): the tokenizer's span counts (EncodeSpan) rely on both.
+func Forward(m Matcher) bool {
+	_, ok := m.(scanFunc)
+	return ok
+}
