@@ -245,6 +245,14 @@ func appendMessages(buf []byte, msgs []map[string]any) ([]byte, bool) {
 
 const hexDigits = "0123456789abcdef"
 
+// plain are the ASCII bytes a JSON string holds as they are, HTML-safe.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for b := range t {
+		t[b] = b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string exactly as json.Marshal writes
 // it (FuzzAppendString): <, > and & escaped as HTML needs, U+2028 and
 // U+2029 escaped, each invalid UTF-8 byte replaced by U+FFFD.
@@ -257,7 +265,7 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!html || b != '<' && b != '>' && b != '&') {
+			if plain[b] || !html && (b == '<' || b == '>' || b == '&') {
 				i++
 				continue
 			}

@@ -117,21 +117,30 @@ func (c *client) closeIdle() {
 // connection we took from the pool (llama.cpp closes after each stream
 // while advertising Keep-Alive), so it never saw this request.
 func (c *client) post(ctx context.Context, hc *http.Client, body []byte) (resp *http.Response, stale bool, err error) {
-	// Atomics: the transport's read loop may call GotFirstResponseByte
-	// after Do has returned (a request cancelled as its answer came).
-	var reused, answered atomic.Bool
-	trace := &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { reused.Store(i.Reused) },
-		GotFirstResponseByte: func() { answered.Store(true) },
-	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
+	// One allocation for the trace, its hooks and their flags (they were
+	// four).
+	t := &connTrace{}
+	t.trace = httptrace.ClientTrace{GotConn: t.gotConn, GotFirstResponseByte: t.gotFirstByte}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &t.trace), http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, false, err
 	}
 	req.Header = c.header // shared read-only: the transport does not modify it
 	resp, err = hc.Do(req)
-	return resp, err != nil && reused.Load() && !answered.Load(), err
+	return resp, err != nil && t.reused.Load() && !t.answered.Load(), err
 }
+
+// connTrace says whether a request went out on a reused connection and
+// whether any byte of an answer came back. Atomics: the transport's read
+// loop may call gotFirstByte after Do has returned (a request cancelled
+// as its answer came).
+type connTrace struct {
+	trace            httptrace.ClientTrace
+	reused, answered atomic.Bool
+}
+
+func (t *connTrace) gotConn(i httptrace.GotConnInfo) { t.reused.Store(i.Reused) }
+func (t *connTrace) gotFirstByte()                   { t.answered.Store(true) }
 
 // CheckReachable connects once (and does the TLS handshake for https), so
 // a wrong host, port or certificate is one clear error before any request.
