@@ -256,16 +256,12 @@ var plain = func() (t [utf8.RuneSelf]bool) {
 // appendString appends s as a JSON string exactly as json.Marshal writes
 // it (FuzzAppendString): <, > and & escaped as HTML needs, U+2028 and
 // U+2029 escaped, each invalid UTF-8 byte replaced by U+FFFD.
-func appendString(dst []byte, s string) []byte { return appendJSONString(dst, s, true) }
-
-// appendJSONString is appendString with <, > and & escaped only when html
-// is set (the records are written without: jsonl.Writer).
-func appendJSONString(dst []byte, s string, html bool) []byte {
+func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if plain[b] || !html && (b == '<' || b == '>' || b == '&') {
+			if plain[b] {
 				i++
 				continue
 			}

@@ -41,10 +41,6 @@ type recorder struct {
 	limit report.ClientLimits
 }
 
-// recordBufs are the buffers records are encoded into (appendRecord),
-// reused from one record to the next.
-var recordBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
 func newRecorder(w io.Writer) *recorder {
 	return &recorder{jw: jsonl.NewWriter(w), byKind: map[string]int{}}
 }
@@ -95,19 +91,7 @@ func (r *recorder) write(rec *records.Request) error {
 	if fire {
 		r.onRun()
 	}
-	bp := recordBufs.Get().(*[]byte)
-	line, ok := appendRecord((*bp)[:0], rec)
-	var err error
-	if ok {
-		err = r.jw.WriteLine(line)
-	} else {
-		err = r.jw.Encode(rec)
-	}
-	if cap(line) <= 1<<20 {
-		*bp = line
-		recordBufs.Put(bp)
-	}
-	if err != nil {
+	if err := r.jw.Encode(rec); err != nil {
 		return err
 	}
 	r.done.Add(1)
