@@ -49,11 +49,33 @@ func NewWriter(w io.Writer) *Writer {
 // Encode marshals v with go-json and writes it as one line. A value whose
 // encoding fails is not written at all.
 func (w *Writer) Encode(v any) error {
-	data, err := json.MarshalWithOption(v, json.DisableHTMLEscape())
-	if err != nil {
+	e := encoders.Get().(*encoder)
+	defer e.put()
+	if err := e.enc.EncodeWithOption(v, json.DisableHTMLEscape()); err != nil {
 		return fmt.Errorf("jsonl: encode %T: %w", v, err)
 	}
-	return w.WriteLine(data)
+	return w.WriteLine(e.buf.Bytes())
+}
+
+// encoder encodes into a reused buffer: MarshalWithOption's fresh copy of
+// every record was a large part of send's own garbage per request.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	return e
+}}
+
+func (e *encoder) put() {
+	if e.buf.Cap() > 1<<20 {
+		return // one huge record: let it go
+	}
+	e.buf.Reset()
+	encoders.Put(e)
 }
 
 // WriteLine writes an already-encoded JSON value as one line. It must not

@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -166,5 +167,39 @@ func TestWriterConcurrent(t *testing.T) {
 	}
 	if n != 8*500 {
 		t.Fatalf("%d lines", n)
+	}
+}
+
+// TestEncodeReusedBuffer: records encoded through the pooled buffer come
+// out as encoding/json writes them without HTML escaping, one per line,
+// and a value that fails to encode leaves nothing behind for the next.
+func TestEncodeReusedBuffer(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	vals := []any{map[string]string{"a": "<b>&\u2028"}, struct {
+		N int    `json:"n"`
+		S string `json:"s,omitempty"`
+	}{N: 7}, []int{1, 2}}
+	var want bytes.Buffer
+	for i, v := range vals {
+		if i == 1 {
+			if err := w.Encode(map[string]any{"c": make(chan int)}); err == nil {
+				t.Fatal("a channel encoded")
+			}
+		}
+		if err := w.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		enc := stdjson.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want.String() {
+		t.Fatalf("got\n%s\nwant\n%s", out.String(), want.String())
 	}
 }

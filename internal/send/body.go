@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -183,17 +184,17 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 	// The keys are constants (and --extra-body's, checked JSON): written
 	// as they are, not marshalled per request.
 	buf = append(buf, `{"model":`...)
-	mb, err := json.Marshal(b.Model(c))
-	if err != nil {
-		return Built{}, err
-	}
-	buf = append(buf, mb...)
+	buf = appendString(buf, b.Model(c))
 	buf = append(buf, `,"messages":`...)
-	m, err := json.Marshal(msgs)
-	if err != nil {
-		return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
+	if mb, ok := appendMessages(buf, msgs); ok {
+		buf = mb
+	} else {
+		m, err := json.Marshal(msgs)
+		if err != nil {
+			return Built{}, fmt.Errorf("conversation %s turn %d: %w", c.ID, turn, err)
+		}
+		buf = append(buf, m...)
 	}
-	buf = append(buf, m...)
 	if mt := c.Turns[turn].MaxTokens; mt > 0 {
 		buf = append(buf, `,"`...)
 		buf = append(buf, b.opts.MaxTokensField...) // max_tokens or max_completion_tokens
@@ -215,6 +216,93 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 	buf = append(buf, '}')
 	out.Body = buf
 	return out, nil
+}
+
+// appendMessages writes msgs as json.Marshal does (map keys sorted,
+// strings HTML-escaped) when each is a map of a string "role" and a string
+// "content", the messages wire.Messages makes; false for any other shape.
+// Marshalling maps through reflection was the largest part of send's own
+// time per request (make bench-send's CPU per request).
+func appendMessages(buf []byte, msgs []map[string]any) ([]byte, bool) {
+	buf = append(buf, '[')
+	for i, m := range msgs {
+		role, ok1 := m["role"].(string)
+		content, ok2 := m["content"].(string)
+		if len(m) != 2 || !ok1 || !ok2 {
+			return buf, false
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"content":`...)
+		buf = appendString(buf, content)
+		buf = append(buf, `,"role":`...)
+		buf = appendString(buf, role)
+		buf = append(buf, '}')
+	}
+	return append(buf, ']'), true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plain are the ASCII bytes a JSON string holds as they are, HTML-safe.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for b := range t {
+		t[b] = b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
+// appendString appends s as a JSON string exactly as json.Marshal writes
+// it (FuzzAppendString): <, > and & escaped as HTML needs, U+2028 and
+// U+2029 escaped, each invalid UTF-8 byte replaced by U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if plain[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // object writes a JSON object's members in order.

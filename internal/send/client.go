@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -116,21 +117,30 @@ func (c *client) closeIdle() {
 // connection we took from the pool (llama.cpp closes after each stream
 // while advertising Keep-Alive), so it never saw this request.
 func (c *client) post(ctx context.Context, hc *http.Client, body []byte) (resp *http.Response, stale bool, err error) {
-	// Atomics: the transport's read loop may call GotFirstResponseByte
-	// after Do has returned (a request cancelled as its answer came).
-	var reused, answered atomic.Bool
-	trace := &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { reused.Store(i.Reused) },
-		GotFirstResponseByte: func() { answered.Store(true) },
-	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
+	// One allocation for the trace, its hooks and their flags (they were
+	// four).
+	t := &connTrace{}
+	t.trace = httptrace.ClientTrace{GotConn: t.gotConn, GotFirstResponseByte: t.gotFirstByte}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &t.trace), http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, false, err
 	}
 	req.Header = c.header // shared read-only: the transport does not modify it
 	resp, err = hc.Do(req)
-	return resp, err != nil && reused.Load() && !answered.Load(), err
+	return resp, err != nil && t.reused.Load() && !t.answered.Load(), err
 }
+
+// connTrace says whether a request went out on a reused connection and
+// whether any byte of an answer came back. Atomics: the transport's read
+// loop may call gotFirstByte after Do has returned (a request cancelled
+// as its answer came).
+type connTrace struct {
+	trace            httptrace.ClientTrace
+	reused, answered atomic.Bool
+}
+
+func (t *connTrace) gotConn(i httptrace.GotConnInfo) { t.reused.Store(i.Reused) }
+func (t *connTrace) gotFirstByte()                   { t.answered.Store(true) }
 
 // CheckReachable connects once (and does the TLS handshake for https), so
 // a wrong host, port or certificate is one clear error before any request.
@@ -224,10 +234,15 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	if stream {
 		err = readSSE(resp.Body, start, &res)
 	} else {
-		var data []byte
-		data, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		buf := bodies.Get().(*bytes.Buffer)
+		buf.Reset()
+		_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxBody))
 		if err == nil {
-			err = readWhole(data, start, time.Now(), &res)
+			// The parse copies what it keeps: the buffer is free after it.
+			err = readWhole(buf.Bytes(), start, time.Now(), &res)
+		}
+		if buf.Cap() <= 1<<20 {
+			bodies.Put(buf)
 		}
 	}
 	res.LatencyNs = time.Since(start).Nanoseconds()
@@ -249,6 +264,11 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	res.OK = true
 	return res
 }
+
+// bodies are the buffers of non-streamed answers read so far, for the
+// next ones: a fresh, growing buffer per request was the most garbage a
+// non-streamed request made (make bench-send's CPU per request).
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // drainWait bounds drain: a server that keeps a stream open after [DONE]
 // costs this connection, not the worker's time.

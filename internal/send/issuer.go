@@ -36,10 +36,17 @@ type slot struct {
 // until every warmup request has ended, then start their own schedule
 // (arrival process and ramp-up) from zero.
 type issuer struct {
-	sessions <-chan session
-	limit    int64        // --requests; 0 = none
-	warmup   int64        // --warmup
-	issued   atomic.Int64 // measured requests admitted
+	// convs are handed out in order, pass after pass with recycle, each
+	// session taken by one atomic increment of next (sessions); at are
+	// the --schedule timestamps' offsets from start (nil: none).
+	convs   []*records.Conversation
+	recycle bool
+	at      []time.Duration
+	start   time.Time
+	next    atomic.Int64
+	limit   int64        // --requests; 0 = none
+	warmup  int64        // --warmup
+	issued  atomic.Int64 // measured requests admitted
 	// warmToIssue counts the warmup requests not yet admitted.
 	warmToIssue atomic.Int64
 	ticks       <-chan time.Time // nil without --rate; each tick carries its slot's time
@@ -70,36 +77,39 @@ func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conve
 			is.warmTick = pace(drain, nil, newArrivals(arrivalOptions{rate: o.Rate, seed: o.Seed}))
 		}
 	}
-	// Buffered: with single-turn conversations every request is a session,
-	// and an unbuffered hand-over waits for this goroutine to be scheduled
-	// each time.
-	ch := make(chan session, 64)
-	is.sessions = ch
-	var at []time.Duration
-	start := time.Now()
+	is.convs, is.recycle, is.start = convs, o.Recycle, time.Now()
 	if o.Schedule == ScheduleTimestamps {
-		at = offsets(convs, o.Speedup)
+		is.at = offsets(convs, o.Speedup)
 	}
-	go func() {
-		defer close(ch)
-		for pass := 0; ; pass++ {
-			for i, c := range convs {
-				s := session{c: c, pass: pass}
-				if at != nil {
-					s.due = start.Add(at[i])
-				}
-				select {
-				case ch <- s:
-				case <-drain.Done():
-					return
-				}
-			}
-			if !o.Recycle {
-				return
-			}
-		}
-	}()
 	return is
+}
+
+// sessions yields the sessions to send, in dataset order and pass after
+// pass with recycle, until issuing stops (range over it; safe for
+// concurrent workers). A shared counter hands them out: the channel fed
+// by a goroutine it replaces woke that goroutine at every request (make
+// bench-send's CPU per request).
+func (is *issuer) sessions(yield func(session) bool) {
+	n := int64(len(is.convs))
+	for n > 0 {
+		select {
+		case <-is.drain.Done():
+			return
+		default:
+		}
+		i := is.next.Add(1) - 1
+		pass := int(i / n)
+		if pass > 0 && !is.recycle {
+			return
+		}
+		s := session{c: is.convs[i%n], pass: pass}
+		if is.at != nil {
+			s.due = is.start.Add(is.at[i%n])
+		}
+		if !yield(s) {
+			return
+		}
+	}
 }
 
 // admit waits for the next rate slot and takes one request from the

@@ -304,6 +304,13 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	var wg sync.WaitGroup
 	for k := range workers {
 		wg.Go(func() {
+			// Each worker's requests hang off a context of its own: as
+			// children of the run's one they all took its lock twice a
+			// request.
+			w := *wk
+			hard, cancel := context.WithCancel(st.hard)
+			defer cancel()
+			w.hard = hard
 			// --ramp-up without --rate: worker k joins at its step.
 			var ready time.Time
 			if o.Rate == 0 && o.RampUp > 0 {
@@ -313,7 +320,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 				}
 			}
 			for s := range is.sessions {
-				more, err := wk.session(s, ready)
+				more, err := w.session(s, ready)
 				ready = time.Time{}
 				if err != nil {
 					var we *writeError

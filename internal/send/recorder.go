@@ -63,34 +63,33 @@ func (r *recorder) write(rec *records.Request) error {
 			res.ClientCPU = &v
 		}
 	}
-	if res != nil && !rec.Warmup {
+	fire := false
+	if res != nil {
+		// One lock a record: every worker comes through here.
 		r.mu.Lock()
-		if res.ScheduleLagNs != nil {
-			r.lags = append(r.lags, *res.ScheduleLagNs)
+		if !rec.Warmup {
+			if res.ScheduleLagNs != nil {
+				r.lags = append(r.lags, *res.ScheduleLagNs)
+			}
+			if res.ClientCPU != nil {
+				r.cpus = append(r.cpus, *res.ClientCPU)
+			}
 		}
-		if res.ClientCPU != nil {
-			r.cpus = append(r.cpus, *res.ClientCPU)
+		switch {
+		case !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled:
+			r.cancelled.Add(1)
+		case !res.OK && res.Error != nil:
+			r.failed.Add(1)
+			r.byKind[res.Error.Kind]++
+			r.run++
+			fire = r.maxRun > 0 && r.run == r.maxRun
+		default:
+			r.run = 0
 		}
 		r.mu.Unlock()
 	}
-	switch {
-	case res == nil:
-	case !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled:
-		r.cancelled.Add(1)
-	case !res.OK && res.Error != nil:
-		r.failed.Add(1)
-		r.mu.Lock()
-		r.byKind[res.Error.Kind]++
-		r.run++
-		fire := r.maxRun > 0 && r.run == r.maxRun
-		r.mu.Unlock()
-		if fire {
-			r.onRun()
-		}
-	default:
-		r.mu.Lock()
-		r.run = 0
-		r.mu.Unlock()
+	if fire {
+		r.onRun()
 	}
 	if err := r.jw.Encode(rec); err != nil {
 		return err
