@@ -11,9 +11,11 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/send"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
@@ -42,8 +44,8 @@ type endpointRefCase struct {
 
 // TestEndpointsDryRunReference recomposes every case of the endpoints
 // reference check, builds its dry run, and requires the very payloads the
-// reference counted (same hash) and compose's count of each to equal the
-// reference's, which must be the turn's target: exactly --isl for every
+// reference counted (same hash) and compose's count of each, and
+// measure --server vllm's, to equal the reference's, which must be the turn's target: exactly --isl for every
 // first request without a system prompt (unless the template alone costs
 // more: then it is marked unreachable at the reference's count), and each
 // later Responses turn its target_isl.
@@ -131,6 +133,9 @@ func TestEndpointsDryRunReference(t *testing.T) {
 				}
 				turn := conv.Turns[r.Turn]
 				ref := *r.RefTokens
+				if got := measured(t, m, built.Body); got != ref {
+					t.Errorf("conv %d turn %d: measure --server vllm counts %d, reference %d", r.Conv, r.Turn, got, ref)
+				}
 				if turn.WireISL == nil || *turn.WireISL != ref {
 					t.Errorf("conv %d turn %d: compose counts %v, reference %d", r.Conv, r.Turn, turn.WireISL, ref)
 				}
@@ -149,6 +154,28 @@ func TestEndpointsDryRunReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// measured is measure --server vllm's count of a dry-run payload (its
+// isl.templated: for completions the prompt with the special tokens the
+// server adds).
+func measured(t *testing.T, m *Model, body []byte) int {
+	t.Helper()
+	res, err := measure.New(measure.Options{Tokenizer: m.Tokenizer, Template: m.Template, ApplyChatTemplate: true,
+		Now: pinned, Server: serverprofile.VLLM}).Record(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		ISL records.ISL `json:"isl"`
+	}
+	if err := json.Unmarshal(res.Lines[0], &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.ISL.Counted != "templated" || out.ISL.Templated == nil {
+		t.Fatalf("measure counted %q (templated %v): %s", out.ISL.Counted, out.ISL.Templated, out.ISL.TemplateError)
+	}
+	return *out.ISL.Templated
 }
 
 // payloadHash matches the script: SHA-256 of the payload re-serialised
