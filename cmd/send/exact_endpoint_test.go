@@ -22,13 +22,13 @@ import (
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
-// composeLiveFor writes what `probe --endpoint ep | compose --live`
-// writes for the embedded model to a file.
-func composeLiveFor(t *testing.T, ep endpoint.Kind, o compose.Options) string {
+// composeLiveFor writes what `probe --endpoint ep --cache-bust target |
+// compose --live` writes for the embedded model to a file.
+func composeLiveFor(t *testing.T, ep endpoint.Kind, target cachebust.Target, o compose.Options) string {
 	t.Helper()
 	now := time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
 	src := testmodel.Source(t, "")
-	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: ep.Templated(), CacheBust: cachebust.FirstTurnSuffix, Now: now, Endpoint: ep})
+	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: ep.Templated(), CacheBust: target, Now: now, Endpoint: ep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestExactEndpointsCLI(t *testing.T) {
 		{endpoint.Responses, compose.Options{ISL: 60, OSL: 24, Conversations: 3, Turns: 3, SharedSystemPromptLength: 20, Seed: 2}, nil, 9},
 		{endpoint.Completions, compose.Options{ISL: 60, OSL: 8, Conversations: 3, Turns: 1, Seed: 2}, []string{"--recycle", "--requests", "6"}, 8},
 	} {
-		in := composeLiveFor(t, tc.ep, tc.o)
+		in := composeLiveFor(t, tc.ep, cachebust.FirstTurnSuffix, tc.o)
 		args := append([]string{"--exact", "--endpoint", string(tc.ep), "--url", s.URL(), "--concurrency", "2", "--warmup", "2", "--ramp-up", "20ms"}, tc.args...)
 		code, out, errs := runCLI(append(args, in)...)
 		if code != 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,45 +12,17 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/compose"
-	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/model"
-	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
-	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
-// composeLive writes what `probe --apply-chat-template | compose --live`
-// writes for the embedded model to a file.
+// composeLive writes what `probe --apply-chat-template --cache-bust
+// first_turn_prefix | compose --live` writes for the embedded model to a
+// file.
 func composeLive(t *testing.T) string {
-	t.Helper()
-	now := time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
-	src := testmodel.Source(t, "")
-	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: cachebust.FirstTurnPrefix, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.FromSource(src, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Now = now
-	c, err := compose.New(p, m, "", compose.Options{ISL: 80, OSL: 32, Conversations: 4, Turns: 4, Seed: 9, Exact: true, Live: true,
-		SharedSystemPromptLength: 20, Model: "m", Workers: 1, ISLSet: true, OSLSet: true, TurnsSet: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w := jsonl.NewWriter(&buf)
-	if err := c.Run(context.Background(), w); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	path := filepath.Join(t.TempDir(), "convs.jsonl")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return composeLiveFor(t, endpoint.Chat, cachebust.FirstTurnPrefix,
+		compose.Options{ISL: 80, OSL: 32, Conversations: 4, Turns: 4, Seed: 9, SharedSystemPromptLength: 20})
 }
 
 // TestExactEndToEnd: compose --live | send --exact against a server whose

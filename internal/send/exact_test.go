@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 
-	json "github.com/goccy/go-json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	json "github.com/goccy/go-json"
+
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/compose"
-	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/model"
-	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
@@ -28,39 +28,10 @@ import (
 
 var pinnedNow = time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
 
-// liveConversations composes conversations with --live for a reference
-// model ("" = the embedded default) as compose's command does.
+// liveConversations composes chat conversations with --live for a
+// reference model ("" = the embedded default) as compose's command does.
 func liveConversations(t testing.TB, name string, target cachebust.Target, o compose.Options) []records.Conversation {
-	t.Helper()
-	src := testmodel.Source(t, name)
-	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinnedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.FromSource(src, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Now = pinnedNow
-	o.Exact, o.Live, o.Workers, o.Model = true, true, 1, "m"
-	o.ISLSet, o.OSLSet, o.TurnsSet = true, true, true
-	c, err := compose.New(p, m, "", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w := jsonl.NewWriter(&buf)
-	if err := c.Run(context.Background(), w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	convs, err := ReadConversations(&buf, "convs.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return convs
+	return liveEndpointConversations(t, name, endpoint.Chat, target, o)
 }
 
 // exactSizer is the Sizer send --exact builds for convs, on the same
