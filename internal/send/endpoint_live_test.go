@@ -12,6 +12,7 @@ import (
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testserver"
@@ -24,21 +25,27 @@ import (
 // the embedded default), as the command line does.
 func composeFor(t *testing.T, name string, ep endpoint.Kind, target cachebust.Target, opts compose.Options) ([]records.Conversation, *compose.Model) {
 	t.Helper()
+	opts.Exact, opts.Workers, opts.ISLSet, opts.TurnsSet = true, 2, true, true
+	return composeConversations(t, name, ep, target, opts)
+}
+
+// composeConversations is `probe --endpoint ep --cache-bust target (with
+// the template where the endpoint has one) | compose` with options o, on
+// model name parsed once per test binary, and the model it composed with.
+func composeConversations(t testing.TB, name string, ep endpoint.Kind, target cachebust.Target, o compose.Options) ([]records.Conversation, *compose.Model) {
+	t.Helper()
 	src := testmodel.Source(t, name)
 	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: ep.Templated(), CacheBust: target, Now: pinnedNow, Endpoint: ep})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := ""
-	if name != "" {
-		spec = testutil.RefModel(t, name)
-	}
-	m, err := compose.LoadModel(p, spec, "", "")
+	m, err := model.FromSource(src, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Endpoint, opts.Exact, opts.Workers, opts.ISLSet, opts.TurnsSet = ep, true, 2, true, true
-	c, err := compose.New(p, m, "", opts)
+	m.Now = pinnedNow
+	o.Endpoint = ep
+	c, err := compose.New(p, m, "", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +60,11 @@ func composeFor(t *testing.T, name string, ep endpoint.Kind, target cachebust.Ta
 	convs, err := ReadConversations(&buf, "composed")
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range convs {
+		if convs[i].Endpoint.Or() != ep {
+			t.Fatalf("conversation %s composed for %q, want %s", convs[i].ID, convs[i].Endpoint, ep)
+		}
 	}
 	return convs, m
 }

@@ -15,9 +15,6 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/endpoint"
-	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/model"
-	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
@@ -29,39 +26,9 @@ import (
 // --live --endpoint ep.
 func liveEndpointConversations(t testing.TB, name string, ep endpoint.Kind, target cachebust.Target, o compose.Options) []records.Conversation {
 	t.Helper()
-	src := testmodel.Source(t, name)
-	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: ep.Templated(), CacheBust: target, Now: pinnedNow, Endpoint: ep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.FromSource(src, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Now = pinnedNow
-	o.Endpoint, o.Exact, o.Live, o.Workers, o.Model = ep, true, true, 1, "m"
+	o.Exact, o.Live, o.Workers, o.Model = true, true, 1, "m"
 	o.ISLSet, o.OSLSet, o.TurnsSet = true, true, true
-	c, err := compose.New(p, m, "", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w := jsonl.NewWriter(&buf)
-	if err := c.Run(context.Background(), w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	convs, err := ReadConversations(&buf, "convs.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range convs {
-		if convs[i].Endpoint.Or() != ep {
-			t.Fatalf("conversation %s composed for %q, want %s", convs[i].ID, convs[i].Endpoint, ep)
-		}
-	}
+	convs, _ := composeConversations(t, name, ep, target, o)
 	return convs
 }
 
@@ -70,15 +37,29 @@ func liveEndpointConversations(t testing.TB, name string, ep endpoint.Kind, targ
 // the load options o (URL, endpoint, sizer and timeout filled in).
 func runExactEndpoint(t *testing.T, name string, ep endpoint.Kind, convs []records.Conversation, stream bool, o LiveOptions) ([]records.Request, Summary) {
 	t.Helper()
-	s := testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, name), Now: pinnedNow, RandomStop: true, Seed: 11})
+	return runSized(t, name, ep, convs, stream, true, o)
+}
+
+// runSized is runExactEndpoint with the test server's random stop on or
+// off. Every record must validate, and without --recycle every request
+// must take about one whole-request render (the first guess needs none;
+// one confirms it). A recycle pass's new marker moves the count compose
+// predicted, so its requests may take a second.
+func runSized(t *testing.T, name string, ep endpoint.Kind, convs []records.Conversation, stream, randomStop bool, o LiveOptions) ([]records.Request, Summary) {
+	t.Helper()
+	s := testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, name), Now: pinnedNow, RandomStop: randomStop, Seed: 11})
 	var out bytes.Buffer
-	o.URL, o.Endpoint, o.Timeout, o.Sizer = s.URL(), ep, time.Minute, exactSizer(t, name, convs)
+	z := exactSizer(t, name, convs)
+	o.URL, o.Endpoint, o.Timeout, o.Sizer = s.URL(), ep, time.Minute, z
 	if o.Concurrency == 0 && o.Rate == 0 {
 		o.Concurrency = 2
 	}
 	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: stream}), o)
 	if err != nil || sum.Failed != 0 {
 		t.Fatalf("%+v %v", sum, err)
+	}
+	if renders, requests := z.Renders(); requests != int64(sum.Requests) || !o.Recycle && renders > requests*5/4 || renders > 2*requests {
+		t.Errorf("%d whole-request renders for %d requests (%d sized): want about one each", renders, sum.Requests, requests)
 	}
 	for _, l := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
 		testutil.ValidateSchema(t, "request.schema.json", l)

@@ -58,24 +58,8 @@ func exactSizer(t testing.TB, name string, convs []records.Conversation) *Sizer 
 // and returns the records.
 func runExact(t *testing.T, name string, convs []records.Conversation, randomStop bool) []records.Request {
 	t.Helper()
-	s := testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, name), Now: pinnedNow, RandomStop: randomStop, Seed: 11})
-	var out bytes.Buffer
-	z := exactSizer(t, name, convs)
-	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 2, Timeout: time.Minute, Sizer: z})
-	if err != nil || sum.Failed != 0 {
-		t.Fatalf("%+v %v", sum, err)
-	}
-	renders, requests := z.Renders()
-	t.Logf("%d renders for %d requests", renders, requests)
-	if requests != int64(sum.Requests) || renders > requests*5/4 {
-		// The first guess needs no render; one render confirms it.
-		t.Errorf("%d whole-request renders for %d requests (%d sized): want about one each", renders, sum.Requests, requests)
-	}
-	for _, l := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
-		testutil.ValidateSchema(t, "request.schema.json", l)
-	}
-	return liveRecords(t, &out)
+	recs, _ := runSized(t, name, endpoint.Chat, convs, true, randomStop, LiveOptions{})
+	return recs
 }
 
 // sentText is the last user message of a request's payload.
