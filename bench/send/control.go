@@ -29,7 +29,7 @@ type controlChunk struct {
 	} `json:"usage"`
 }
 
-func runControl(url string, body []byte, c, requests int) result {
+func runControl(url string, body []byte, c, requests int, stagger time.Duration) result {
 	tr := &http.Transport{MaxIdleConns: c, MaxIdleConnsPerHost: c, DisableCompression: true}
 	hc := &http.Client{Transport: tr}
 	var left atomic.Int64
@@ -38,8 +38,11 @@ func runControl(url string, body []byte, c, requests int) result {
 	var res result
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range c {
+	for k := range c {
 		wg.Go(func() {
+			if c > 1 {
+				time.Sleep(time.Until(start.Add(stagger * time.Duration(k) / time.Duration(c-1))))
+			}
 			var ttfts []int64
 			chunks, failed := 0, 0
 			for n := 0; left.Add(-1) >= 0; n++ {

@@ -73,6 +73,7 @@ func main() {
 	redial := flag.Int("redial-streams", 4000, "bench: streams of the re-dial check")
 	profile := flag.String("cpuprofile", "", "client: write a CPU profile to FILE")
 	only := flag.String("only", "streams,redials,rps", "bench: the comparisons to run")
+	stagger := flag.Duration("stagger", 0, "client: start the c workers spread over this time (worker k at k/(c-1) of it)")
 	flag.Parse()
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -91,7 +92,7 @@ func main() {
 		err = runServer(*ttft, *gap, *chunks)
 	case "client":
 		var r result
-		r, err = runClient(*kind, *url, *conc, *requests, *duration, *stream, *chunks)
+		r, err = runClient(*kind, *url, *conc, *requests, *duration, *stagger, *stream, *chunks)
 		if err == nil {
 			err = json.NewEncoder(os.Stdout).Encode(r)
 		}
@@ -128,16 +129,16 @@ func body(stream bool, maxTokens int) ([]byte, error) {
 	return built.Body, err
 }
 
-func runClient(kind, url string, c, requests int, duration time.Duration, stream bool, maxTokens int) (result, error) {
+func runClient(kind, url string, c, requests int, duration, stagger time.Duration, stream bool, maxTokens int) (result, error) {
 	var r result
 	var err error
 	switch kind {
 	case "send":
-		r, err = runSend(url, c, requests, duration, stream, maxTokens)
+		r, err = runSend(url, c, requests, duration, stagger, stream, maxTokens)
 	case "control":
 		var b []byte
 		if b, err = body(true, maxTokens); err == nil {
-			r = runControl(url, b, c, requests)
+			r = runControl(url, b, c, requests, stagger)
 		}
 	case "vegeta":
 		r, err = runVegeta(url, c, duration, maxTokens)
@@ -156,7 +157,7 @@ func runClient(kind, url string, c, requests int, duration time.Duration, stream
 
 // runSend runs send.Run as the send command does, its records into a file
 // (encoding and writing them is part of send's cost).
-func runSend(url string, c, requests int, duration time.Duration, stream bool, maxTokens int) (result, error) {
+func runSend(url string, c, requests int, duration, stagger time.Duration, stream bool, maxTokens int) (result, error) {
 	f, err := os.Create(os.Getenv("SENDBENCH_RECORDS"))
 	if err != nil {
 		return result{}, err
@@ -167,7 +168,9 @@ func runSend(url string, c, requests int, duration time.Duration, stream bool, m
 		return result{}, err
 	}
 	w := bufio.NewWriter(f)
-	o := send.LiveOptions{URL: url, Concurrency: c, Requests: requests, Duration: duration, Recycle: true,
+	// --ramp-up with a concurrency starts worker k at k/(c-1) of it, as
+	// the control's -stagger does.
+	o := send.LiveOptions{URL: url, Concurrency: c, Requests: requests, Duration: duration, RampUp: stagger, Recycle: true,
 		Timeout: time.Minute, Grace: 10 * time.Second, NoPayload: true}
 	sum, err := send.Run(context.Background(), w, conversations(c, maxTokens), b, o)
 	if err == nil {
@@ -367,9 +370,14 @@ func benchStreams(repeats, streams int, ttft time.Duration, rss, cpu, ttftDiff *
 	}
 	defer srv.stop()
 	url := base + "/v1/chat/completions"
-	fmt.Printf("== %d streams, 4 requests each, 10 chunks 100 ms apart after a %v TTFT; %d runs\n", streams, ttft, repeats)
+	// The streams start spread over one stream's time, as a steady load of
+	// 1000 streams would be: started together, every stream's requests
+	// come in bursts of 1000 at once, and the p99 TTFT is the time two
+	// cores take to serve a burst, whichever the client.
+	stagger := ttft + 10*100*time.Millisecond
+	fmt.Printf("== %d streams started over %v, 4 requests each, 10 chunks 100 ms apart after a %v TTFT; %d runs\n", streams, stagger, ttft, repeats)
 	for i := range repeats {
-		args := []string{"-url", url, "-c", fmt.Sprint(streams), "-requests", fmt.Sprint(4 * streams), "-chunks", "10"}
+		args := []string{"-url", url, "-c", fmt.Sprint(streams), "-requests", fmt.Sprint(4 * streams), "-chunks", "10", "-stagger", stagger.String()}
 		s, c, err := pair(i, "send", "control", args)
 		if err != nil {
 			return err

@@ -75,7 +75,7 @@ func BenchmarkLive(b *testing.B) {
 // result, as the client's parse would leave it.
 type cannedPoster struct{}
 
-func (cannedPoster) do(_, _ context.Context, _ []byte) records.Result {
+func (cannedPoster) do(context.Context, time.Duration, []byte) records.Result {
 	prompt := 1000
 	return records.Result{StartNs: time.Now().UnixNano(), LatencyNs: 50000, Status: 200, OK: true,
 		FinishReason: "length", OutputText: "tok tok",

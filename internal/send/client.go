@@ -10,17 +10,16 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/version"
 )
@@ -31,17 +30,14 @@ const bodyExcerpt = 512
 // maxBody bounds a non-streaming response body.
 const maxBody = 64 << 20
 
-// client posts bodies to one chat-completions URL.
+// client posts bodies to one endpoint URL, over one kept-alive
+// connection per request in flight (internal/h1: net/http's Transport
+// cost send most of its CPU per request).
 type client struct {
-	url string
 	// kind is the endpoint the bodies go to: it says how to read the
 	// answers.
-	kind   endpoint.Kind
-	header http.Header
-	hc     *http.Client
-	// fresh never reuses a connection: the one retry of a request whose
-	// kept-alive connection turned out dead goes through it.
-	fresh *http.Client
+	kind endpoint.Kind
+	pool *h1.Pool
 }
 
 // TLSConfig is the client side of --insecure (no certificate check) and
@@ -70,77 +66,27 @@ func TLSConfig(insecure bool, caFile string) (*tls.Config, error) {
 	return &tls.Config{RootCAs: pool}, nil
 }
 
-func newClient(kind endpoint.Kind, endpoint, apiKey string, extra http.Header, conns int, tc *tls.Config) *client {
+func newClient(kind endpoint.Kind, endpoint, apiKey string, extra http.Header, tc *tls.Config) (*client, error) {
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"},
 		"User-Agent": {"islkit-send/" + version.String()}}
 	if apiKey != "" {
 		h.Set("Authorization", "Bearer "+apiKey)
 	}
 	for k, v := range extra {
-		h[k] = v
+		h[http.CanonicalHeaderKey(k)] = v
 	}
-	tr := &http.Transport{
-		Proxy:       nil, // a benchmark measures the server, not a proxy
-		DialContext: (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		// One kept-alive connection per worker, however many: a pool
-		// smaller than the workers closes connections that the next
-		// request must dial again (make bench-send: re-dials).
-		// MaxConnsPerHost too: when requests start together, a request
-		// whose dial is slower than another's request takes the freed
-		// connection, and its own dial would be one more.
-		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns,
-		MaxConnsPerHost:     conns,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		DisableCompression:  true, // gzip would delay SSE chunks and cost CPU
-		// The transport's default 4 KB buffers (Read/WriteBufferSize
-		// unset): an SSE chunk is a few hundred bytes and a body larger
-		// than the buffer is written past it, while 64 KB each cost
-		// 128 KB a connection.
-		ForceAttemptHTTP2: false,
-		TLSClientConfig:   tc,
+	// No proxy, as before with net/http's Transport (Proxy nil): a
+	// benchmark measures the server, not a proxy. No compression: gzip
+	// would delay SSE chunks and cost CPU.
+	pool, err := h1.NewPool(endpoint, h, tc)
+	if err != nil {
+		return nil, err
 	}
-	once := tr.Clone()
-	once.DisableKeepAlives = true
-	return &client{url: endpoint, kind: kind, header: h, hc: &http.Client{Transport: tr}, fresh: &http.Client{Transport: once}}
+	return &client{kind: kind, pool: pool}, nil
 }
 
 // closeIdle drops the kept-alive connections at the end of a run.
-func (c *client) closeIdle() {
-	c.hc.CloseIdleConnections()
-	c.fresh.CloseIdleConnections()
-}
-
-// post sends body once. stale reports a failure on a reused connection
-// before any byte of a response came back: the server closed a kept-alive
-// connection we took from the pool (llama.cpp closes after each stream
-// while advertising Keep-Alive), so it never saw this request.
-func (c *client) post(ctx context.Context, hc *http.Client, body []byte) (resp *http.Response, stale bool, err error) {
-	// One allocation for the trace, its hooks and their flags (they were
-	// four).
-	t := &connTrace{}
-	t.trace = httptrace.ClientTrace{GotConn: t.gotConn, GotFirstResponseByte: t.gotFirstByte}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &t.trace), http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, false, err
-	}
-	req.Header = c.header // shared read-only: the transport does not modify it
-	resp, err = hc.Do(req)
-	return resp, err != nil && t.reused.Load() && !t.answered.Load(), err
-}
-
-// connTrace says whether a request went out on a reused connection and
-// whether any byte of an answer came back. Atomics: the transport's read
-// loop may call gotFirstByte after Do has returned (a request cancelled
-// as its answer came).
-type connTrace struct {
-	trace            httptrace.ClientTrace
-	reused, answered atomic.Bool
-}
-
-func (t *connTrace) gotConn(i httptrace.GotConnInfo) { t.reused.Store(i.Reused) }
-func (t *connTrace) gotFirstByte()                   { t.answered.Store(true) }
+func (c *client) closeIdle() { c.pool.CloseIdle() }
 
 // CheckReachable connects once (and does the TLS handshake for https), so
 // a wrong host, port or certificate is one clear error before any request.
@@ -178,15 +124,17 @@ func CheckReachable(ctx context.Context, endpoint string, tc *tls.Config) error 
 	return nil
 }
 
-// do sends one body and fills a Result. reqCtx carries the per-request
-// timeout; hard is the run's hard-stop context, to tell a cancelled
-// request from a timed-out one.
-func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
+// do sends one body and fills a Result. timeout bounds the request;
+// hard is the run's hard-stop context, to tell a cancelled request from a
+// timed-out one (its cancellation aborts the pool).
+func (c *client) do(hard context.Context, timeout time.Duration, body []byte) records.Result {
 	var res records.Result
 	start := time.Now()
 	res.StartNs = start.UnixNano()
-	resp, stale, err := c.post(reqCtx, c.hc, body)
-	if stale && reqCtx.Err() == nil {
+	deadline := start.Add(timeout)
+	resp, conn, err := c.pool.Post(hard, body, deadline, false)
+	var stale *h1.StaleError
+	if errors.As(err, &stale) && hard.Err() == nil && time.Now().Before(deadline) {
 		// Safe to send again: nothing was processed. Only once, and only
 		// this case; any other failure is recorded as it is.
 		res.Retried = true
@@ -194,14 +142,14 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 		// the server.
 		start = time.Now()
 		res.StartNs = start.UnixNano()
-		resp, _, err = c.post(reqCtx, c.fresh, body)
+		resp, conn, err = c.pool.Post(hard, body, deadline, true)
 	}
 	if err != nil {
 		res.LatencyNs = time.Since(start).Nanoseconds()
-		res.Error = classify(err, reqCtx, hard, records.ErrConnection)
+		res.Error = classify(err, hard, records.ErrConnection)
 		return res
 	}
-	defer resp.Body.Close()
+	defer conn.Release()
 	res.Status = resp.StatusCode
 	if resp.StatusCode != http.StatusOK {
 		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, bodyExcerpt))
@@ -247,7 +195,7 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 	}
 	res.LatencyNs = time.Since(start).Nanoseconds()
 	if stream && err == nil {
-		drain(resp.Body)
+		drain(conn, resp.Body)
 	}
 	if err != nil {
 		var pe *protocolError
@@ -257,7 +205,7 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 		} else if errors.As(err, &pe) {
 			res.Error = &records.RequestError{Kind: records.ErrProtocol, Message: err.Error()}
 		} else {
-			res.Error = classify(err, reqCtx, hard, records.ErrTruncated)
+			res.Error = classify(err, hard, records.ErrTruncated)
 		}
 		return res
 	}
@@ -271,28 +219,31 @@ func (c *client) do(reqCtx, hard context.Context, body []byte) records.Result {
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // drainWait bounds drain: a server that keeps a stream open after [DONE]
-// costs this connection, not the worker's time.
-var drainWait = 50 * time.Millisecond
+// loses this connection after it. Not less: on an overloaded machine the
+// end of a chunked body can come 50 ms after [DONE] (make bench-send at
+// 4000 streams, 2 cores: a 50 ms bound cost up to 5 re-dials a run). The
+// wait is the worker's, and counts as its next request's schedule lag.
+var drainWait = time.Second
 
 // drain reads what is left of a stream after [DONE] (the end of its
 // chunked body, usually already on its way), so that its connection goes
-// back to the pool: closing a body before its end closes the connection,
+// back to the pool: a body not read to its end closes the connection,
 // and the next request must dial again (make bench-send: re-dials).
-func drain(body io.ReadCloser) {
-	t := time.AfterFunc(drainWait, func() { body.Close() })
-	defer t.Stop()
-	io.CopyN(io.Discard, body, 64<<10)
+func drain(conn *h1.Conn, body io.Reader) {
+	if conn.SetReadDeadline(time.Now().Add(drainWait)) == nil {
+		io.CopyN(io.Discard, body, 64<<10)
+	}
 }
 
 // classify names a transport error; other is the kind when it is neither a
 // timeout nor a cancellation (connection before the response, truncated
 // after it).
-func classify(err error, reqCtx, hard context.Context, other string) *records.RequestError {
+func classify(err error, hard context.Context, other string) *records.RequestError {
 	kind := other
 	switch {
 	case hard.Err() != nil:
 		kind = records.ErrCancelled
-	case errors.Is(reqCtx.Err(), context.DeadlineExceeded), isTimeout(err):
+	case isTimeout(err):
 		kind = records.ErrTimeout
 	}
 	return &records.RequestError{Kind: kind, Message: err.Error()}

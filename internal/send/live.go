@@ -248,7 +248,10 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl := newClient(o.Endpoint.Or(), endpoint, o.APIKey, o.Header, workers, o.TLS)
+	cl, err := newClient(o.Endpoint.Or(), endpoint, o.APIKey, o.Header, o.TLS)
+	if err != nil {
+		return sum, err
+	}
 	defer cl.closeIdle()
 
 	// --duration is the measured requests': after a warmup it starts when
@@ -259,6 +262,8 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	}
 	st := newStopper(ctx, duration, o.Grace)
 	defer st.release()
+	// The hard stop ends the requests in flight: their connections close.
+	defer context.AfterFunc(st.hard, cl.pool.Abort)()
 	is := newIssuer(st.issue, st.deadline, mine, o)
 	defer is.close()
 	if o.Warmup > 0 && o.Duration > 0 {

@@ -113,7 +113,7 @@ type fakePoster struct {
 	bodies  [][]byte
 }
 
-func (f *fakePoster) do(_, _ context.Context, body []byte) records.Result {
+func (f *fakePoster) do(_ context.Context, _ time.Duration, body []byte) records.Result {
 	f.bodies = append(f.bodies, body)
 	r := f.results[0]
 	f.results = f.results[1:]

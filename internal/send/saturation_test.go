@@ -20,7 +20,7 @@ import (
 // looks like, without depending on real starvation.
 type starvedPoster struct{}
 
-func (starvedPoster) do(_, _ context.Context, _ []byte) records.Result {
+func (starvedPoster) do(context.Context, time.Duration, []byte) records.Result {
 	return records.Result{StartNs: time.Now().Add(20 * time.Millisecond).UnixNano(), LatencyNs: 1000, Status: 200, OK: true, Stream: true}
 }
 
@@ -122,7 +122,7 @@ var fixedNow = time.Unix(1_700_000_000, 0)
 
 type calmPoster struct{}
 
-func (calmPoster) do(_, _ context.Context, _ []byte) records.Result {
+func (calmPoster) do(context.Context, time.Duration, []byte) records.Result {
 	return records.Result{StartNs: fixedNow.UnixNano(), LatencyNs: 1000, Status: 200, OK: true, Stream: true}
 }
 

@@ -2,12 +2,14 @@ package send
 
 import (
 	"context"
-	"github.com/islkit/islkit/internal/endpoint"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/endpoint"
 
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/version"
@@ -41,8 +43,7 @@ func TestServerErrorInStream(t *testing.T) {
 			w.WriteHeader(tc.status)
 			io.WriteString(w, tc.body)
 		}))
-		cl := newClient(endpoint.Chat, srv.URL, "", nil, 1, nil)
-		res := cl.do(context.Background(), context.Background(), []byte(`{}`))
+		res := mustClient(t, srv.URL, nil).do(context.Background(), time.Minute, []byte(`{}`))
 		srv.Close()
 		e := res.Error
 		if res.OK || e == nil || e.Kind != tc.want.Kind || !strings.Contains(e.Message, tc.want.Message) ||
@@ -62,9 +63,19 @@ func TestUserAgent(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"content":"x"}}]}`)
 	}))
 	defer srv.Close()
-	newClient(endpoint.Chat, srv.URL, "", nil, 1, nil).do(context.Background(), context.Background(), []byte(`{}`))
-	newClient(endpoint.Chat, srv.URL, "", http.Header{"User-Agent": {"mine"}}, 1, nil).do(context.Background(), context.Background(), []byte(`{}`))
+	mustClient(t, srv.URL, nil).do(context.Background(), time.Minute, []byte(`{}`))
+	mustClient(t, srv.URL, http.Header{"User-Agent": {"mine"}}).do(context.Background(), time.Minute, []byte(`{}`))
 	if want := "islkit-send/" + version.String(); len(got) != 2 || got[0] != want || got[1] != "mine" {
 		t.Errorf("User-Agent %q, want %q then the -H one", got, want)
 	}
+}
+
+func mustClient(t *testing.T, url string, extra http.Header) *client {
+	t.Helper()
+	cl, err := newClient(endpoint.Chat, url, "", extra, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.closeIdle)
+	return cl
 }

@@ -10,7 +10,7 @@ import (
 
 // poster sends one request body (the client; a fake in tests).
 type poster interface {
-	do(reqCtx, hard context.Context, body []byte) records.Result
+	do(hard context.Context, timeout time.Duration, body []byte) records.Result
 }
 
 // worker sends the turns of one session after another, each turn with the
@@ -92,9 +92,7 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 			rec.ExpectedCachedTokens = w.cache.expect(s.c, t, s.pass, built.Marker, true)
 		}
 		buildDur := time.Since(t0)
-		reqCtx, cancel := context.WithTimeout(w.hard, w.timeout)
-		res := w.post.do(reqCtx, w.hard, built.Body)
-		cancel()
+		res := w.post.do(w.hard, w.timeout, built.Body)
 		w.ended(sl)
 		t1 := w.now()
 		if w.sizer != nil {

@@ -1,0 +1,429 @@
+// Package h1 is send's HTTP/1.1 client: a request goes out and its answer
+// comes back on the calling goroutine, over a kept-alive connection that
+// the caller holds for the request's time.
+//
+// net/http's Transport hands every request to two goroutines of its
+// connection (the write loop and the read loop) and back, and threads a
+// context, a trace and a pool through it. At the request rates a load
+// generator must reach, that was most of send's CPU per request, and what
+// kept it below vegeta's req/s (make bench-send). What HTTP makes subtle
+// stays the standard library's: the answer is parsed by http.ReadResponse
+// (status line, headers, chunked and length-delimited bodies, trailers,
+// Connection: close). What is left here is the connection's life: one
+// request at a time, reused only when its answer was read to its end.
+package h1
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// idleTimeout is how long a connection may wait unused before it is
+// dropped rather than reused (net/http's default IdleConnTimeout): a
+// server has likely closed it by then.
+const idleTimeout = 90 * time.Second
+
+// dialTimeout bounds a dial and a TLS handshake.
+const dialTimeout = 10 * time.Second
+
+// bufSize is each connection's read buffer: an SSE chunk is a few hundred
+// bytes, and bodies larger than the buffer are read past it.
+const bufSize = 4 << 10
+
+// ErrAborted is the answer to a request after Abort.
+var ErrAborted = errors.New("h1: the client was stopped")
+
+// StaleError is a failure on a reused connection before any byte of an
+// answer came back: the server had closed the kept-alive connection (as
+// llama.cpp does after each stream while it advertises Keep-Alive, or any
+// server after its keep-alive timeout), so it never saw the request and
+// sending it again on a new connection is safe.
+type StaleError struct{ Err error }
+
+func (e *StaleError) Error() string {
+	return "kept-alive connection closed by the server: " + e.Err.Error()
+}
+func (e *StaleError) Unwrap() error { return e.Err }
+
+// Pool posts to one URL. It keeps one connection per concurrent request:
+// a request takes an idle one or dials, and gives it back at its end.
+type Pool struct {
+	addr       string // host:port to dial
+	serverName string // for TLS; "" for plain HTTP
+	tls        *tls.Config
+	// head is the request up to its Content-Length value: request line,
+	// Host and the fixed headers.
+	head []byte
+
+	mu      sync.Mutex
+	idle    []*Conn // last in, first out: the warmest connection first
+	live    map[*Conn]struct{}
+	aborted bool
+}
+
+// NewPool prepares requests to rawURL (http or https) with header; tc is
+// the TLS configuration for https (nil: the system's roots).
+func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{live: map[*Conn]struct{}{}}
+	port := u.Port()
+	switch u.Scheme {
+	case "http":
+		if port == "" {
+			port = "80"
+		}
+	case "https":
+		if port == "" {
+			port = "443"
+		}
+		p.serverName = u.Hostname()
+		p.tls = &tls.Config{}
+		if tc != nil {
+			p.tls = tc.Clone()
+		}
+		if p.tls.ServerName == "" {
+			p.tls.ServerName = p.serverName
+		}
+		// This client speaks HTTP/1.1 only: a server that would pick h2
+		// must not.
+		p.tls.NextProtos = []string{"http/1.1"}
+	default:
+		return nil, fmt.Errorf("%s: the scheme must be http or https", rawURL)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%s: no host", rawURL)
+	}
+	p.addr = net.JoinHostPort(u.Hostname(), port)
+	p.head, err = requestHead(u, header)
+	return p, err
+}
+
+// requestHead writes the request line and headers, sorted by name as
+// net/http writes them, up to the Content-Length value. Each request adds
+// its length and the blank line.
+func requestHead(u *url.URL, header http.Header) ([]byte, error) {
+	b := []byte("POST " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\n")
+	canon := http.Header{}
+	for k, vs := range header {
+		if !validName(k) {
+			return nil, fmt.Errorf("header name %q: not a valid HTTP field name", k)
+		}
+		ck := http.CanonicalHeaderKey(k)
+		canon[ck] = append(canon[ck], vs...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(canon)) {
+		switch k {
+		case "Host", "Content-Length", "Transfer-Encoding", "Connection":
+			return nil, fmt.Errorf("header %s: set by the client itself", k)
+		}
+		for _, v := range canon[k] {
+			if !validValue(v) {
+				return nil, fmt.Errorf("header %s: value %q holds a control character", k, v)
+			}
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	return append(b, "Content-Length: "...), nil
+}
+
+// validName: a field name is a token (RFC 9110 §5.1).
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validValue: no control characters but tab (RFC 9110 §5.5), so no header
+// can be split.
+func validValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// Conn is one connection, held by one request at a time.
+type Conn struct {
+	pool *Pool
+	nc   net.Conn
+	br   *bufio.Reader
+	out  []byte // the request being written, reused
+	body body
+	resp *http.Response
+	used bool // it has carried a request: a failure may be a stale connection
+	// staleFailure: the request in flight failed before any byte of an
+	// answer came back (a write or the first read).
+	staleFailure bool
+	// idleSince is when it was last given back.
+	idleSince time.Time
+}
+
+// probeRequest tells http.ReadResponse what the answers are to: a POST
+// (a HEAD's answer would have no body).
+var probeRequest = &http.Request{Method: http.MethodPost}
+
+// Post sends body on a kept-alive connection, or a new one (fresh: always
+// a new one), and reads the head of its answer. deadline bounds the
+// request, its answer's body included, and ctx the dial. On success the
+// body is the caller's to read, and Release gives the connection back. An
+// error on a reused connection before any byte of an answer is a
+// *StaleError.
+func (p *Pool) Post(ctx context.Context, body []byte, deadline time.Time, fresh bool) (*http.Response, *Conn, error) {
+	var c *Conn
+	if !fresh {
+		c = p.takeIdle()
+	}
+	if c == nil {
+		var err error
+		if c, err = p.dial(ctx, deadline); err != nil {
+			return nil, nil, err
+		}
+	}
+	resp, err := c.roundTrip(body, deadline)
+	if err != nil {
+		reused := c.used
+		c.close()
+		if reused && c.staleFailure {
+			return nil, nil, &StaleError{err}
+		}
+		return nil, nil, err
+	}
+	return resp, c, nil
+}
+
+func (p *Pool) takeIdle() *Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	for len(p.idle) > 0 {
+		c := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if now.Sub(c.idleSince) < idleTimeout {
+			return c
+		}
+		p.forget(c)
+		c.nc.Close()
+	}
+	return nil
+}
+
+func (p *Pool) dial(ctx context.Context, deadline time.Time) (*Conn, error) {
+	p.mu.Lock()
+	aborted := p.aborted
+	p.mu.Unlock()
+	if aborted {
+		return nil, ErrAborted
+	}
+	d := net.Dialer{Timeout: dialTimeout, Deadline: deadline, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, err
+	}
+	if p.tls != nil {
+		tc := tls.Client(nc, p.tls)
+		hctx, cancel := context.WithDeadline(ctx, earliest(deadline, time.Now().Add(dialTimeout)))
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		nc = tc
+	}
+	return p.adopt(nc)
+}
+
+// adopt makes nc one of the pool's connections.
+func (p *Pool) adopt(nc net.Conn) (*Conn, error) {
+	c := &Conn{pool: p, nc: nc, br: bufio.NewReaderSize(nc, bufSize)}
+	c.body.c = c
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.aborted {
+		nc.Close()
+		return nil, ErrAborted
+	}
+	p.live[c] = struct{}{}
+	return c, nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if !a.IsZero() && a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// roundTrip writes the request and reads its answer's head. It sets
+// c.staleFailure when it failed before any byte of an answer.
+func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error) {
+	c.staleFailure = false
+	if err := c.nc.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	c.out = append(c.out[:0], c.pool.head...)
+	c.out = strconv.AppendInt(c.out, int64(len(body)), 10)
+	c.out = append(c.out, "\r\n\r\n"...)
+	var err error
+	if len(body) <= 16<<10 {
+		// One write: small bodies are copied rather than sent in a second
+		// segment (or a second TLS record).
+		c.out = append(c.out, body...)
+		_, err = c.nc.Write(c.out)
+	} else {
+		bufs := net.Buffers{c.out, body}
+		_, err = bufs.WriteTo(c.nc)
+	}
+	if cap(c.out) > 64<<10 {
+		c.out = nil // a large body's copy is not kept for the next request
+	}
+	if err != nil {
+		c.staleFailure = true
+		return nil, err
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		c.staleFailure = !isTimeout(err)
+		return nil, err
+	}
+	for {
+		resp, err := http.ReadResponse(c.br, probeRequest)
+		if err != nil {
+			return nil, err
+		}
+		// An informational answer (103 Early Hints, an unasked 100
+		// Continue) comes before the real one.
+		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue
+		}
+		c.resp = resp
+		c.body.r, c.body.eof, c.body.failed = resp.Body, false, false
+		resp.Body = &c.body
+		return resp, nil
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// SetReadDeadline moves the read deadline of the request in flight (to
+// bound a drain).
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+
+// Release ends the request: the connection goes back to the pool when its
+// answer was read to its end and the server keeps it open; else it is
+// closed.
+func (c *Conn) Release() {
+	resp := c.resp
+	c.resp = nil
+	keep := c.body.eof && !c.body.failed && !resp.Close &&
+		// A body delimited by the connection's end cannot be followed.
+		(resp.ContentLength >= 0 || len(resp.TransferEncoding) > 0) &&
+		// Bytes past the answer are no answer to anything.
+		c.br.Buffered() == 0
+	if !keep {
+		c.close()
+		return
+	}
+	c.used = true
+	c.idleSince = time.Now()
+	p := c.pool
+	p.mu.Lock()
+	if p.aborted {
+		p.mu.Unlock()
+		c.close()
+		return
+	}
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+func (c *Conn) close() {
+	c.nc.Close()
+	c.pool.mu.Lock()
+	c.pool.forget(c)
+	c.pool.mu.Unlock()
+}
+
+// forget drops c from the live set; p.mu is held.
+func (p *Pool) forget(c *Conn) { delete(p.live, c) }
+
+// Abort closes every connection, those of requests in flight too (their
+// reads fail at once), and refuses new ones: the run's hard stop.
+func (p *Pool) Abort() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.aborted = true
+	for c := range p.live {
+		c.nc.Close()
+	}
+	p.idle = nil
+}
+
+// CloseIdle closes the connections no request holds.
+func (p *Pool) CloseIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.idle {
+		p.forget(c)
+		c.nc.Close()
+	}
+	p.idle = nil
+}
+
+// body is an answer's body: it notes whether it was read to its end,
+// which decides whether its connection can carry the next request.
+type body struct {
+	c           *Conn
+	r           io.ReadCloser
+	eof, failed bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	} else if err != nil {
+		b.failed = true
+	}
+	return n, err
+}
+
+// Close before the end closes the connection first: http.ReadResponse's
+// body would read the rest of the answer otherwise (all of a stream).
+func (b *body) Close() error {
+	if !b.eof {
+		b.failed = true
+		b.c.nc.Close()
+	}
+	return b.r.Close()
+}

@@ -1,0 +1,466 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// far is a deadline no test reaches.
+func far() time.Time { return time.Now().Add(time.Minute) }
+
+// countingServer is a net/http server that counts the connections it
+// accepted.
+func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+func newPool(t *testing.T, url string, h http.Header) *Pool {
+	t.Helper()
+	p, err := NewPool(url, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.CloseIdle)
+	return p
+}
+
+// post sends body and reads the whole answer.
+func post(t *testing.T, p *Pool, body string) (int, string) {
+	t.Helper()
+	resp, c, err := p.Post(context.Background(), []byte(body), far(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestReuse: answers read to their end, whatever their framing (length,
+// chunked, empty), leave the connection for the next request: 300
+// requests, one connection, each answer the server's.
+func TestReuse(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		switch string(b) {
+		case "chunked":
+			w.Write([]byte("part one "))
+			w.(http.Flusher).Flush() // a flushed answer goes out chunked
+			w.Write([]byte("part two"))
+		case "empty":
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+			w.Write(b)
+		}
+	})
+	p := newPool(t, srv.URL+"/v1/x", nil)
+	for i := range 300 {
+		var want, body string
+		status := http.StatusOK
+		switch i % 3 {
+		case 0:
+			body, want = "chunked", "part one part two"
+		case 1:
+			body, want, status = "empty", "", http.StatusNoContent
+		default:
+			body = strings.Repeat("é", i)
+			want = body
+		}
+		if code, got := post(t, p, body); code != status || got != want {
+			t.Fatalf("request %d: %d %q, want %d %q", i, code, got, status, want)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 300 requests one after another, want 1", n)
+	}
+}
+
+// TestConcurrentConnections: C requests at a time use C connections and
+// no more, over many rounds.
+func TestConcurrentConnections(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	})
+	p := newPool(t, srv.URL, nil)
+	const c = 8
+	var wg sync.WaitGroup
+	for range c {
+		wg.Go(func() {
+			for range 50 {
+				if code, got := post(t, p, "x"); code != 200 || got != "ok" {
+					t.Errorf("%d %q", code, got)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := conns.Load(); n > c {
+		t.Errorf("%d connections for %d concurrent requesters", n, c)
+	}
+}
+
+// TestRequestBytes: the request on the wire is exactly the one net/http
+// would parse: request line, Host, the headers sorted, the length and the
+// body, small (one write) or large (two).
+func TestRequestBytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan *http.Request, 2)
+	bodies := make(chan []byte, 2)
+	heads := make(chan string, 2)
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		br := bufio.NewReader(nc)
+		for range 2 {
+			var head strings.Builder
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				head.WriteString(line)
+				if line == "\r\n" {
+					break
+				}
+			}
+			req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(head.String())))
+			if err != nil {
+				return
+			}
+			b := make([]byte, req.ContentLength)
+			if _, err := io.ReadFull(br, b); err != nil {
+				return
+			}
+			heads <- head.String()
+			got <- req
+			bodies <- b
+			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+		}
+	}()
+	url := "http://" + ln.Addr().String() + "/v1/chat/completions?trace=1"
+	p := newPool(t, url, http.Header{"X-B": {"2"}, "Authorization": {"Bearer k"}, "x-a": {"1", "one"}})
+	for _, body := range []string{`{"a":1}`, strings.Repeat("z", 100<<10)} {
+		post(t, p, body)
+		head, req, b := <-heads, <-got, <-bodies
+		want := "POST /v1/chat/completions?trace=1 HTTP/1.1\r\nHost: " + ln.Addr().String() +
+			"\r\nAuthorization: Bearer k\r\nX-A: 1\r\nX-A: one\r\nX-B: 2\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n"
+		if head != want {
+			t.Errorf("request head\n%q\nwant\n%q", head, want)
+		}
+		if req.Method != "POST" || req.URL.RequestURI() != "/v1/chat/completions?trace=1" || req.Header.Get("X-B") != "2" ||
+			strings.Join(req.Header["X-A"], ",") != "1,one" || string(b) != body {
+			t.Errorf("server read %s %s %v and %d bytes", req.Method, req.URL, req.Header, len(b))
+		}
+	}
+}
+
+// rawServer answers each connection's requests with answer(i), i counting
+// the connections, after reading the request's head and body.
+func rawServer(t *testing.T, answer func(conn int, nc net.Conn, br *bufio.Reader)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for i := 0; ; i++ {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer nc.Close()
+				answer(i, nc, bufio.NewReader(nc))
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// readRequest reads one request off br; false at the connection's end.
+func readRequest(br *bufio.Reader) bool {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, req.Body)
+	return true
+}
+
+// TestStale: a server that closes a kept-alive connection after one
+// answer (as llama.cpp does) makes the next request on it fail before any
+// answer byte: a StaleError, and a fresh connection then succeeds.
+func TestStale(t *testing.T) {
+	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+		if readRequest(br) {
+			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nKeep-Alive: timeout=5\r\n\r\nok")
+		}
+	})
+	p := newPool(t, url, nil)
+	post(t, p, "one")
+	time.Sleep(20 * time.Millisecond) // the server's close reaches the client
+	_, _, err := p.Post(context.Background(), []byte("two"), far(), false)
+	var stale *StaleError
+	if !errors.As(err, &stale) {
+		t.Fatalf("second request on the closed connection: %v, want a StaleError", err)
+	}
+	resp, c, err := p.Post(context.Background(), []byte("two"), far(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	c.Release()
+	if string(b) != "ok" {
+		t.Errorf("fresh connection: %q", b)
+	}
+}
+
+// TestFirstRequestNotStale: a failure on a new connection is never
+// stale: sending again could repeat a request the server processed.
+func TestFirstRequestNotStale(t *testing.T) {
+	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) { readRequest(br) })
+	p := newPool(t, url, nil)
+	_, _, err := p.Post(context.Background(), []byte("x"), far(), false)
+	var stale *StaleError
+	if err == nil || errors.As(err, &stale) {
+		t.Fatalf("error %v: want a plain error", err)
+	}
+}
+
+// TestNotReused: answers after which the connection cannot carry another
+// request close it: Connection: close, HTTP/1.0, a body ended by the
+// connection's end, a body not read to its end, bytes past the answer.
+func TestNotReused(t *testing.T) {
+	cases := map[string]struct {
+		answer string
+		read   int // bytes of the body read; -1: all
+	}{
+		"connection close": {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", -1},
+		"http/1.0":         {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", -1},
+		"until close":      {"HTTP/1.1 200 OK\r\n\r\nok", -1},
+		"half read":        {"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nokok", 2},
+		"trailing bytes":   {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n", -1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var conns atomic.Int64
+			url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+				conns.Add(1)
+				for readRequest(br) {
+					io.WriteString(nc, tc.answer)
+					if strings.Contains(tc.answer, "\r\n\r\nok") && !strings.Contains(tc.answer, "Length") {
+						return // the body ends with the connection
+					}
+				}
+			})
+			p := newPool(t, url, nil)
+			for range 2 {
+				resp, c, err := p.Post(context.Background(), []byte("x"), far(), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.read < 0 {
+					io.ReadAll(resp.Body)
+				} else {
+					io.ReadFull(resp.Body, make([]byte, tc.read))
+					resp.Body.Close()
+				}
+				c.Release()
+			}
+			if n := conns.Load(); n != 2 {
+				t.Errorf("%d connections for 2 requests, want 2", n)
+			}
+		})
+	}
+}
+
+// TestInformational: a 103 before the answer is skipped.
+func TestInformational(t *testing.T) {
+	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+		for readRequest(br) {
+			io.WriteString(nc, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 3\r\n\r\nyes")
+		}
+	})
+	p := newPool(t, url, nil)
+	if code, got := post(t, p, "x"); code != 201 || got != "yes" {
+		t.Errorf("%d %q, want 201 yes", code, got)
+	}
+}
+
+// TestDeadline: a server that never answers ends at the deadline, as a
+// timeout.
+func TestDeadline(t *testing.T) {
+	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+		readRequest(br)
+		io.Copy(io.Discard, br) // until the client gives up
+	})
+	p := newPool(t, url, nil)
+	_, _, err := p.Post(context.Background(), []byte("x"), time.Now().Add(50*time.Millisecond), false)
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("error %v, want a timeout", err)
+	}
+}
+
+// TestAbort: Abort ends a request in flight (its read fails) and refuses
+// new ones.
+func TestAbort(t *testing.T) {
+	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+		readRequest(br)
+		io.WriteString(nc, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+		io.Copy(io.Discard, br) // a stream that never ends
+	})
+	p := newPool(t, url, nil)
+	resp, c, err := p.Post(context.Background(), []byte("x"), far(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 3)
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != "abc" {
+		t.Fatalf("first chunk %q, %v", first, err)
+	}
+	done := make(chan error)
+	go func() {
+		_, err := io.ReadAll(resp.Body)
+		done <- err
+	}()
+	p.Abort()
+	if err := <-done; err == nil {
+		t.Error("the stream's read ended without an error after Abort")
+	}
+	c.Release()
+	if _, _, err := p.Post(context.Background(), []byte("x"), far(), false); !errors.Is(err, ErrAborted) {
+		t.Errorf("after Abort: %v, want ErrAborted", err)
+	}
+}
+
+// TestTLS: https works and keeps its connection.
+func TestTLS(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, r.Proto)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	tc := srv.Client().Transport.(*http.Transport).TLSClientConfig
+	p, err := NewPool(srv.URL, nil, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.CloseIdle()
+	for range 3 {
+		if code, got := post(t, p, "x"); code != 200 || got != "HTTP/1.1" {
+			t.Fatalf("%d %q", code, got)
+		}
+	}
+	if conns.Load() != 1 {
+		t.Errorf("%d TLS connections for 3 requests", conns.Load())
+	}
+}
+
+// TestBadConfig: headers that could split or confuse the request, and
+// URLs this client cannot serve, are refused up front.
+func TestBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		url string
+		h   http.Header
+	}{
+		{"http://h/x", http.Header{"X-A": {"a\r\nX-Injected: 1"}}},
+		{"http://h/x", http.Header{"Bad Name": {"v"}}},
+		{"http://h/x", http.Header{"Content-Length": {"3"}}},
+		{"http://h/x", http.Header{"Host": {"other"}}},
+		{"ftp://h/x", nil},
+		{"http:///x", nil},
+	} {
+		if _, err := NewPool(tc.url, tc.h, nil); err == nil {
+			t.Errorf("NewPool(%q, %v) accepted", tc.url, tc.h)
+		}
+	}
+}
+
+// FuzzAnswer: whatever bytes a server answers with, a request ends (no
+// panic, no hang past the deadline), and a connection is kept only after
+// a complete answer whose framing allows another.
+func FuzzAnswer(f *testing.F) {
+	for _, s := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n\r\n",
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+		"garbage\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, answer []byte) {
+		client, server := net.Pipe()
+		defer server.Close()
+		go func() {
+			br := bufio.NewReader(server)
+			if readRequest(br) {
+				server.Write(answer)
+			}
+			server.Close()
+		}()
+		p := &Pool{head: []byte("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: "), live: map[*Conn]struct{}{}}
+		c, err := p.adopt(client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.roundTrip([]byte("x"), time.Now().Add(2*time.Second))
+		if err != nil {
+			c.close()
+			return
+		}
+		b, rerr := io.ReadAll(resp.Body)
+		c.Release()
+		kept := len(p.idle) == 1
+		if kept && (rerr != nil || resp.Close || resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 ||
+			resp.ContentLength >= 0 && int64(len(b)) != resp.ContentLength || !bytes.Contains(answer, b)) {
+			t.Errorf("kept the connection after %q (body %q, %v)", answer, b, rerr)
+		}
+		p.CloseIdle()
+	})
+}
