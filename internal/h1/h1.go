@@ -36,6 +36,13 @@ import (
 // server has likely closed it by then.
 const idleTimeout = 90 * time.Second
 
+// checkAfter is how long a connection may wait unused before it is
+// checked, without waiting, for a close by the server before it is reused
+// (servers close idle connections: uvicorn, vLLM's and SGLang's, after 5
+// s). Reused sooner, a closed connection fails its request as a
+// StaleError, and the request is sent again once on a new connection.
+const checkAfter = 10 * time.Millisecond
+
 // dialTimeout bounds a dial and a TLS handshake.
 const dialTimeout = 10 * time.Second
 
@@ -67,6 +74,8 @@ type Pool struct {
 	// head is the request up to its Content-Length value: request line,
 	// Host and the fixed headers.
 	head []byte
+	// checkAfter is the package's checkAfter (tests change it).
+	checkAfter time.Duration
 
 	mu      sync.Mutex
 	idle    []*Conn // last in, first out: the warmest connection first
@@ -81,7 +90,7 @@ func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{live: map[*Conn]struct{}{}}
+	p := &Pool{live: map[*Conn]struct{}{}, checkAfter: checkAfter}
 	port := u.Port()
 	switch u.Scheme {
 	case "http":
@@ -226,7 +235,8 @@ func (p *Pool) takeIdle() *Conn {
 	for len(p.idle) > 0 {
 		c := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
-		if now.Sub(c.idleSince) < idleTimeout {
+		idle := now.Sub(c.idleSince)
+		if idle < p.checkAfter || idle < idleTimeout && !peerClosed(c.nc) {
 			return c
 		}
 		p.forget(c)

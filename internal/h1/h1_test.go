@@ -222,18 +222,30 @@ func readRequest(br *bufio.Reader) bool {
 	return true
 }
 
-// TestStale: a server that closes a kept-alive connection after one
-// answer (as llama.cpp does) makes the next request on it fail before any
-// answer byte: a StaleError, and a fresh connection then succeeds.
-func TestStale(t *testing.T) {
-	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+// closingServer answers one request per connection, advertising
+// Keep-Alive, then closes the connection (as llama.cpp does after a
+// stream) and says so on closed.
+func closingServer(t *testing.T) (url string, closed chan struct{}) {
+	closed = make(chan struct{}, 10)
+	url = rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
 		if readRequest(br) {
 			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nKeep-Alive: timeout=5\r\n\r\nok")
 		}
+		nc.Close()
+		closed <- struct{}{}
 	})
+	return url, closed
+}
+
+// TestStale: a connection the server closed, reused before the check
+// for it, fails its request before any answer byte: a StaleError; a fresh
+// connection then succeeds.
+func TestStale(t *testing.T) {
+	url, closed := closingServer(t)
 	p := newPool(t, url, nil)
+	p.checkAfter = time.Hour // never checked: the request finds the close
 	post(t, p, "one")
-	time.Sleep(20 * time.Millisecond) // the server's close reaches the client
+	<-closed
 	_, _, err := p.Post(context.Background(), []byte("two"), far(), false)
 	var stale *StaleError
 	if !errors.As(err, &stale) {
@@ -247,6 +259,22 @@ func TestStale(t *testing.T) {
 	c.Release()
 	if string(b) != "ok" {
 		t.Errorf("fresh connection: %q", b)
+	}
+}
+
+// TestIdleClosedChecked: a connection the server closed while it waited
+// unused is seen closed before it is reused: the request goes out on a
+// new one, with no failure to retry (a low --rate against uvicorn's 5 s
+// keep-alive would otherwise retry every request).
+func TestIdleClosedChecked(t *testing.T) {
+	url, closed := closingServer(t)
+	p := newPool(t, url, nil)
+	p.checkAfter = 0 // every reuse is checked
+	for range 3 {
+		if code, got := post(t, p, "x"); code != 200 || got != "ok" {
+			t.Fatalf("%d %q", code, got)
+		}
+		<-closed
 	}
 }
 
