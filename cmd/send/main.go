@@ -271,6 +271,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if w := sum.Client.Warning(); w != "" {
 		fmt.Fprintf(stderr, "send: warning: %s\n", w)
 	}
+	if n := sum.Client.Note(); n != "" {
+		fmt.Fprintf(stderr, "send: note: %s\n", n)
+	}
 	if sum.Cancelled > 0 {
 		why := "still running when the grace period (--grace " + c.Grace.String() + ") ended"
 		fmt.Fprintf(stderr, "send: %s cancelled: %s\n", plural(sum.Cancelled, "request"), why)

@@ -88,6 +88,11 @@ type Result struct {
 	// writes both on every live record.
 	ScheduledNs   *int64 `json:"scheduled_ns,omitempty"`
 	ScheduleLagNs *int64 `json:"schedule_lag_ns,omitempty"`
+	// SizingNs is the part of ScheduleLagNs that send --exact spent making
+	// the request exact (rendering, counting and resizing it, and building
+	// its body) before it went out; absent without --exact. It is not in
+	// LatencyNs.
+	SizingNs *int64 `json:"sizing_ns,omitempty"`
 	// ClientCPU is send's own CPU use (the whole process, getrusage) over
 	// the last window of at least 100 ms before the record was written, as
 	// a fraction of the cores it may use (GOMAXPROCS; 1 = all busy);

@@ -60,6 +60,11 @@ type Client struct {
 	LagP50Ms   *float64 `json:"schedule_lag_p50_ms"`
 	LagP99Ms   *float64 `json:"schedule_lag_p99_ms"`
 	LagLimitMs float64  `json:"schedule_lag_limit_ms"`
+	// SizingP99Ms is the p99 of the lags' part spent by send --exact
+	// sizing each request, and OwnLagP99Ms the p99 of the lags less it:
+	// the lag the verdict judges. Both nil when no request was sized.
+	SizingP99Ms *float64 `json:"sizing_p99_ms,omitempty"`
+	OwnLagP99Ms *float64 `json:"schedule_lag_without_sizing_p99_ms,omitempty"`
 	// CPUP99 is the p99 over records of send's CPU use when each was
 	// written, as a fraction of the cores it may use; nil when no record
 	// carried it.
@@ -70,26 +75,46 @@ type Client struct {
 	// client time. Reasons say why, one line each.
 	Saturated bool     `json:"saturated"`
 	Reasons   []string `json:"reasons"`
+	// Notes say what was late without saturating the client: requests
+	// that --exact's sizing held back (the latencies do not include it).
+	Notes []string `json:"notes,omitempty"`
 }
 
-// CheckClient is the verdict on lags (ns) and cpu (fractions of send's
-// cores); nil when there is neither.
-func CheckClient(lags []int64, cpu []float64, lim ClientLimits) *Client {
+// CheckClient is the verdict on lags (ns), sizing (the part of each lag
+// spent by send --exact's sizing, ns; nil or one per lag) and cpu
+// (fractions of send's cores); nil when there is neither lags nor cpu.
+//
+// Sizing is send's work, and it delays the request, but it is done before
+// the request's clock starts: a lag that is sizing alone is noted (the
+// offered load was lower than asked), not called saturation (the
+// latencies are clean).
+func CheckClient(lags, sizing []int64, cpu []float64, lim ClientLimits) *Client {
 	if len(lags) == 0 && len(cpu) == 0 {
 		return nil
 	}
 	lim = lim.orDefaults()
 	c := &Client{Requests: uint64(len(lags)), LagLimitMs: float64(lim.LagLimit) / 1e6, CPULimit: lim.CPULimit, Reasons: []string{}}
 	if len(lags) > 0 {
-		ms := make([]float64, len(lags))
-		for i, v := range lags {
-			ms[i] = float64(v) / 1e6
-		}
-		slices.Sort(ms)
-		p50, p99 := linearPercentile(ms, 50), linearPercentile(ms, 99)
+		p50, p99 := msPercentiles(lags)
 		c.LagP50Ms, c.LagP99Ms = &p50, &p99
-		if p99 > c.LagLimitMs {
+		own := p99
+		if len(sizing) == len(lags) && slices.ContainsFunc(sizing, func(v int64) bool { return v != 0 }) {
+			_, sp99 := msPercentiles(sizing)
+			rest := make([]int64, len(lags))
+			for i, v := range lags {
+				rest[i] = v - sizing[i]
+			}
+			_, own = msPercentiles(rest)
+			c.SizingP99Ms, c.OwnLagP99Ms = &sp99, &own
+		}
+		switch {
+		case own > c.LagLimitMs && c.OwnLagP99Ms != nil:
+			c.Reasons = append(c.Reasons, fmt.Sprintf("schedule lag p99 %.2f ms, %.2f ms besides --exact's sizing, > %s: requests went out late", p99, own, lim.LagLimit))
+		case own > c.LagLimitMs:
 			c.Reasons = append(c.Reasons, fmt.Sprintf("schedule lag p99 %.2f ms > %s: requests went out late", p99, lim.LagLimit))
+		case p99 > c.LagLimitMs:
+			c.Notes = append(c.Notes, fmt.Sprintf("requests went out late (schedule lag p99 %.2f ms > %s) because --exact sized each one first (sizing p99 %.2f ms, the lag besides it %.2f ms): the offered load was lower than asked; the latencies do not include it",
+				p99, lim.LagLimit, *c.SizingP99Ms, own))
 		}
 	}
 	if len(cpu) > 0 {
@@ -106,10 +131,29 @@ func CheckClient(lags []int64, cpu []float64, lim ClientLimits) *Client {
 	return c
 }
 
+// msPercentiles are the p50 and p99 of ns values, in ms.
+func msPercentiles(ns []int64) (p50, p99 float64) {
+	ms := make([]float64, len(ns))
+	for i, v := range ns {
+		ms[i] = float64(v) / 1e6
+	}
+	slices.Sort(ms)
+	return linearPercentile(ms, 50), linearPercentile(ms, 99)
+}
+
 // Warning is the line that says the client was saturated; "" when not.
 func (c *Client) Warning() string {
 	if c == nil || !c.Saturated {
 		return ""
 	}
 	return "the client was saturated (" + strings.Join(c.Reasons, "; ") + "): the latencies include client time"
+}
+
+// Note is the line that says what was late without saturating the
+// client; "" when nothing was.
+func (c *Client) Note() string {
+	if c == nil {
+		return ""
+	}
+	return strings.Join(c.Notes, "; ")
 }

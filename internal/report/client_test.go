@@ -35,16 +35,53 @@ func TestClientVerdict(t *testing.T) {
 		t.Errorf("headline: %s", h)
 	}
 
-	c = CheckClient(nil, []float64{0.95, 0.2, 0.5}, ClientLimits{})
+	c = CheckClient(nil, nil, []float64{0.95, 0.2, 0.5}, ClientLimits{})
 	near(t, "cpu p99", c.CPUP99, 0.941)
 	near(t, "cpu max", c.CPUMax, 0.95)
 	if !c.Saturated || c.LagP99Ms != nil || !strings.Contains(c.Warning(), "client CPU p99 94% of its cores >= 90%") {
 		t.Errorf("busy CPU: %+v %q", c, c.Warning())
 	}
-	if c := CheckClient([]int64{1e6}, []float64{0.5}, ClientLimits{}); c.Saturated || c.Warning() != "" {
+	if c := CheckClient([]int64{1e6}, nil, []float64{0.5}, ClientLimits{}); c.Saturated || c.Warning() != "" || c.Note() != "" {
 		t.Errorf("calm: %+v", c)
 	}
-	if CheckClient(nil, nil, ClientLimits{}) != nil || (*Client)(nil).Warning() != "" {
+	if CheckClient(nil, nil, nil, ClientLimits{}) != nil || (*Client)(nil).Warning() != "" {
 		t.Error("no figures: want no verdict")
+	}
+}
+
+// TestSizingLag: the lag --exact's sizing adds is noted, not called
+// saturation, unless the lag besides it passes the limit. Lags 2, 8, 10
+// ms with sizing 1, 7, 9: the p99 lag (rank 1.98) is 8 + 0.98·2 =
+// 9.96 ms, over 5 ms; the sizing p99 is 7 + 0.98·2 = 8.96 ms; the lag
+// besides it is 1 ms each: calm, one note. With sizing 0, 0, 1 the lag
+// besides it is 2, 8, 9 ms, p99 8 + 0.98·1 = 8.98 ms: saturated.
+func TestSizingLag(t *testing.T) {
+	lags := []int64{2 * msNs, 8 * msNs, 10 * msNs}
+	c := CheckClient(lags, []int64{1 * msNs, 7 * msNs, 9 * msNs}, nil, ClientLimits{})
+	near(t, "lag p99", c.LagP99Ms, 9.96)
+	near(t, "sizing p99", c.SizingP99Ms, 8.96)
+	near(t, "own lag p99", c.OwnLagP99Ms, 1)
+	if c.Saturated || c.Warning() != "" || len(c.Notes) != 1 ||
+		!strings.Contains(c.Note(), "schedule lag p99 9.96 ms > 5ms) because --exact sized each one first (sizing p99 8.96 ms, the lag besides it 1.00 ms)") ||
+		!strings.Contains(c.Note(), "the latencies do not include it") {
+		t.Errorf("sizing alone: %+v, note %q", c, c.Note())
+	}
+	c = CheckClient(lags, []int64{0, 0, 1 * msNs}, nil, ClientLimits{})
+	near(t, "own lag p99", c.OwnLagP99Ms, 8.98)
+	if !c.Saturated || c.Note() != "" || !strings.Contains(c.Warning(), "schedule lag p99 9.96 ms, 8.98 ms besides --exact's sizing, > 5ms") {
+		t.Errorf("lag besides sizing: %+v, %q", c, c.Warning())
+	}
+	// Without --exact (no sizing recorded) the whole lag is judged.
+	if c := CheckClient(lags, make([]int64, 3), nil, ClientLimits{}); !c.Saturated || c.SizingP99Ms != nil || c.OwnLagP99Ms != nil {
+		t.Errorf("no sizing: %+v", c)
+	}
+	// The summary says it under the performance section.
+	s := handRun(Options{})
+	for i, lag := range lags {
+		sizing := lag - msNs
+		s.AddRequest(Request{ISL: rec(100, ip(100), nil, ip(0)), Live: &Live{StartNs: int64(i + 10), LatencyNs: msNs, ScheduleLagNs: &lags[i], SizingNs: &sizing, OK: true}})
+	}
+	if h := strings.Join(s.Report().Performance.headline(), "\n"); !strings.Contains(h, "note: requests went out late") || strings.Contains(h, "WARNING") {
+		t.Errorf("headline: %s", h)
 	}
 }

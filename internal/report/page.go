@@ -118,6 +118,9 @@ func (p *Performance) keyTable() table {
 	if w := p.Client.Warning(); w != "" {
 		add("client", w)
 	}
+	if n := p.Client.Note(); n != "" {
+		add("client note", n)
+	}
 	return t
 }
 

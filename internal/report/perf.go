@@ -69,6 +69,9 @@ type Live struct {
 	} `json:"error"`
 	// ScheduleLagNs is actual − intended start, when recorded.
 	ScheduleLagNs *int64 `json:"schedule_lag_ns"`
+	// SizingNs is the part of the lag send --exact spent sizing the
+	// request, when recorded.
+	SizingNs *int64 `json:"sizing_ns"`
 	// ClientCPU is send's CPU use when it wrote the record, as a fraction
 	// of the cores it may use, when recorded.
 	ClientCPU *float64 `json:"client_cpu"`
@@ -201,6 +204,7 @@ type perfAcc struct {
 	reqs   []perfReq
 	itl    []int64
 	lags   []int64
+	sizing []int64 // each lag's part spent by send --exact's sizing
 	cpu    []float64
 	errors map[string]uint64
 }
@@ -215,6 +219,11 @@ func (p *perfAcc) add(isl records.ISL, l *Live) {
 	}
 	if l.ScheduleLagNs != nil {
 		p.lags = append(p.lags, *l.ScheduleLagNs)
+		var sizing int64
+		if l.SizingNs != nil {
+			sizing = *l.SizingNs
+		}
+		p.sizing = append(p.sizing, sizing)
 	}
 	if l.ClientCPU != nil {
 		p.cpu = append(p.cpu, *l.ClientCPU)
@@ -464,7 +473,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		st := statsOf(slices.Clone(p.lags), pcts)
 		pr.ScheduleLag = &st
 	}
-	pr.Client = CheckClient(p.lags, p.cpu, o.Client)
+	pr.Client = CheckClient(p.lags, p.sizing, p.cpu, o.Client)
 	if !o.SLO.empty() {
 		g := &Goodput{SLO: o.SLO}
 		for _, r := range p.reqs {

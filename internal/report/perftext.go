@@ -26,6 +26,9 @@ func (p *Performance) headline() []string {
 	if w := p.Client.Warning(); w != "" {
 		lines = append(lines, "WARNING: "+w)
 	}
+	if n := p.Client.Note(); n != "" {
+		lines = append(lines, "note: "+n)
+	}
 	if p.WithoutUsage > 0 {
 		lines = append(lines, fmt.Sprintf("%d succeeded requests had no usage: no tokens or TPOT counted for them", p.WithoutUsage))
 	}

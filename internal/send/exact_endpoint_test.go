@@ -236,6 +236,10 @@ func TestExactWarmupRampUp(t *testing.T) {
 					if res.ScheduledNs == nil || res.ScheduleLagNs == nil || *res.ScheduleLagNs != res.StartNs-*res.ScheduledNs {
 						t.Errorf("record %d: scheduled %v lag %v start %d", i, res.ScheduledNs, res.ScheduleLagNs, res.StartNs)
 					}
+					// --exact's sizing is recorded: what of the lag it was.
+					if res.SizingNs == nil || *res.SizingNs <= 0 {
+						t.Errorf("record %d: sizing_ns %v, want the time --exact took", i, res.SizingNs)
+					}
 				}
 			})
 		}

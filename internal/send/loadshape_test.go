@@ -242,6 +242,9 @@ func TestWarmup(t *testing.T) {
 			if res.ScheduledNs == nil || res.ScheduleLagNs == nil || *res.ScheduleLagNs != res.StartNs-*res.ScheduledNs {
 				t.Errorf("%+v: record %d: scheduled %v lag %v start %d", o, i, res.ScheduledNs, res.ScheduleLagNs, res.StartNs)
 			}
+			if res.SizingNs != nil {
+				t.Errorf("%+v: record %d: sizing_ns %d without --exact", o, i, *res.SizingNs)
+			}
 			testutil.ValidateSchema(t, "request.schema.json", mustJSON(t, r))
 		}
 	}

@@ -35,10 +35,12 @@ type recorder struct {
 	onRun  func()
 	// cpu stamps each record's client_cpu (nil: none); lags and cpus are
 	// the measured records' figures, for the client verdict.
-	cpu   *cpuMeter
-	lags  []int64
-	cpus  []float64
-	limit report.ClientLimits
+	cpu  *cpuMeter
+	lags []int64
+	// sizing is each lag's part spent by --exact's sizing (0 without).
+	sizing []int64
+	cpus   []float64
+	limit  report.ClientLimits
 }
 
 func newRecorder(w io.Writer) *recorder {
@@ -70,6 +72,7 @@ func (r *recorder) write(rec *records.Request) error {
 		if !rec.Warmup {
 			if res.ScheduleLagNs != nil {
 				r.lags = append(r.lags, *res.ScheduleLagNs)
+				r.sizing = append(r.sizing, deref(res.SizingNs))
 			}
 			if res.ClientCPU != nil {
 				r.cpus = append(r.cpus, *res.ClientCPU)
@@ -130,5 +133,12 @@ func (r *recorder) summary() Summary {
 	defer r.mu.Unlock()
 	return Summary{Requests: int(r.done.Load()), Failed: int(r.failed.Load()), Cancelled: int(r.cancelled.Load()),
 		ByKind: maps.Clone(r.byKind), Resized: int(r.resized.Load()), Unreachable: int(r.unreachable.Load()),
-		Client: report.CheckClient(r.lags, r.cpus, r.limit)}
+		Client: report.CheckClient(r.lags, r.sizing, r.cpus, r.limit)}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -108,6 +108,10 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 		due := sl.due.UnixNano()
 		late := res.StartNs - due
 		res.ScheduledNs, res.ScheduleLagNs = &due, &late
+		if w.sizer != nil {
+			sizing := buildDur.Nanoseconds()
+			res.SizingNs = &sizing
+		}
 		rec.Result = &res
 		if res.OK {
 			replies = append(replies, res.OutputText)
