@@ -86,7 +86,7 @@ type Client struct {
 //
 // Sizing is send's work, and it delays the request, but it is done before
 // the request's clock starts: a lag that is sizing alone is noted (the
-// offered load was lower than asked), not called saturation (the
+// requests went out later than scheduled), not called saturation (the
 // latencies are clean).
 func CheckClient(lags, sizing []int64, cpu []float64, lim ClientLimits) *Client {
 	if len(lags) == 0 && len(cpu) == 0 {
@@ -113,7 +113,7 @@ func CheckClient(lags, sizing []int64, cpu []float64, lim ClientLimits) *Client 
 		case own > c.LagLimitMs:
 			c.Reasons = append(c.Reasons, fmt.Sprintf("schedule lag p99 %.2f ms > %s: requests went out late", p99, lim.LagLimit))
 		case p99 > c.LagLimitMs:
-			c.Notes = append(c.Notes, fmt.Sprintf("requests went out late (schedule lag p99 %.2f ms > %s) because --exact sized each one first (sizing p99 %.2f ms, the lag besides it %.2f ms): the offered load was lower than asked; the latencies do not include it",
+			c.Notes = append(c.Notes, fmt.Sprintf("requests went out late (schedule lag p99 %.2f ms > %s) because --exact sized each one first (sizing p99 %.2f ms, the lag besides it %.2f ms): the latencies do not include it",
 				p99, lim.LagLimit, *c.SizingP99Ms, own))
 		}
 	}
