@@ -316,7 +316,9 @@ func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error
 		c.out = nil // a large body's copy is not kept for the next request
 	}
 	if err != nil {
-		c.staleFailure = true
+		// A request not written whole was not processed: safe to send
+		// again, unless its time is up.
+		c.staleFailure = !isTimeout(err)
 		return nil, err
 	}
 	if _, err := c.br.Peek(1); err != nil {

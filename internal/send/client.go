@@ -195,7 +195,7 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	}
 	res.LatencyNs = time.Since(start).Nanoseconds()
 	if stream && err == nil {
-		drain(conn, resp.Body)
+		drain(conn, resp.Body, deadline)
 	}
 	if err != nil {
 		var pe *protocolError
@@ -229,8 +229,11 @@ var drainWait = time.Second
 // chunked body, usually already on its way), so that its connection goes
 // back to the pool: a body not read to its end closes the connection,
 // and the next request must dial again (make bench-send: re-dials).
-func drain(conn *h1.Conn, body io.Reader) {
-	if conn.SetReadDeadline(time.Now().Add(drainWait)) == nil {
+func drain(conn *h1.Conn, body io.Reader, deadline time.Time) {
+	if t := time.Now().Add(drainWait); t.Before(deadline) {
+		deadline = t
+	}
+	if conn.SetReadDeadline(deadline) == nil {
 		io.CopyN(io.Discard, body, 64<<10)
 	}
 }
