@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
+	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
@@ -221,7 +223,7 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 	}
 	target := t.TargetISL
 	guess := orig.BareTokens
-	if pred, ok := z.predict(c, turn, replies, st); ok {
+	if pred, ok := z.predict(c, turn, pass, replies, st); ok {
 		guess += target - pred
 	} else {
 		a, err := eval(orig.Text)
@@ -340,15 +342,18 @@ func tailCut(text string, n, shrink int) int {
 // predict is the count of turn `turn`'s request with compose's text
 // (c.Turns[turn] still holds it), from the previous request's count:
 // compose's own step between the two dry-run requests, with the server's
-// reply in place of the synthetic one. ok is false where nothing predicts
-// it (the first request of a session, counts compose did not record).
-func (z *Sizer) predict(c *records.Conversation, turn int, replies []string, st *sessionState) (int, bool) {
+// reply in place of the synthetic one. A first turn is compose's count
+// with the marker of pass `pass` in place of pass 0's (markerStep); a
+// later one carries the same marker as the request before it. ok is false
+// where nothing predicts it (the first request of a session, counts
+// compose did not record).
+func (z *Sizer) predict(c *records.Conversation, turn, pass int, replies []string, st *sessionState) (int, bool) {
 	t := &c.Turns[turn]
 	if t.WireISL == nil {
 		return 0, false
 	}
 	if turn == 0 {
-		return *t.WireISL, true
+		return *t.WireISL + z.markerStep(c, pass), true
 	}
 	prev := &c.Turns[turn-1]
 	if prev.WireISL == nil || st.prevWire == 0 || len(replies) < turn {
@@ -360,4 +365,74 @@ func (z *Sizer) predict(c *records.Conversation, turn int, replies []string, st 
 		step += tok.Count(reply) - tok.Count(prev.Assistant)
 	}
 	return st.prevWire + step, true
+}
+
+// markerStep is how many tokens more (or fewer) turn 0's request counts
+// with the marker of recycle pass `pass` than with pass 0's, which compose
+// counted (wire_isl). The two requests differ only in the marker's digest,
+// so only the marker and the word of its message beside it are counted,
+// with each digest: the tokenizers' pre-tokenizers split at the marker's
+// brackets (and one without any, a SentencePiece one, at the space before
+// or after that word), so the rest of the request tokenizes alike. A
+// completions prompt, a Responses request and a bare count all carry the
+// message text as it is, so the same step holds for them.
+func (z *Sizer) markerStep(c *records.Conversation, pass int) int {
+	if pass == 0 {
+		return 0
+	}
+	was, now := wire.Marker(c, 0), wire.Marker(c, pass)
+	if was == now || was == "" {
+		return 0
+	}
+	// The message wire.Messages puts the marker in (RouteMessages on a
+	// request whose first message is the system prompt iff c has one).
+	l := cachebust.Route(c.CacheBust, c.SystemPrompt != nil)
+	var text string
+	switch l.Slot {
+	case cachebust.SharedSystemPrompt:
+		text = c.SystemPrompt.Text
+	case cachebust.FirstUserTurn:
+		text = c.Turns[0].Text
+	default:
+		return 0
+	}
+	tok := z.m.Tokenizer
+	if l.Prefix {
+		w := firstWord(text)
+		return tok.Count(now+w) - tok.Count(was+w)
+	}
+	w := lastWord(text)
+	return tok.Count(w+now) - tok.Count(w+was)
+}
+
+// wordSpan bounds the text counted beside a marker (a text without spaces
+// near its end is cut, where a SentencePiece count may then be a token
+// off: the confirming render catches it).
+const wordSpan = 64
+
+// firstWord is the start of text up to its first space after the first
+// byte, at most about wordSpan bytes (cut at a rune boundary).
+func firstWord(text string) string {
+	end := min(len(text), wordSpan)
+	if i := strings.IndexByte(text[min(1, end):end], ' '); i >= 0 {
+		return text[:i+min(1, end)]
+	}
+	for end < len(text) && !utf8.RuneStart(text[end]) {
+		end++
+	}
+	return text[:end]
+}
+
+// lastWord is the end of text from its last space (which a byte-level
+// pre-tokenizer and SentencePiece both keep with the word after it), at
+// most about wordSpan bytes (cut at a rune boundary).
+func lastWord(text string) string {
+	start := max(0, len(text)-wordSpan)
+	if i := strings.LastIndexByte(text[start:], ' '); i >= 0 {
+		return text[start+i:]
+	}
+	for start > 0 && !utf8.RuneStart(text[start]) {
+		start--
+	}
+	return text[start:]
 }

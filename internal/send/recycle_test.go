@@ -1,0 +1,105 @@
+package send
+
+import (
+	"testing"
+
+	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/compose"
+	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/records"
+)
+
+// recycleCase is one set of composed conversations whose recycle passes
+// the tests below send.
+type recycleCase struct {
+	name  string // its subtest name
+	model string
+	convs []records.Conversation
+}
+
+// recycleCases composes --live conversations for the embedded Qwen3,
+// Llama 3 and Mistral 7B (whose SentencePiece tokenizer has no
+// pre-tokenizer), for every cache-bust target, on chat (with and without a
+// system prompt where the template takes one, two turns) and completions
+// (one prompt).
+func recycleCases(t *testing.T) []recycleCase {
+	t.Helper()
+	var out []recycleCase
+	models := []string{"", "llama3", "mistral7b"}
+	if testing.Short() {
+		models = models[:1]
+	}
+	for _, name := range models {
+		for _, target := range cachebust.Targets() {
+			for _, ep := range []endpoint.Kind{endpoint.Chat, endpoint.Completions} {
+				systems, turns := []int{0, 24}, 2
+				if ep == endpoint.Completions {
+					systems, turns = []int{0}, 1
+				}
+				if name == "mistral7b" {
+					systems = []int{0} // its template refuses a system message
+				}
+				for _, system := range systems {
+					convs := liveEndpointConversations(t, name, ep, target, compose.Options{ISL: 48, OSL: 8, Conversations: 3, Turns: turns, Seed: 4,
+						SharedSystemPromptLength: system})
+					n := name
+					if n == "" {
+						n = "qwen3"
+					}
+					out = append(out, recycleCase{name: n + "/" + string(ep) + "/" + target.String() + "/system=" + map[bool]string{true: "yes", false: "no"}[system > 0], model: name, convs: convs})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// recyclePasses is how many recycle passes the tests below size each
+// first turn for (a run's passes depend on which worker took which
+// session when, up to thousands under --rate; these are a sample of the
+// markers any order can give).
+func recyclePasses() int {
+	if testing.Short() {
+		return 16
+	}
+	return 48
+}
+
+// TestExactRecyclePredictsFirstTurn: the count send --exact predicts for
+// the first turn of a recycle pass, with compose's text and that pass's
+// new marker (whose digest tokenizes to a count of its own), is the
+// count of the request as rendered and counted whole, for every pass,
+// target, endpoint and model; and some passes' markers do count
+// differently from pass 0's (so the prediction is not merely compose's).
+func TestExactRecyclePredictsFirstTurn(t *testing.T) {
+	moved := 0
+	for _, rc := range recycleCases(t) {
+		t.Run(rc.name, func(t *testing.T) {
+			z := exactSizer(t, rc.model, rc.convs)
+			b := newBuilder(t, PayloadOptions{})
+			for i := range rc.convs {
+				c := &rc.convs[i]
+				for pass := range recyclePasses() {
+					pred, ok := z.predict(c, 0, pass, nil, &sessionState{})
+					built, err := b.Build(c, 0, pass, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n, err := z.count(c, 0, pass, nil, built)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ok || pred != n {
+						t.Errorf("%s pass %d (marker %q): predicted %d (%v), the request counts %d (compose's pass 0: %d)", c.ID, pass, built.Marker, pred, ok, n, *c.Turns[0].WireISL)
+					}
+					if n != *c.Turns[0].WireISL {
+						moved++
+					}
+				}
+			}
+		})
+	}
+	if moved == 0 {
+		t.Error("no recycle pass's marker moved a first turn's count: the test shows nothing")
+	}
+}
