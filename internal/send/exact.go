@@ -199,9 +199,13 @@ type sessionState struct {
 // The first guess needs no render: the request differs from the previous
 // one (which was counted) by the previous reply, the wraps and this
 // turn's text, as in compose's dry run, except that the reply is the
-// server's (counted, reply-sized) rather than the synthetic one. One render
-// and count of the request then confirms it, usually at once; otherwise
-// sizing.Search goes on as compose's exact mode does.
+// server's (counted, reply-sized) rather than the synthetic one; a first
+// turn differs from compose's by the marker of its recycle pass. When
+// that count is not the target, sizing.Search looks for the text as
+// compose's exact mode does, but counts each candidate from it by the
+// tokens of the text's changed end alone (textStep). One render and count
+// of the request then confirms the text found, usually at once;
+// otherwise the search is done again with a render per candidate.
 func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, turn, pass int, replies []string, st *sessionState) (sized, error) {
 	z.requests.Add(1)
 	t := &c.Turns[turn]
@@ -222,16 +226,15 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		return sizing.Attempt{Text: text, Wire: n}, nil
 	}
 	target := t.TargetISL
-	guess := orig.BareTokens
-	if pred, ok := z.predict(c, turn, pass, replies, st); ok {
-		guess += target - pred
-	} else {
+	base, ok := z.predict(c, turn, pass, replies, st)
+	if !ok {
 		a, err := eval(orig.Text)
 		if err != nil {
 			return sized{}, err
 		}
-		guess += target - a.Wire
+		base = a.Wire
 	}
+	guess := orig.BareTokens + target - base
 	if guess == orig.BareTokens {
 		if lastText != orig.Text || last.built.Body == nil {
 			if _, err := eval(orig.Text); err != nil {
@@ -242,15 +245,35 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 			st.prevWire = last.wire
 			return last, nil
 		}
+		base = last.wire
 		guess += target - last.wire
 	}
-	text, out, err := resize(tok, orig, guess, target, eval)
-	if err != nil {
-		return sized{}, err // eval's and Build's errors name the conversation
+	// The candidates are counted from base, the count with compose's
+	// text, plus what the changed end of the text adds (textStep), and
+	// only the text found is rendered; if its render disagrees, the
+	// search is done again, rendering every candidate.
+	estimate := func(text string) (sizing.Attempt, error) {
+		return sizing.Attempt{Text: text, Wire: base + z.textStep(c, turn, pass, orig.Text, text)}, nil
 	}
+	text, out, err := resize(tok, orig, guess, target, estimate)
+	if err != nil {
+		return sized{}, err
+	}
+	want := base + z.textStep(c, turn, pass, orig.Text, text)
 	if lastText != text {
 		if _, err = eval(text); err != nil {
 			return sized{}, err
+		}
+	}
+	if last.wire != want {
+		text, out, err = resize(tok, orig, guess, target, eval)
+		if err != nil {
+			return sized{}, err // eval's and Build's errors name the conversation
+		}
+		if lastText != text {
+			if _, err = eval(text); err != nil {
+				return sized{}, err
+			}
 		}
 	}
 	switch out {
@@ -403,6 +426,41 @@ func (z *Sizer) markerStep(c *records.Conversation, pass int) int {
 	}
 	w := lastWord(text)
 	return tok.Count(w+now) - tok.Count(w+was)
+}
+
+// textStep is how many tokens more (or fewer) turn `turn`'s request of
+// pass `pass` counts with text as the turn's text than with orig: the
+// count of their ends from where they part (from the space before that
+// word, where the pre-tokenizers start a piece), with the marker where it
+// touches them (the first turn's, a suffix's always, a prefix's when the
+// texts part in their first word). After the turn's text comes the
+// template's end of the message (or nothing, for a completions prompt),
+// where a count splits too.
+func (z *Sizer) textStep(c *records.Conversation, turn, pass int, orig, text string) int {
+	k := 0
+	for k < len(orig) && k < len(text) && orig[k] == text[k] {
+		k++
+	}
+	if k == len(orig) && k == len(text) {
+		return 0
+	}
+	from := max(strings.LastIndexByte(orig[:k], ' '), 0)
+	for from > 0 && orig[from-1] == ' ' {
+		from--
+	}
+	pre, suf := "", ""
+	if turn == 0 {
+		if l := cachebust.Route(c.CacheBust, c.SystemPrompt != nil); l.Slot == cachebust.FirstUserTurn {
+			switch m := wire.Marker(c, pass); {
+			case !l.Prefix:
+				suf = m
+			case from == 0:
+				pre = m
+			}
+		}
+	}
+	tok := z.m.Tokenizer
+	return tok.Count(pre+text[from:]+suf) - tok.Count(pre+orig[from:]+suf)
 }
 
 // wordSpan bounds the text counted beside a marker (a text without spaces

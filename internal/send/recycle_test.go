@@ -1,6 +1,7 @@
 package send
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
@@ -101,5 +102,43 @@ func TestExactRecyclePredictsFirstTurn(t *testing.T) {
 	}
 	if moved == 0 {
 		t.Error("no recycle pass's marker moved a first turn's count: the test shows nothing")
+	}
+}
+
+// TestExactRecycleOneRender: sizing the first turn of any recycle pass
+// takes one whole-request render, the one that confirms the prediction,
+// and the request then counts exactly its target, for every case of
+// TestExactRecyclePredictsFirstTurn (a pass whose marker moved the count
+// is resized without a second render). Each request is checked on its own,
+// so no order of passes can change the outcome.
+func TestExactRecycleOneRender(t *testing.T) {
+	resized := 0
+	for _, rc := range recycleCases(t) {
+		t.Run(rc.name, func(t *testing.T) {
+			z := exactSizer(t, rc.model, rc.convs)
+			b := newBuilder(t, PayloadOptions{})
+			for i := range rc.convs {
+				orig := &rc.convs[i]
+				for pass := range recyclePasses() {
+					c := *orig
+					c.Turns = slices.Clone(orig.Turns)
+					r0, _ := z.Renders()
+					s, err := z.fit(b, &c, &orig.Turns[0], 0, pass, nil, &sessionState{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					r1, _ := z.Renders()
+					if r1-r0 != 1 || s.wire != orig.Turns[0].TargetISL || s.unreachable != nil {
+						t.Errorf("%s pass %d (marker %q): %d renders, counts %d, target %d, unreachable %+v", c.ID, pass, s.built.Marker, r1-r0, s.wire, orig.Turns[0].TargetISL, s.unreachable)
+					}
+					if s.resizedFrom != nil {
+						resized++
+					}
+				}
+			}
+		})
+	}
+	if resized == 0 {
+		t.Error("no first turn resized: the test shows nothing")
 	}
 }
