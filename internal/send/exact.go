@@ -252,14 +252,18 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 	// text, plus what the changed end of the text adds (textStep), and
 	// only the text found is rendered; if its render disagrees, the
 	// search is done again, rendering every candidate.
+	estText, want := "", 0 // the last candidate estimated
 	estimate := func(text string) (sizing.Attempt, error) {
-		return sizing.Attempt{Text: text, Wire: base + z.textStep(c, turn, pass, orig.Text, text)}, nil
+		estText, want = text, base+z.textStep(c, turn, pass, orig.Text, text)
+		return sizing.Attempt{Text: text, Wire: want}, nil
 	}
 	text, out, err := resize(tok, orig, guess, target, estimate)
 	if err != nil {
 		return sized{}, err
 	}
-	want := base + z.textStep(c, turn, pass, orig.Text, text)
+	if estText != text {
+		want = base + z.textStep(c, turn, pass, orig.Text, text)
+	}
 	if lastText != text {
 		if _, err = eval(text); err != nil {
 			return sized{}, err
