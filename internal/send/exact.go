@@ -398,11 +398,13 @@ func (z *Sizer) predict(c *records.Conversation, turn, pass int, replies []strin
 // with the marker of recycle pass `pass` than with pass 0's, which compose
 // counted (wire_isl). The two requests differ only in the marker's digest,
 // so only the marker and the word of its message beside it are counted,
-// with each digest: the tokenizers' pre-tokenizers split at the marker's
-// brackets (and one without any, a SentencePiece one, at the space before
-// or after that word), so the rest of the request tokenizes alike. A
-// completions prompt, a Responses request and a bare count all carry the
-// message text as it is, so the same step holds for them.
+// with each digest: byte-level pre-tokenizers split at the marker's
+// brackets, and a SentencePiece BPE (with or without a pre-tokenizer)
+// merges nothing across the space before a word, so the rest of the
+// request tokenizes alike. A completions prompt, a Responses request and
+// a bare count all carry the message text as it is, so the same step
+// holds for them (TestExactRecyclePredictsFirstTurn: every reference
+// model).
 func (z *Sizer) markerStep(c *records.Conversation, pass int) int {
 	if pass == 0 {
 		return 0

@@ -2,6 +2,7 @@ package send
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
@@ -18,15 +19,16 @@ type recycleCase struct {
 	convs []records.Conversation
 }
 
-// recycleCases composes --live conversations for the embedded Qwen3,
-// Llama 3 and Mistral 7B (whose SentencePiece tokenizer has no
-// pre-tokenizer), for every cache-bust target, on chat (with and without a
-// system prompt where the template takes one, two turns) and completions
-// (one prompt).
+// recycleCases composes --live conversations for the embedded Qwen3 and
+// every reference model (Mistral 7B's SentencePiece tokenizer has no
+// pre-tokenizer, its -metaspace variant one that does not split; Llama
+// 3.1's completions add a BOS), for every cache-bust target, on chat (with
+// and without a system prompt where the template takes one, two turns)
+// and completions (one prompt).
 func recycleCases(t *testing.T) []recycleCase {
 	t.Helper()
 	var out []recycleCase
-	models := []string{"", "llama3", "mistral7b"}
+	models := []string{"", "llama3", "mistral7b", "mistral7b-metaspace", "llama3_1", "deepseek_v3", "gptoss"}
 	if testing.Short() {
 		models = models[:1]
 	}
@@ -37,11 +39,15 @@ func recycleCases(t *testing.T) []recycleCase {
 				if ep == endpoint.Completions {
 					systems, turns = []int{0}, 1
 				}
-				if name == "mistral7b" {
+				if strings.HasPrefix(name, "mistral7b") {
 					systems = []int{0} // its template refuses a system message
 				}
+				isl := 48
+				if name == "gptoss" {
+					isl = 160 // its template's preamble alone counts about 70
+				}
 				for _, system := range systems {
-					convs := liveEndpointConversations(t, name, ep, target, compose.Options{ISL: 48, OSL: 8, Conversations: 3, Turns: turns, Seed: 4,
+					convs := liveEndpointConversations(t, name, ep, target, compose.Options{ISL: isl, OSL: 8, Conversations: 3, Turns: turns, Seed: 4,
 						SharedSystemPromptLength: system})
 					n := name
 					if n == "" {
