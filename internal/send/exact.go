@@ -403,7 +403,7 @@ func (z *Sizer) predict(c *records.Conversation, turn, pass int, replies []strin
 // merges nothing across the space before a word, so the rest of the
 // request tokenizes alike. A completions prompt, a Responses request and
 // a bare count all carry the message text as it is, so the same step
-// holds for them (TestExactRecyclePredictsFirstTurn: every reference
+// holds for them (TestExactRecycleFirstTurn: every reference
 // model).
 func (z *Sizer) markerStep(c *records.Conversation, pass int) int {
 	if pass == 0 {

@@ -44,7 +44,7 @@ func runExactEndpoint(t *testing.T, name string, ep endpoint.Kind, convs []recor
 // off. Every record must validate, and every request must take about one
 // whole-request render (the first guess needs none; one confirms it),
 // recycled or not: a recycle pass's first turns are predicted with their
-// own marker, whatever pass a worker took (TestExactRecycleOneRender
+// own marker, whatever pass a worker took (TestExactRecycleFirstTurn
 // checks each such request alone).
 func runSized(t *testing.T, name string, ep endpoint.Kind, convs []records.Conversation, stream, randomStop bool, o LiveOptions) ([]records.Request, Summary) {
 	t.Helper()

@@ -12,7 +12,7 @@ import (
 )
 
 // recycleCase is one set of composed conversations whose recycle passes
-// the tests below send.
+// TestExactRecycleFirstTurn sizes.
 type recycleCase struct {
 	name  string // its subtest name
 	model string
@@ -22,9 +22,9 @@ type recycleCase struct {
 // recycleCases composes --live conversations for the embedded Qwen3 and
 // every reference model (Mistral 7B's SentencePiece tokenizer has no
 // pre-tokenizer, its -metaspace variant one that does not split; Llama
-// 3.1's completions add a BOS), for every cache-bust target, on chat (with
-// and without a system prompt where the template takes one, two turns)
-// and completions (one prompt).
+// 3.1's completions add a BOS), for every cache-bust target, on chat and
+// Responses (with and without a system prompt where the template takes
+// one, two turns) and completions (one prompt).
 func recycleCases(t *testing.T) []recycleCase {
 	t.Helper()
 	var out []recycleCase
@@ -34,7 +34,7 @@ func recycleCases(t *testing.T) []recycleCase {
 	}
 	for _, name := range models {
 		for _, target := range cachebust.Targets() {
-			for _, ep := range []endpoint.Kind{endpoint.Chat, endpoint.Completions} {
+			for _, ep := range endpoint.Kinds() {
 				systems, turns := []int{0, 24}, 2
 				if ep == endpoint.Completions {
 					systems, turns = []int{0}, 1
@@ -61,10 +61,10 @@ func recycleCases(t *testing.T) []recycleCase {
 	return out
 }
 
-// recyclePasses is how many recycle passes the tests below size each
-// first turn for (a run's passes depend on which worker took which
-// session when, up to thousands under --rate; these are a sample of the
-// markers any order can give).
+// recyclePasses is how many recycle passes each first turn is sized for
+// (a run's passes depend on which worker took which session when, up to
+// thousands under --rate; these are a sample of the markers any order
+// can give).
 func recyclePasses() int {
 	if testing.Short() {
 		return 16
@@ -72,53 +72,18 @@ func recyclePasses() int {
 	return 48
 }
 
-// TestExactRecyclePredictsFirstTurn: the count send --exact predicts for
-// the first turn of a recycle pass, with compose's text and that pass's
-// new marker (whose digest tokenizes to a count of its own), is the
-// count of the request as rendered and counted whole, for every pass,
-// target, endpoint and model; and some passes' markers do count
-// differently from pass 0's (so the prediction is not merely compose's).
-func TestExactRecyclePredictsFirstTurn(t *testing.T) {
-	moved := 0
-	for _, rc := range recycleCases(t) {
-		t.Run(rc.name, func(t *testing.T) {
-			z := exactSizer(t, rc.model, rc.convs)
-			b := newBuilder(t, PayloadOptions{})
-			for i := range rc.convs {
-				c := &rc.convs[i]
-				for pass := range recyclePasses() {
-					pred, ok := z.predict(c, 0, pass, nil, &sessionState{})
-					built, err := b.Build(c, 0, pass, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					n, err := z.count(c, 0, pass, nil, built)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !ok || pred != n {
-						t.Errorf("%s pass %d (marker %q): predicted %d (%v), the request counts %d (compose's pass 0: %d)", c.ID, pass, built.Marker, pred, ok, n, *c.Turns[0].WireISL)
-					}
-					if n != *c.Turns[0].WireISL {
-						moved++
-					}
-				}
-			}
-		})
-	}
-	if moved == 0 {
-		t.Error("no recycle pass's marker moved a first turn's count: the test shows nothing")
-	}
-}
-
-// TestExactRecycleOneRender: sizing the first turn of any recycle pass
-// takes one whole-request render, the one that confirms the prediction,
-// and the request then counts exactly its target, for every case of
-// TestExactRecyclePredictsFirstTurn (a pass whose marker moved the count
-// is resized without a second render). Each request is checked on its own,
-// so no order of passes can change the outcome.
-func TestExactRecycleOneRender(t *testing.T) {
-	resized := 0
+// TestExactRecycleFirstTurn: for the first turn of a recycle pass, whose
+// new marker's digest tokenizes to a count of its own, the count send
+// --exact predicts with compose's text is the count of the request as
+// rendered and counted whole; sizing it takes one whole-request render,
+// the one that confirms the text (a pass whose marker moved the count is
+// resized without a second), and the request then counts exactly its
+// target: for every pass, target, endpoint and model. Each request is
+// checked on its own, so no order of passes can change the outcome. Some
+// markers do move the count (the prediction is not merely compose's) and
+// some first turns are resized.
+func TestExactRecycleFirstTurn(t *testing.T) {
+	moved, resized := 0, 0
 	for _, rc := range recycleCases(t) {
 		t.Run(rc.name, func(t *testing.T) {
 			z := exactSizer(t, rc.model, rc.convs)
@@ -126,6 +91,21 @@ func TestExactRecycleOneRender(t *testing.T) {
 			for i := range rc.convs {
 				orig := &rc.convs[i]
 				for pass := range recyclePasses() {
+					pred, ok := z.predict(orig, 0, pass, nil, &sessionState{})
+					built, err := b.Build(orig, 0, pass, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n, err := z.count(orig, 0, pass, nil, built)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ok || pred != n {
+						t.Errorf("%s pass %d (marker %q): predicted %d (%v), the request counts %d (compose's pass 0: %d)", orig.ID, pass, built.Marker, pred, ok, n, *orig.Turns[0].WireISL)
+					}
+					if n != *orig.Turns[0].WireISL {
+						moved++
+					}
 					c := *orig
 					c.Turns = slices.Clone(orig.Turns)
 					r0, _ := z.Renders()
@@ -144,7 +124,7 @@ func TestExactRecycleOneRender(t *testing.T) {
 			}
 		})
 	}
-	if resized == 0 {
-		t.Error("no first turn resized: the test shows nothing")
+	if moved == 0 || resized == 0 {
+		t.Errorf("%d counts moved by a marker, %d first turns resized: the test shows nothing", moved, resized)
 	}
 }
