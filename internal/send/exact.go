@@ -264,7 +264,9 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 	if estText != text {
 		want = base + z.textStep(c, turn, pass, orig.Text, text)
 	}
-	if lastText != text {
+	// (An empty text found is lastText's zero value: the body says
+	// whether it was rendered.)
+	if lastText != text || last.built.Body == nil {
 		if _, err = eval(text); err != nil {
 			return sized{}, err
 		}
@@ -274,7 +276,7 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		if err != nil {
 			return sized{}, err // eval's and Build's errors name the conversation
 		}
-		if lastText != text {
+		if lastText != text || last.built.Body == nil {
 			if _, err = eval(text); err != nil {
 				return sized{}, err
 			}
