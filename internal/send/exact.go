@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
+	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
@@ -197,9 +199,13 @@ type sessionState struct {
 // The first guess needs no render: the request differs from the previous
 // one (which was counted) by the previous reply, the wraps and this
 // turn's text, as in compose's dry run, except that the reply is the
-// server's (counted, reply-sized) rather than the synthetic one. One render
-// and count of the request then confirms it, usually at once; otherwise
-// sizing.Search goes on as compose's exact mode does.
+// server's (counted, reply-sized) rather than the synthetic one; a first
+// turn differs from compose's by the marker of its recycle pass. When
+// that count is not the target, sizing.Search looks for the text as
+// compose's exact mode does, but counts each candidate from it by the
+// tokens of the text's changed end alone (textStep). One render and count
+// of the request then confirms the text found, usually at once;
+// otherwise the search is done again with a render per candidate.
 func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, turn, pass int, replies []string, st *sessionState) (sized, error) {
 	z.requests.Add(1)
 	t := &c.Turns[turn]
@@ -220,16 +226,15 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		return sizing.Attempt{Text: text, Wire: n}, nil
 	}
 	target := t.TargetISL
-	guess := orig.BareTokens
-	if pred, ok := z.predict(c, turn, replies, st); ok {
-		guess += target - pred
-	} else {
+	base, ok := z.predict(c, turn, pass, replies, st)
+	if !ok {
 		a, err := eval(orig.Text)
 		if err != nil {
 			return sized{}, err
 		}
-		guess += target - a.Wire
+		base = a.Wire
 	}
+	guess := orig.BareTokens + target - base
 	if guess == orig.BareTokens {
 		if lastText != orig.Text || last.built.Body == nil {
 			if _, err := eval(orig.Text); err != nil {
@@ -240,15 +245,41 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 			st.prevWire = last.wire
 			return last, nil
 		}
+		base = last.wire
 		guess += target - last.wire
 	}
-	text, out, err := resize(tok, orig, guess, target, eval)
-	if err != nil {
-		return sized{}, err // eval's and Build's errors name the conversation
+	// The candidates are counted from base, the count with compose's
+	// text, plus what the changed end of the text adds (textStep), and
+	// only the text found is rendered; if its render disagrees, the
+	// search is done again, rendering every candidate.
+	estText, want := "", 0 // the last candidate estimated
+	estimate := func(text string) (sizing.Attempt, error) {
+		estText, want = text, base+z.textStep(c, turn, pass, orig.Text, text)
+		return sizing.Attempt{Text: text, Wire: want}, nil
 	}
-	if lastText != text {
+	text, out, err := resize(tok, orig, guess, target, estimate)
+	if err != nil {
+		return sized{}, err
+	}
+	if estText != text {
+		want = base + z.textStep(c, turn, pass, orig.Text, text)
+	}
+	// (An empty text found is lastText's zero value: the body says
+	// whether it was rendered.)
+	if lastText != text || last.built.Body == nil {
 		if _, err = eval(text); err != nil {
 			return sized{}, err
+		}
+	}
+	if last.wire != want {
+		text, out, err = resize(tok, orig, guess, target, eval)
+		if err != nil {
+			return sized{}, err // eval's and Build's errors name the conversation
+		}
+		if lastText != text || last.built.Body == nil {
+			if _, err = eval(text); err != nil {
+				return sized{}, err
+			}
 		}
 	}
 	switch out {
@@ -340,15 +371,18 @@ func tailCut(text string, n, shrink int) int {
 // predict is the count of turn `turn`'s request with compose's text
 // (c.Turns[turn] still holds it), from the previous request's count:
 // compose's own step between the two dry-run requests, with the server's
-// reply in place of the synthetic one. ok is false where nothing predicts
-// it (the first request of a session, counts compose did not record).
-func (z *Sizer) predict(c *records.Conversation, turn int, replies []string, st *sessionState) (int, bool) {
+// reply in place of the synthetic one. A first turn is compose's count
+// with the marker of pass `pass` in place of pass 0's (markerStep); a
+// later one carries the same marker as the request before it. ok is false
+// where nothing predicts it (the first request of a session, counts
+// compose did not record).
+func (z *Sizer) predict(c *records.Conversation, turn, pass int, replies []string, st *sessionState) (int, bool) {
 	t := &c.Turns[turn]
 	if t.WireISL == nil {
 		return 0, false
 	}
 	if turn == 0 {
-		return *t.WireISL, true
+		return *t.WireISL + z.markerStep(c, pass), true
 	}
 	prev := &c.Turns[turn-1]
 	if prev.WireISL == nil || st.prevWire == 0 || len(replies) < turn {
@@ -360,4 +394,111 @@ func (z *Sizer) predict(c *records.Conversation, turn int, replies []string, st 
 		step += tok.Count(reply) - tok.Count(prev.Assistant)
 	}
 	return st.prevWire + step, true
+}
+
+// markerStep is how many tokens more (or fewer) turn 0's request counts
+// with the marker of recycle pass `pass` than with pass 0's, which compose
+// counted (wire_isl). The two requests differ only in the marker's digest,
+// so only the marker and the word of its message beside it are counted,
+// with each digest: byte-level pre-tokenizers split at the marker's
+// brackets, and a SentencePiece BPE (with or without a pre-tokenizer)
+// merges nothing across the space before a word, so the rest of the
+// request tokenizes alike. A completions prompt, a Responses request and
+// a bare count all carry the message text as it is, so the same step
+// holds for them (TestExactRecycleFirstTurn: every reference
+// model).
+func (z *Sizer) markerStep(c *records.Conversation, pass int) int {
+	if pass == 0 {
+		return 0
+	}
+	was, now := wire.Marker(c, 0), wire.Marker(c, pass)
+	if was == now || was == "" {
+		return 0
+	}
+	// The message wire.Messages puts the marker in (RouteMessages on a
+	// request whose first message is the system prompt iff c has one).
+	l := cachebust.Route(c.CacheBust, c.SystemPrompt != nil)
+	var text string
+	switch l.Slot {
+	case cachebust.SharedSystemPrompt:
+		text = c.SystemPrompt.Text
+	case cachebust.FirstUserTurn:
+		text = c.Turns[0].Text
+	default:
+		return 0
+	}
+	tok := z.m.Tokenizer
+	if l.Prefix {
+		w := firstWord(text)
+		return tok.Count(now+w) - tok.Count(was+w)
+	}
+	w := lastWord(text)
+	return tok.Count(w+now) - tok.Count(w+was)
+}
+
+// textStep is how many tokens more (or fewer) turn `turn`'s request of
+// pass `pass` counts with text as the turn's text than with orig: the
+// count of their ends from where they part (from the space before that
+// word, where the pre-tokenizers start a piece), with the marker where it
+// touches them (the first turn's, a suffix's always, a prefix's when the
+// texts part in their first word). After the turn's text comes the
+// template's end of the message (or nothing, for a completions prompt),
+// where a count splits too.
+func (z *Sizer) textStep(c *records.Conversation, turn, pass int, orig, text string) int {
+	k := 0
+	for k < len(orig) && k < len(text) && orig[k] == text[k] {
+		k++
+	}
+	if k == len(orig) && k == len(text) {
+		return 0
+	}
+	from := max(strings.LastIndexByte(orig[:k], ' '), 0)
+	for from > 0 && orig[from-1] == ' ' {
+		from--
+	}
+	pre, suf := "", ""
+	if turn == 0 {
+		if l := cachebust.Route(c.CacheBust, c.SystemPrompt != nil); l.Slot == cachebust.FirstUserTurn {
+			switch m := wire.Marker(c, pass); {
+			case !l.Prefix:
+				suf = m
+			case from == 0:
+				pre = m
+			}
+		}
+	}
+	tok := z.m.Tokenizer
+	return tok.Count(pre+text[from:]+suf) - tok.Count(pre+orig[from:]+suf)
+}
+
+// wordSpan bounds the text counted beside a marker (a text without spaces
+// near its end is cut, where a SentencePiece count may then be a token
+// off: the confirming render catches it).
+const wordSpan = 64
+
+// firstWord is the start of text up to its first space after the first
+// byte, at most about wordSpan bytes (cut at a rune boundary).
+func firstWord(text string) string {
+	end := min(len(text), wordSpan)
+	if i := strings.IndexByte(text[min(1, end):end], ' '); i >= 0 {
+		return text[:i+min(1, end)]
+	}
+	for end < len(text) && !utf8.RuneStart(text[end]) {
+		end++
+	}
+	return text[:end]
+}
+
+// lastWord is the end of text from its last space (which a byte-level
+// pre-tokenizer and SentencePiece both keep with the word after it), at
+// most about wordSpan bytes (cut at a rune boundary).
+func lastWord(text string) string {
+	start := max(0, len(text)-wordSpan)
+	if i := strings.LastIndexByte(text[start:], ' '); i >= 0 {
+		return text[start+i:]
+	}
+	for start > 0 && !utf8.RuneStart(text[start]) {
+		start--
+	}
+	return text[start:]
 }

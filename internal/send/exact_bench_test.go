@@ -22,8 +22,19 @@ import (
 // resized_to is taken after the request went out), and reports the build time and the
 // added time (sizing − build) at the median and p99, and their ratios;
 // and, as the floor --exact cannot go below, one render and count of the
-// same request alone (added/count: how close the sizing is to that).
+// same request alone (added/count: how close the sizing is to that); and
+// the whole-request renders per request sized, both turns counted, and
+// the median time sizing a first turn takes.
+// "fresh" sends pass 0, whose first turns compose sized; "recycled" sends
+// every round as a new recycle pass (a new marker, pass 1, 2, ...), whose
+// first turns are predicted with it.
 func BenchmarkExactOverhead(b *testing.B) {
+	for _, recycled := range []bool{false, true} {
+		b.Run(map[bool]string{false: "fresh", true: "recycled"}[recycled], func(b *testing.B) { exactOverhead(b, recycled) })
+	}
+}
+
+func exactOverhead(b *testing.B, recycled bool) {
 	convs := liveConversations(b, "", cachebust.FirstTurnSuffix, compose.Options{ISL: 4000, OSL: 256, Conversations: 16, Turns: 2, Seed: 3})
 	z := exactSizer(b, "", convs)
 	bl, _ := NewBuilder(PayloadOptions{Stream: true}, nil)
@@ -37,27 +48,32 @@ func BenchmarkExactOverhead(b *testing.B) {
 		}
 		replies[i] = sb.String()
 	}
-	var build, added, count []time.Duration
+	var build, added, count, first []time.Duration
 	var renders, requests int64
-	target := 0
+	target, pass := 0, 0
 	b.ResetTimer()
 	for b.Loop() {
+		if recycled {
+			pass++
+		}
 		for i := range convs {
 			orig := &convs[i]
 			c := *orig
 			c.Turns = slices.Clone(orig.Turns)
 			var st sessionState
-			if _, err := z.fit(bl, &c, &orig.Turns[0], 0, 0, nil, &st); err != nil {
-				b.Fatal(err)
+			f0 := time.Now()
+			if f, err := z.fit(bl, &c, &orig.Turns[0], 0, pass, nil, &st); err != nil || f.wire != orig.Turns[0].TargetISL {
+				b.Fatalf("%v: first turn counts %d, target %d", err, f.wire, orig.Turns[0].TargetISL)
 			}
+			first = append(first, time.Since(f0))
 			hist := []string{replies[i]}
 			plain := *orig
 			t0 := time.Now()
-			if _, err := bl.Build(&plain, 1, 0, hist); err != nil {
+			if _, err := bl.Build(&plain, 1, pass, hist); err != nil {
 				b.Fatal(err)
 			}
 			t1 := time.Now()
-			s, err := z.fit(bl, &c, &orig.Turns[1], 1, 0, hist, &st)
+			s, err := z.fit(bl, &c, &orig.Turns[1], 1, pass, hist, &st)
 			t2 := time.Now()
 			if err != nil || s.wire != orig.Turns[1].TargetISL {
 				b.Fatalf("%v: counts %d, target %d", err, s.wire, orig.Turns[1].TargetISL)
@@ -67,7 +83,7 @@ func BenchmarkExactOverhead(b *testing.B) {
 			added = append(added, t2.Sub(t1)-t1.Sub(t0))
 			renders, requests = z.Renders()
 			t3 := time.Now()
-			if _, err := z.count(&c, 1, 0, hist, s.built); err != nil {
+			if _, err := z.count(&c, 1, pass, hist, s.built); err != nil {
 				b.Fatal(err)
 			}
 			count = append(count, time.Since(t3))
@@ -78,6 +94,7 @@ func BenchmarkExactOverhead(b *testing.B) {
 	slices.Sort(build)
 	slices.Sort(added)
 	slices.Sort(count)
+	slices.Sort(first)
 	q := func(d []time.Duration, p int) float64 { return float64(d[(len(d)-1)*p/100].Microseconds()) }
 	b.ReportMetric(float64(target), "isl")
 	b.ReportMetric(q(build, 50), "build-p50-µs")
@@ -88,5 +105,6 @@ func BenchmarkExactOverhead(b *testing.B) {
 	b.ReportMetric(q(added, 99)/q(build, 99), "added/build-p99")
 	b.ReportMetric(q(count, 50), "count-p50-µs")
 	b.ReportMetric(q(added, 50)/q(count, 50), "added/count-p50")
+	b.ReportMetric(q(first, 50), "first-p50-µs")
 	b.ReportMetric(float64(renders)/float64(requests), "renders/request")
 }

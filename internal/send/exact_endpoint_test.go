@@ -41,11 +41,11 @@ func runExactEndpoint(t *testing.T, name string, ep endpoint.Kind, convs []recor
 }
 
 // runSized is runExactEndpoint with the test server's random stop on or
-// off. Every record must validate, and without --recycle every request
-// must take about one whole-request render (the first guess needs none;
-// one confirms it). A recycle pass's new marker moves the count compose
-// predicted, so its requests take more, how many depending on which
-// conversation's pass ran when: not checked.
+// off. Every record must validate, and every request must take about one
+// whole-request render (the first guess needs none; one confirms it),
+// recycled or not: a recycle pass's first turns are predicted with their
+// own marker, whatever pass a worker took (TestExactRecycleFirstTurn
+// checks each such request alone).
 func runSized(t *testing.T, name string, ep endpoint.Kind, convs []records.Conversation, stream, randomStop bool, o LiveOptions) ([]records.Request, Summary) {
 	t.Helper()
 	s := testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, name), Now: pinnedNow, RandomStop: randomStop, Seed: 11})
@@ -59,7 +59,7 @@ func runSized(t *testing.T, name string, ep endpoint.Kind, convs []records.Conve
 	if err != nil || sum.Failed != 0 {
 		t.Fatalf("%+v %v", sum, err)
 	}
-	if renders, requests := z.Renders(); requests != int64(sum.Requests) || !o.Recycle && renders > requests*5/4 {
+	if renders, requests := z.Renders(); requests != int64(sum.Requests) || renders > requests*5/4 {
 		t.Errorf("%d whole-request renders for %d requests (%d sized): want about one each", renders, sum.Requests, requests)
 	}
 	for _, l := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {

@@ -219,15 +219,21 @@ func TestExactRefusesAnotherModel(t *testing.T) {
 // TestExactLiveRecycleAndFaults: on recycle passes (new markers, so even
 // first turns may count a token more or less) and after failed requests
 // (whose turn's synthetic reply then stands in the history), every
-// request that got an answer is exactly its target by the server's count.
+// request that got an answer is exactly its target by the server's count,
+// and sizing took about one render per request (one worker: the same
+// requests in the same order every run).
 func TestExactLiveRecycleAndFaults(t *testing.T) {
 	convs := liveConversations(t, "", cachebust.FirstTurnPrefix, compose.Options{ISL: 50, OSL: 16, Conversations: 3, Turns: 3, Seed: 8})
 	s := testserver.StartTest(t, testserver.Config{RandomStop: true, Seed: 2, FaultRate: 0.2, Faults: []string{testserver.Fault500}, Now: pinnedNow})
 	var out bytes.Buffer
+	z := exactSizer(t, "", convs)
 	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 1, Timeout: time.Minute, Recycle: true, Requests: 36, Sizer: exactSizer(t, "", convs)})
+		LiveOptions{URL: s.URL(), Concurrency: 1, Timeout: time.Minute, Recycle: true, Requests: 36, Sizer: z})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if renders, requests := z.Renders(); requests != 36 || renders > requests*5/4 {
+		t.Errorf("%d whole-request renders for %d requests sized: want about one each", renders, requests)
 	}
 	recs := liveRecords(t, &out)
 	ok, synthetic := 0, 0
