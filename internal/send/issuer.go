@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,9 @@ type session struct {
 	// due is when the session's first request is scheduled (--schedule
 	// timestamps); zero otherwise.
 	due time.Time
+	// first is its first request's slot when the issuer admitted it
+	// before handing the session out (take); nil: the worker admits it.
+	first *slot
 }
 
 // slot is one admitted request: when it was due to go out (its intended
@@ -56,6 +60,11 @@ type issuer struct {
 	drain       context.Context
 	stop        context.CancelFunc
 	deadline    atomic.Int64 // --duration's end, Unix ns; 0: none (yet: after a warmup)
+	// through is closed when the last session of a dataset sent once
+	// (no --recycle) is taken: workers waiting for a slot to take one
+	// stop waiting.
+	through     chan struct{}
+	throughOnce sync.Once
 }
 
 // newIssuer starts handing out the sessions of convs until issue is done,
@@ -64,7 +73,7 @@ type issuer struct {
 func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conversation, o LiveOptions) *issuer {
 	drain, stop := context.WithCancel(issue)
 	is := &issuer{limit: int64(o.Requests), warmup: int64(o.Warmup), drain: drain, stop: stop,
-		warmDone: make(chan struct{})}
+		warmDone: make(chan struct{}), through: make(chan struct{})}
 	is.setDeadline(deadline)
 	is.warmLeft.Store(is.warmup)
 	is.warmToIssue.Store(is.warmup)
@@ -86,36 +95,76 @@ func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conve
 
 // sessions yields the sessions to send, in dataset order and pass after
 // pass with recycle, until issuing stops (range over it; safe for
-// concurrent workers). A shared counter hands them out: the channel fed
-// by a goroutine it replaces woke that goroutine at every request (make
-// bench-send's CPU per request).
+// concurrent workers), each first request left for the worker to admit.
 func (is *issuer) sessions(yield func(session) bool) {
-	n := int64(len(is.convs))
-	for n > 0 {
-		select {
-		case <-is.drain.Done():
-			return
-		default:
-		}
-		i := is.next.Add(1) - 1
-		pass := int(i / n)
-		if pass > 0 && !is.recycle {
-			return
-		}
-		s := session{c: is.convs[i%n], pass: pass}
-		if is.at != nil {
-			s.due = is.start.Add(is.at[i%n])
-		}
-		if !yield(s) {
+	for {
+		s, ok := is.claim()
+		if !ok || !yield(s) {
 			return
 		}
 	}
 }
 
+// take hands out the next session to a worker that became ready at
+// ready. Without --schedule timestamps the session's first request is
+// admitted first (s.first): a worker waiting for a --rate slot holds no
+// session, so sessions go out in dataset order, pass after pass, and a
+// run sends the same ones each time. (Taken first, every one of 4096
+// rate-only workers held one while it waited, and a recycled run of nine
+// requests sent passes in the thousands.) A trace's sessions wait for
+// their own times, so they are taken first. false: nothing more.
+func (is *issuer) take(ready time.Time) (session, bool) {
+	if is.at != nil {
+		return is.claim()
+	}
+	if !is.recycle && is.next.Load() >= int64(len(is.convs)) {
+		return session{}, false
+	}
+	sl, ok := is.admitUntil(ready, is.through)
+	if !ok {
+		return session{}, false
+	}
+	s, ok := is.claim()
+	if !ok {
+		is.unadmit(sl)
+		return session{}, false
+	}
+	s.first = &sl
+	return s, true
+}
+
+// claim takes the next session by one atomic increment of next: a
+// channel fed by a goroutine woke that goroutine at every request (make
+// bench-send's CPU per request).
+func (is *issuer) claim() (session, bool) {
+	n := int64(len(is.convs))
+	if n == 0 || is.drain.Err() != nil {
+		return session{}, false
+	}
+	i := is.next.Add(1) - 1
+	pass := int(i / n)
+	if !is.recycle {
+		if pass > 0 {
+			return session{}, false
+		}
+		if i == n-1 {
+			is.throughOnce.Do(func() { close(is.through) })
+		}
+	}
+	s := session{c: is.convs[i%n], pass: pass}
+	if is.at != nil {
+		s.due = is.start.Add(is.at[i%n])
+	}
+	return s, true
+}
+
 // admit waits for the next rate slot and takes one request from the
 // budget; false means issue nothing more. ready is when the worker became
 // ready to send: the slot's due time when there is no rate.
-func (is *issuer) admit(ready time.Time) (slot, bool) {
+func (is *issuer) admit(ready time.Time) (slot, bool) { return is.admitUntil(ready, nil) }
+
+// admitUntil is admit, given up when until is closed (nil: never).
+func (is *issuer) admitUntil(ready time.Time, until <-chan struct{}) (slot, bool) {
 	sl := slot{due: ready, warmup: is.takeWarmup()}
 	ticks := is.ticks
 	if sl.warmup {
@@ -125,12 +174,19 @@ func (is *issuer) admit(ready time.Time) (slot, bool) {
 		case <-is.warmDone:
 		case <-is.drain.Done():
 			return slot{}, false
+		case <-until:
+			return slot{}, false
 		}
 	}
 	if ticks != nil {
 		select {
 		case sl.due = <-ticks:
 		case <-is.drain.Done():
+			return slot{}, false
+		case <-until:
+			if sl.warmup {
+				is.warmToIssue.Add(1) // no request took it
+			}
 			return slot{}, false
 		}
 	}
@@ -142,6 +198,17 @@ func (is *issuer) admit(ready time.Time) (slot, bool) {
 		return slot{}, false
 	}
 	return sl, true
+}
+
+// unadmit gives back a slot that carried no request (its session ran
+// out): its warmup place or its share of the budget.
+func (is *issuer) unadmit(sl slot) {
+	switch {
+	case sl.warmup:
+		is.warmToIssue.Add(1)
+	case is.limit > 0:
+		is.issued.Add(-1)
+	}
 }
 
 // takeWarmup takes one of the --warmup requests, if any is left.

@@ -324,7 +324,15 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 					return
 				}
 			}
-			for s := range is.sessions {
+			for {
+				r := ready
+				if r.IsZero() {
+					r = w.now()
+				}
+				s, ok := is.take(r)
+				if !ok {
+					return
+				}
 				more, err := w.session(s, ready)
 				ready = time.Time{}
 				if err != nil {

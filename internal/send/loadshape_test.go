@@ -3,6 +3,7 @@ package send
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -276,5 +277,48 @@ func TestWarmupDuration(t *testing.T) {
 	// 500 ms of 300 ms requests: the first at once, the second at 300 ms.
 	if warm != 3 || measured < 1 || measured > 2 {
 		t.Errorf("%d warmup and %d measured requests, want 3 and 1 or 2", warm, measured)
+	}
+}
+
+// TestRateSendsSessionsInOrder: under --rate the sessions go out in
+// dataset order, pass after pass, whatever the number of workers waiting
+// for a slot: 20 requests over 3 conversations are passes 0 to 6 of them,
+// each (conversation, pass) once, also with a warmup and under
+// --concurrency, and a dataset sent once is sent whole. (Workers used to
+// take a session before waiting for their slot: with 4096 rate-only
+// workers a run of 20 requests sent passes in the thousands.)
+func TestRateSendsSessionsInOrder(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	for _, o := range []LiveOptions{
+		{Rate: 2000, Requests: 20, Recycle: true},
+		{Rate: 2000, Requests: 18, Warmup: 2, Recycle: true},
+		{Rate: 2000, Concurrency: 8, Requests: 20, Recycle: true},
+		{Rate: 2000, RateDistribution: RateGamma, Burstiness: 0.5, Requests: 20, Recycle: true},
+		{Rate: 2000},
+	} {
+		o.URL, o.Timeout = s.URL(), time.Minute
+		var out bytes.Buffer
+		if _, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{Stream: true}), o); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{}
+		n := 20
+		if !o.Recycle {
+			n = 3
+		}
+		for i := range n {
+			want[fmt.Sprintf("c%03d/%d", i%3, i/3)] = true
+		}
+		got := map[string]bool{}
+		for _, r := range liveRecords(t, &out) {
+			k := fmt.Sprintf("%s/%d", r.ConversationID, r.Pass)
+			if got[k] || !want[k] {
+				t.Errorf("%+v: sent %s (twice, or beyond the first %d sessions)", o, k, n)
+			}
+			got[k] = true
+		}
+		if len(got) != n {
+			t.Errorf("%+v: %d sessions sent, want %d", o, len(got), n)
+		}
 	}
 }

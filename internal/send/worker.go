@@ -63,11 +63,16 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 		if ready.IsZero() {
 			ready = w.now()
 		}
-		sl, ok := w.admit(ready)
-		ready = time.Time{}
-		if !ok {
-			return false, nil
+		var sl slot
+		if t == 0 && s.first != nil {
+			sl = *s.first // admitted before the session was taken
+		} else {
+			var ok bool
+			if sl, ok = w.admit(ready); !ok {
+				return false, nil
+			}
 		}
+		ready = time.Time{}
 		t0 := time.Now()
 		var sz sized
 		if w.sizer != nil {
