@@ -89,7 +89,7 @@ type flags struct {
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
-	Live                     bool    `help:"Write what send --exact needs to make every live request exact against the server's real replies: the model the conversations were composed for (composed_for) and, per turn, the corpus text that follows it (reserve: the previous turn's --osl draw + 32 tokens). Needs --exact."`
+	Live                     bool    `help:"Write what send --exact needs to make every live request exact against the server's real replies: the model the conversations were composed for (composed_for) and, per turn, the corpus text that follows it (reserve: the previous turn's --osl draw + 32 tokens). Needs --exact (--dataset: always exact; the reserve continues the turn's own text, then the corpus)."`
 	AllowOverContext         bool    `help:"Compose first requests longer than the model's context length (model_max_length in tokenizer_config.json), which a server refuses; without it such an --isl is an error. Lengths are at most 16777216 tokens either way."`
 	PrefixGroups             int     `help:"Put conversation i in group i mod G: the first --prefix-length wire tokens of its first request (template header included) are identical within a group and differ between groups. Needs a suffix or no cache-bust target." default:"0" placeholder:"G"`
 	PrefixLength             int     `help:"Shared prefix per group, in wire tokens; needs --prefix-groups." default:"0" placeholder:"TOKENS"`
@@ -117,8 +117,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f.Trace != "" && f.Dataset != "" {
 		return cli.Fail(stderr, "compose", cli.Usagef("--trace and --dataset: one workload at a time"))
 	}
-	if set["live"] && (f.Trace != "" || f.Dataset != "") {
-		return cli.Fail(stderr, "compose", cli.Usagef("--live is for synthetic conversations: --trace and --dataset texts are not resized live"))
+	if set["live"] && f.Trace != "" {
+		return cli.Fail(stderr, "compose", cli.Usagef("--live is for conversations (synthetic or --dataset): a trace's requests are single turns, exact as composed, and their texts share the trace's blocks"))
 	}
 	if f.Dataset != "" {
 		return cli.Fail(stderr, "compose", f.runDataset(stdin, stdout, stderr, set))
@@ -315,9 +315,11 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 		return err
 	}
 	opts := compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
-		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext}
+		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live}
 	if set["isl"] {
 		opts.ISL, opts.ISLStddev = f.ISL, f.ISLStddev
+	}
+	if set["isl"] || f.Live {
 		if opts.Corpus, err = corpus.Load(f.Corpus); err != nil {
 			return err
 		}

@@ -332,23 +332,23 @@ func (c *Composer) newConversation(i int) *records.Conversation {
 		Landing:       c.comp.Landing,
 		Exact:         c.opts.Exact,
 		Model:         c.opts.Model,
-		ComposedFor:   c.composedFor(),
+		ComposedFor:   composedFor(c.opts.Live, c.probe, c.model),
 	}
 }
 
-// composedFor names the model of the probe record and the loaded model,
+// composedFor names the model of probe record p and the loaded model m,
 // for --live only (nil otherwise: the record is then what it always was).
-func (c *Composer) composedFor() *records.ComposedFor {
-	if !c.opts.Live {
+func composedFor(live bool, p *records.Probe, m *Model) *records.ComposedFor {
+	if !live {
 		return nil
 	}
-	f := &records.ComposedFor{Tokenizer: c.model.Source.Name, TokenizerSHA256: c.probe.Tokenizer.SHA256,
-		ChatTemplateApplied: c.probe.ChatTemplate.Applied}
+	f := &records.ComposedFor{Tokenizer: m.Source.Name, TokenizerSHA256: p.Tokenizer.SHA256,
+		ChatTemplateApplied: p.ChatTemplate.Applied}
 	if f.ChatTemplateApplied {
-		f.ChatTemplate, f.ChatTemplateSHA256 = c.probe.ChatTemplate.Override, c.probe.ChatTemplate.SHA256
+		f.ChatTemplate, f.ChatTemplateSHA256 = p.ChatTemplate.Override, p.ChatTemplate.SHA256
 	}
-	if !c.model.Now.IsZero() {
-		f.Now = c.model.Now.Format(time.RFC3339Nano)
+	if !m.Now.IsZero() {
+		f.Now = m.Now.Format(time.RFC3339Nano)
 	}
 	return f
 }

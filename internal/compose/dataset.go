@@ -36,8 +36,14 @@ type DatasetOptions struct {
 	ISL       int
 	ISLStddev float64
 	// Corpus extends turns shorter than their budget ("" = the embedded
-	// default); only read with ISL.
+	// default); only read with ISL or Live.
 	Corpus string
+	// Live writes what send --exact needs (as Options.Live): the model
+	// the conversations were composed for and, per turn, a reserve: the
+	// text that follows the turn's text, its own (when it was cut) then
+	// the corpus, from where a resize with --isl continued it (a random
+	// corpus place without --isl, drawn from the seed).
+	Live bool
 	// AllowOverContext: as Options.
 	AllowOverContext bool
 }
@@ -59,7 +65,7 @@ type Dataset struct {
 	opts  DatasetOptions
 	probe *records.Probe
 	model *Model
-	gen   *textGen // the corpus (ISL > 0 only)
+	gen   *textGen // the corpus (ISL > 0 or Live only)
 
 	mu      sync.Mutex
 	skipped []workload.Skipped
@@ -110,7 +116,7 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 	}
 	opts.Workers = max(1, opts.Workers)
 	d := &Dataset{opts: opts, probe: p, model: m}
-	if opts.ISL == 0 {
+	if opts.ISL == 0 && !opts.Live {
 		return d, nil
 	}
 	if ctx := ContextLength(m.Source); ctx > 0 && opts.ISL > ctx && !opts.AllowOverContext {
@@ -172,6 +178,7 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		Exact:          true,
 		Model:          d.opts.Model,
 		CacheBlockSize: d.opts.CacheBlockSize,
+		ComposedFor:    composedFor(d.opts.Live, d.probe, d.model),
 	}
 	if dl.System != nil {
 		n := tok.Count(*dl.System)
@@ -180,6 +187,9 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 	marker := wire.Marker(conv, 0)
 	// The draws depend only on the seed and i, as compose's.
 	rng := rand.New(rand.NewPCG(d.opts.Seed, uint64(i)+1))
+	// The reserves' corpus places without --isl: a stream of their own,
+	// so that --live leaves every other field as it was.
+	reserveAt := rand.New(rand.NewPCG(d.opts.Seed^liveSeed, uint64(i)+1))
 	conv.Turns = make([]records.Turn, len(dl.Turns))
 	target, replyTokens := 0, 0
 	for k, dt := range dl.Turns {
@@ -205,8 +215,13 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 			}
 		}
 		ids, err := d.wireIDs(conv, k, marker)
-		if err == nil && d.opts.ISL > 0 {
+		switch {
+		case err == nil && d.opts.ISL > 0:
 			ids, err = d.resize(conv, k, marker, len(ids), rng.IntN(len(d.gen.ids)))
+		case err == nil && d.opts.Live:
+			own := d.model.Tokenizer.Encode(t.Text)
+			r := liveReserve(conv, k)
+			t.Reserve = d.gen.Continued(t.Text, own, reserveAt.IntN(len(d.gen.ids)), r).Continuation(0, len(own), r)
 		}
 		var te *templateError
 		if errors.As(err, &te) {
@@ -250,11 +265,16 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 		return sizing.Attempt{Text: text, Wire: len(ids)}, nil
 	}
 	var a sizing.Attempt
+	var src *sizing.Gen
 	out := stuck
+	reserve := 0
+	if d.opts.Live {
+		reserve = liveReserve(conv, k)
+	}
 	for try := 0; try < 4 && out == stuck; try++ {
 		// Each try continues the text from another corpus place; the
 		// turn's own text always comes first.
-		src := d.gen.Continued(own, ownIDs, start+try*(len(d.gen.ids)/5+1), max(0, guess-len(ownIDs))+guess/4+64)
+		src = d.gen.Continued(own, ownIDs, start+try*(len(d.gen.ids)/5+1), max(0, guess-len(ownIDs))+guess/4+64+reserve)
 		var err error
 		if a, out, err = src.SearchPrefix(guess, t.TargetISL, eval); err != nil {
 			return nil, err
@@ -265,6 +285,11 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 	}
 	t.Text = a.Text
 	t.BareTokens = d.model.Tokenizer.Count(t.Text)
+	if d.opts.Live {
+		// What follows the text found in the text it was cut from: the
+		// rest of its own, then the corpus.
+		t.Reserve = src.Continuation(a.Start, a.Len, reserve)
+	}
 	ids, err := d.wireIDs(conv, k, marker)
 	if err != nil {
 		return nil, err
@@ -277,6 +302,9 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 	}
 	return ids, nil
 }
+
+// liveSeed sets the reserves' random stream apart from the sizes'.
+const liveSeed = 0x6c697665
 
 // wireIDs is turn k's request's wire tokens, built as send builds it.
 func (d *Dataset) wireIDs(conv *records.Conversation, k int, marker string) ([]int, error) {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
 // TestExactLivePipeline runs probe | compose --live | send --exact from
@@ -49,6 +51,57 @@ func TestExactLivePipeline(t *testing.T) {
 		}
 		if rec.Result.Usage.PromptTokens != rec.Target {
 			t.Errorf("turn %d: server counts %d, target %d", rec.Turn, rec.Result.Usage.PromptTokens, rec.Target)
+		}
+	}
+}
+
+// TestExactLiveDataset: probe | compose --dataset --isl --live | send
+// --exact against a server whose replies stop at random lengths: every
+// request of the ShareGPT file's dialogs (its multi-turn one included)
+// counts its target by the server's usage, for Qwen3 and Llama 3.
+func TestExactLiveDataset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole pipeline")
+	}
+	bin := buildTools(t)
+	data := filepath.Join(testutil.RepoRoot(t), "internal", "compose", "testdata", "sharegpt.json")
+	for _, name := range []string{"", "llama3"} {
+		tokenizer := ""
+		cfg := testserver.Config{RandomStop: true, Seed: 5}
+		if name != "" {
+			tokenizer = "--tokenizer " + testutil.RefModel(t, name)
+			cfg.Model = testmodel.Source(t, name)
+		}
+		srv := testserver.StartTest(t, cfg)
+		cmd := exec.Command("bash", "-c", `set -eo pipefail; b=$0
+"$b/probe" $3 --apply-chat-template --cache-bust first_turn_suffix --now 2025-07-10T12:00:00 \
+  | "$b/compose" $3 --dataset "$2" --isl 90 --live --model m \
+  | "$b/send" --exact --url "$1" --concurrency 2`, bin, srv.URL(), data, tokenizer)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 4 {
+			t.Fatalf("%s: %d records, want 4", name, len(lines))
+		}
+		for _, line := range lines {
+			testutil.ValidateSchema(t, "request.schema.json", []byte(line))
+			var rec struct {
+				Turn   int `json:"turn"`
+				Target int `json:"target_isl"`
+				Result struct {
+					Usage struct {
+						PromptTokens int `json:"prompt_tokens"`
+					} `json:"usage"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Result.Usage.PromptTokens != rec.Target {
+				t.Errorf("%s turn %d: server counts %d, target %d", name, rec.Turn, rec.Result.Usage.PromptTokens, rec.Target)
+			}
 		}
 	}
 }

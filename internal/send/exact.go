@@ -32,7 +32,7 @@ func ComposedFor(convs []records.Conversation) (*records.ComposedFor, error) {
 		case f == nil && c.Trace != nil:
 			return nil, fmt.Errorf("conversation %s replays trace line %d (compose --trace), which send --exact cannot resize (compose --live is for synthetic conversations): send it without --exact", c.ID, c.Trace.Line)
 		case f == nil:
-			return nil, fmt.Errorf("conversation %s does not say which model it was composed for, nor carry reserve text: compose it with --live (synthetic conversations only: not --trace or --dataset) to send it with --exact", c.ID)
+			return nil, fmt.Errorf("conversation %s does not say which model it was composed for, nor carry reserve text: compose it with --live (synthetic or --dataset conversations; not --trace) to send it with --exact", c.ID)
 		case first == nil:
 			first = f
 		case *f != *first:
