@@ -401,6 +401,15 @@ func (p *Pool) Abort() {
 	p.idle = nil
 }
 
+// Aborted says whether Abort was called: a request's failure after it is
+// the abort's doing, even when its context does not say so yet (a context
+// cancels its children and runs its AfterFuncs in no set order).
+func (p *Pool) Aborted() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.aborted
+}
+
 // CloseIdle closes the connections no request holds.
 func (p *Pool) CloseIdle() {
 	p.mu.Lock()

@@ -134,7 +134,7 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	deadline := start.Add(timeout)
 	resp, conn, err := c.pool.Post(hard, body, deadline, false)
 	var stale *h1.StaleError
-	if errors.As(err, &stale) && hard.Err() == nil && time.Now().Before(deadline) {
+	if errors.As(err, &stale) && hard.Err() == nil && !c.pool.Aborted() && time.Now().Before(deadline) {
 		// Safe to send again: nothing was processed. Only once, and only
 		// this case; any other failure is recorded as it is.
 		res.Retried = true
@@ -146,7 +146,7 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	}
 	if err != nil {
 		res.LatencyNs = time.Since(start).Nanoseconds()
-		res.Error = classify(err, hard, records.ErrConnection)
+		res.Error = c.classify(err, hard, records.ErrConnection)
 		return res
 	}
 	defer conn.Release()
@@ -205,7 +205,7 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 		} else if errors.As(err, &pe) {
 			res.Error = &records.RequestError{Kind: records.ErrProtocol, Message: err.Error()}
 		} else {
-			res.Error = classify(err, hard, records.ErrTruncated)
+			res.Error = c.classify(err, hard, records.ErrTruncated)
 		}
 		return res
 	}
@@ -241,10 +241,10 @@ func drain(conn *h1.Conn, body io.Reader, deadline time.Time) {
 // classify names a transport error; other is the kind when it is neither a
 // timeout nor a cancellation (connection before the response, truncated
 // after it).
-func classify(err error, hard context.Context, other string) *records.RequestError {
+func (c *client) classify(err error, hard context.Context, other string) *records.RequestError {
 	kind := other
 	switch {
-	case hard.Err() != nil:
+	case hard.Err() != nil, c.pool.Aborted():
 		kind = records.ErrCancelled
 	case isTimeout(err):
 		kind = records.ErrTimeout
