@@ -17,6 +17,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -119,6 +120,14 @@ func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 		return nil, fmt.Errorf("%s: no host", rawURL)
 	}
 	p.addr = net.JoinHostPort(u.Hostname(), port)
+	if u.User != nil && header.Get("Authorization") == "" {
+		// As net/http does for a URL's user:password.
+		pw, _ := u.User.Password()
+		if header = header.Clone(); header == nil {
+			header = http.Header{}
+		}
+		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw)))
+	}
 	p.head, err = requestHead(u, header)
 	return p, err
 }

@@ -492,3 +492,22 @@ func FuzzAnswer(f *testing.F) {
 		p.CloseIdle()
 	})
 }
+
+// TestURLUser: a URL's user:password is sent as Basic authentication, as
+// net/http sends it (r.BasicAuth reads it back), unless an Authorization
+// header is given.
+func TestURLUser(t *testing.T) {
+	var got []string
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		u, pw, ok := r.BasicAuth()
+		got = append(got, fmt.Sprint(u, ":", pw, ":", ok, ":", r.Header.Get("Authorization")))
+	})
+	with := strings.Replace(srv.URL, "http://", "http://ann:s3cr%3At@", 1)
+	post(t, newPool(t, with, nil), "x")
+	post(t, newPool(t, with, http.Header{"Authorization": {"Bearer k"}}), "x")
+	want := []string{"ann:s3cr:t:true:Basic YW5uOnMzY3I6dA==", "::false:Bearer k"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("server saw %q, want %q", got, want)
+	}
+}
