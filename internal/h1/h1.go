@@ -69,9 +69,8 @@ func (e *StaleError) Unwrap() error { return e.Err }
 // Pool posts to one URL. It keeps one connection per concurrent request:
 // a request takes an idle one or dials, and gives it back at its end.
 type Pool struct {
-	addr       string // host:port to dial
-	serverName string // for TLS; "" for plain HTTP
-	tls        *tls.Config
+	addr string      // host:port to dial
+	tls  *tls.Config // nil for plain HTTP
 	// head is the request up to its Content-Length value: request line,
 	// Host and the fixed headers.
 	head []byte
@@ -102,13 +101,12 @@ func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 		if port == "" {
 			port = "443"
 		}
-		p.serverName = u.Hostname()
 		p.tls = &tls.Config{}
 		if tc != nil {
 			p.tls = tc.Clone()
 		}
 		if p.tls.ServerName == "" {
-			p.tls.ServerName = p.serverName
+			p.tls.ServerName = u.Hostname()
 		}
 		// This client speaks HTTP/1.1 only: a server that would pick h2
 		// must not.
