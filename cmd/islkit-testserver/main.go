@@ -50,7 +50,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
-	randomStop := fs.Bool("random-stop", false, "end each reply at a random length up to max_tokens (finish_reason stop), from -seed, as a real model does")
+	randomStop := fs.Bool("random-stop", false, "end each reply at a random length up to max_tokens (finish_reason stop), as a real model does: drawn from -seed and the request, so the same request gets the same reply whatever the order")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -68,9 +69,11 @@ type Config struct {
 	NaturalLength int
 	// RandomStop ends each completion, like a real model's, at a length
 	// drawn uniformly from 1..max_tokens (finish_reason "stop" below
-	// max_tokens) from the generator seeded with Seed, unless ignore_eos
-	// is set; min_tokens raises it. Replies then fall short of their
-	// budget by a different amount every time.
+	// max_tokens) from a generator seeded with Seed and the request's
+	// body, unless ignore_eos is set; min_tokens raises it. Replies then
+	// fall short of their budget by a different amount every time, and
+	// the same request gets the same reply whatever the order requests
+	// arrive in (a live run's replies do not depend on its timing).
 	RandomStop bool
 	// FaultRate is the fraction of requests that get a fault drawn from
 	// Faults (all kinds when empty), from a generator seeded with Seed.
@@ -381,7 +384,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Observe != nil {
 		s.Observe(body, prompt)
 	}
-	n, finish := s.completionLength(&req)
+	n, finish := s.completionLength(&req, body)
 	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, n: n, finish: finish, fault: fault}
 	if req.Stream {
 		s.stream(w, r.Context(), out)
@@ -470,7 +473,7 @@ func (s *Server) pickFault(forced string) string {
 
 // completionLength is max_tokens, cut to NaturalLength (but not below
 // min_tokens) unless ignore_eos asks to run to the limit.
-func (s *Server) completionLength(req *Request) (int, string) {
+func (s *Server) completionLength(req *Request, body []byte) (int, string) {
 	n := s.cfg.DefaultMaxTokens
 	if req.MaxCompletionTokens != nil {
 		n = *req.MaxCompletionTokens
@@ -488,9 +491,9 @@ func (s *Server) completionLength(req *Request) (int, string) {
 		}
 	}
 	if s.cfg.RandomStop && !req.IgnoreEOS && n > 1 {
-		s.mu.Lock()
-		stop := max(1+s.rng.IntN(n), req.MinTokens)
-		s.mu.Unlock()
+		h := fnv.New64a()
+		h.Write(body)
+		stop := max(1+rand.New(rand.NewPCG(s.cfg.Seed, h.Sum64())).IntN(n), req.MinTokens)
 		if stop < n {
 			return stop, "stop"
 		}
