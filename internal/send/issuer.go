@@ -124,7 +124,16 @@ func (is *issuer) take(ready time.Time) (session, bool) {
 	if !ok {
 		return session{}, false
 	}
-	s, ok := is.claim()
+	return is.hand(sl)
+}
+
+// hand gives an admitted slot its session. It does not ask whether
+// issuing stopped since: a worker refused by a spent --requests budget
+// stops it, and a slot admitted before is within that budget (it used to
+// find issuing stopped and give its place back: --concurrency 64
+// --requests 4 now and then sent 3).
+func (is *issuer) hand(sl slot) (session, bool) {
+	s, ok := is.claimNext()
 	if !ok {
 		is.unadmit(sl)
 		return session{}, false
@@ -133,12 +142,20 @@ func (is *issuer) take(ready time.Time) (session, bool) {
 	return s, true
 }
 
-// claim takes the next session by one atomic increment of next: a
+// claim takes the next session unless issuing stopped.
+func (is *issuer) claim() (session, bool) {
+	if is.drain.Err() != nil {
+		return session{}, false
+	}
+	return is.claimNext()
+}
+
+// claimNext takes the next session by one atomic increment of next: a
 // channel fed by a goroutine woke that goroutine at every request (make
 // bench-send's CPU per request).
-func (is *issuer) claim() (session, bool) {
+func (is *issuer) claimNext() (session, bool) {
 	n := int64(len(is.convs))
-	if n == 0 || is.drain.Err() != nil {
+	if n == 0 {
 		return session{}, false
 	}
 	i := is.next.Add(1) - 1

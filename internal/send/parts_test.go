@@ -247,3 +247,25 @@ func TestIssuerDeadline(t *testing.T) {
 		t.Error("admitted after the deadline")
 	}
 }
+
+// TestIssuerAdmittedSlotGoesOut: a slot admitted within --requests gets
+// its session even when a worker refused by the spent budget stopped
+// issuing between the admission and the take.
+func TestIssuerAdmittedSlotGoesOut(t *testing.T) {
+	is := newIssuer(context.Background(), time.Time{}, ptrs(dataset(3, 1)), LiveOptions{Requests: 1, Recycle: true})
+	defer is.close()
+	sl, ok := is.admitUntil(time.Now(), is.through)
+	if !ok {
+		t.Fatal("the budget's one request not admitted")
+	}
+	if _, ok := is.admitUntil(time.Now(), is.through); ok {
+		t.Fatal("a second request admitted with --requests 1")
+	}
+	s, ok := is.hand(sl)
+	if !ok || s.c.ID != "c000" || s.first == nil {
+		t.Fatalf("the admitted slot's session: %+v %v, want c000", s, ok)
+	}
+	if _, ok := is.take(time.Now()); ok {
+		t.Error("a session taken after the budget was spent")
+	}
+}
