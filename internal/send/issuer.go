@@ -202,7 +202,7 @@ func (is *issuer) admitUntil(ready time.Time, until <-chan struct{}) (slot, bool
 			return slot{}, false
 		case <-until:
 			if sl.warmup {
-				is.warmToIssue.Add(1) // no request took it
+				is.ended(sl) // dropped, as unadmit drops it
 			}
 			return slot{}, false
 		}
@@ -217,12 +217,16 @@ func (is *issuer) admitUntil(ready time.Time, until <-chan struct{}) (slot, bool
 	return sl, true
 }
 
-// unadmit gives back a slot that carried no request (its session ran
-// out): its warmup place or its share of the budget.
+// unadmit gives back a slot that carried no request (the dataset, sent
+// once, was through): its share of the budget. A warmup place is not
+// given back but dropped, as a warmup request that ended: only later
+// turns of the sessions in flight could still take it, and one of them
+// may already wait, as a measured request, for the warmup to end (a
+// place given back while it waited was never taken, and the run hung).
 func (is *issuer) unadmit(sl slot) {
 	switch {
 	case sl.warmup:
-		is.warmToIssue.Add(1)
+		is.ended(sl)
 	case is.limit > 0:
 		is.issued.Add(-1)
 	}

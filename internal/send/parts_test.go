@@ -269,3 +269,36 @@ func TestIssuerAdmittedSlotGoesOut(t *testing.T) {
 		t.Error("a session taken after the budget was spent")
 	}
 }
+
+// TestWarmupPlaceWithoutSession: a warmup place taken by a worker that
+// then finds the dataset (sent once) through is dropped, not given back:
+// the one session's second turn, ready meanwhile, found no place left and
+// waits as a measured request for the warmup to end, which it did not
+// when the place given back was never taken (the run hung: --rate 50
+// --warmup 2 over one session of three turns hung 5 runs in 30).
+func TestWarmupPlaceWithoutSession(t *testing.T) {
+	is := newIssuer(context.Background(), time.Time{}, ptrs(dataset(1, 3)), LiveOptions{Warmup: 2})
+	defer is.close()
+	a, ok := is.take(time.Now()) // the first warmup place and the only session
+	if !ok || !a.first.warmup {
+		t.Fatalf("first take: %+v %v", a, ok)
+	}
+	// Another worker takes the second place before it finds the dataset
+	// through.
+	b, ok := is.admitUntil(time.Now(), is.through)
+	if !ok || !b.warmup {
+		t.Fatalf("second worker's slot %+v %v, want the second warmup place", b, ok)
+	}
+	is.ended(*a.first)
+	if _, ok := is.hand(b); ok {
+		t.Fatal("a session handed out twice")
+	}
+	select {
+	case <-is.warmDone:
+	default:
+		t.Fatal("the warmup still holds back the measured requests after its only request ended")
+	}
+	if sl, ok := is.admit(time.Now()); !ok || sl.warmup {
+		t.Errorf("the second turn's slot %+v %v, want a measured one", sl, ok)
+	}
+}
