@@ -323,8 +323,18 @@ func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error
 		c.out = nil // a large body's copy is not kept for the next request
 	}
 	if err != nil {
-		// A request not written whole was not processed: safe to send
-		// again, unless its time is up.
+		// A server may answer before it has read the whole request (a
+		// 413 for a body too large) and close the connection: that
+		// answer, when it came, is the request's, as net/http reads it.
+		if _, perr := c.br.Peek(1); perr == nil {
+			resp, rerr := c.readAnswer()
+			if rerr == nil {
+				resp.Close = true // the request's rest is lost with the connection
+			}
+			return resp, rerr
+		}
+		// Else a request not written whole was not processed: safe to
+		// send again, unless its time is up.
 		c.staleFailure = !isTimeout(err)
 		return nil, err
 	}
@@ -332,6 +342,11 @@ func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error
 		c.staleFailure = !isTimeout(err)
 		return nil, err
 	}
+	return c.readAnswer()
+}
+
+// readAnswer reads the head of the answer, past informational ones.
+func (c *Conn) readAnswer() (*http.Response, error) {
 	for {
 		resp, err := http.ReadResponse(c.br, probeRequest)
 		if err != nil {

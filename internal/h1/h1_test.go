@@ -337,6 +337,45 @@ func TestNotReused(t *testing.T) {
 	}
 }
 
+// TestEarlyAnswer: a server that answers before it has read the whole
+// request (a 413 for a body too large) and closes is the request's
+// answer, as net/http reads it, not a connection failure (nor a stale
+// connection to send it again on): the 32 MB body's write fails on the
+// closed connection once the socket buffers are full. The connection is
+// not reused.
+func TestEarlyAnswer(t *testing.T) {
+	var conns atomic.Int64
+	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+		conns.Add(1)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			if req.ContentLength > 1<<20 {
+				// Closed with the body unread: the client's write fails.
+				io.WriteString(nc, "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Length: 7\r\n\r\ntoo big")
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	p := newPool(t, url, nil)
+	for i, body := range []string{"x", strings.Repeat("x", 32<<20), "x"} {
+		want, wantBody := 200, "ok"
+		if len(body) > 1 {
+			want, wantBody = 413, "too big"
+		}
+		if code, got := post(t, p, body); code != want || got != wantBody {
+			t.Fatalf("request %d: %d %q, want %d %q", i, code, got, want, wantBody)
+		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2 (the one the 413 closed, a new one)", n)
+	}
+}
+
 // TestInformational: a 103 before the answer is skipped.
 func TestInformational(t *testing.T) {
 	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
