@@ -243,13 +243,23 @@ func (p *Pool) takeIdle() *Conn {
 		c := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
 		idle := now.Sub(c.idleSince)
-		if idle < p.checkAfter || idle < idleTimeout && !peerClosed(c.nc) {
+		if idle < p.checkAfter || idle < idleTimeout && !peerClosedIdle(c.nc) {
 			return c
 		}
 		p.forget(c)
 		c.nc.Close()
 	}
 	return nil
+}
+
+// peerClosedIdle is peerClosed past the last request's deadline: a
+// deadline passed fails the check's read at once, an open connection
+// taken for closed (a stream's drain leaves one a second on).
+func peerClosedIdle(nc net.Conn) bool {
+	if nc.SetReadDeadline(time.Time{}) != nil {
+		return true
+	}
+	return peerClosed(nc)
 }
 
 func (p *Pool) dial(ctx context.Context, deadline time.Time) (*Conn, error) {

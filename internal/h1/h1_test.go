@@ -278,6 +278,36 @@ func TestIdleClosedChecked(t *testing.T) {
 	}
 }
 
+// TestIdleCheckPastDeadline: the check of an idle connection is not
+// fooled by the last request's deadline, passed while it waited (send's
+// drain bounds a stream's rest by a read deadline 1 s on): the check's
+// read failed at once as a timeout, the open connection was taken for
+// closed, and a stream at a rate of less than one a second per
+// connection dialled again for every request.
+func TestIdleCheckPastDeadline(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	})
+	p := newPool(t, srv.URL, nil)
+	p.checkAfter = 0 // every reuse is checked
+	for range 3 {
+		resp, c, err := p.Post(context.Background(), []byte("x"), far(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "ok" {
+			t.Fatalf("%q %v", b, err)
+		}
+		// A deadline that passes before the next request.
+		c.SetReadDeadline(time.Now().Add(-time.Second))
+		c.Release()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 requests one after another, want 1", n)
+	}
+}
+
 // TestFirstRequestNotStale: a failure on a new connection is never
 // stale: sending again could repeat a request the server processed.
 func TestFirstRequestNotStale(t *testing.T) {
