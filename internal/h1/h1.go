@@ -243,13 +243,23 @@ func (p *Pool) takeIdle() *Conn {
 		c := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
 		idle := now.Sub(c.idleSince)
-		if idle < p.checkAfter || idle < idleTimeout && !peerClosed(c.nc) {
+		if idle < p.checkAfter || idle < idleTimeout && !peerClosedIdle(c.nc) {
 			return c
 		}
 		p.forget(c)
 		c.nc.Close()
 	}
 	return nil
+}
+
+// peerClosedIdle is peerClosed past the last request's deadline: a
+// deadline passed fails the check's read at once, an open connection
+// taken for closed (a stream's drain leaves one a second on).
+func peerClosedIdle(nc net.Conn) bool {
+	if nc.SetReadDeadline(time.Time{}) != nil {
+		return true
+	}
+	return peerClosed(nc)
 }
 
 func (p *Pool) dial(ctx context.Context, deadline time.Time) (*Conn, error) {
@@ -323,8 +333,18 @@ func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error
 		c.out = nil // a large body's copy is not kept for the next request
 	}
 	if err != nil {
-		// A request not written whole was not processed: safe to send
-		// again, unless its time is up.
+		// A server may answer before it has read the whole request (a
+		// 413 for a body too large) and close the connection: that
+		// answer, when it came, is the request's, as net/http reads it.
+		if _, perr := c.br.Peek(1); perr == nil {
+			resp, rerr := c.readAnswer()
+			if rerr == nil {
+				resp.Close = true // the request's rest is lost with the connection
+			}
+			return resp, rerr
+		}
+		// Else a request not written whole was not processed: safe to
+		// send again, unless its time is up.
 		c.staleFailure = !isTimeout(err)
 		return nil, err
 	}
@@ -332,6 +352,11 @@ func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error
 		c.staleFailure = !isTimeout(err)
 		return nil, err
 	}
+	return c.readAnswer()
+}
+
+// readAnswer reads the head of the answer, past informational ones.
+func (c *Conn) readAnswer() (*http.Response, error) {
 	for {
 		resp, err := http.ReadResponse(c.br, probeRequest)
 		if err != nil {

@@ -278,6 +278,36 @@ func TestIdleClosedChecked(t *testing.T) {
 	}
 }
 
+// TestIdleCheckPastDeadline: the check of an idle connection is not
+// fooled by the last request's deadline, passed while it waited (send's
+// drain bounds a stream's rest by a read deadline 1 s on): the check's
+// read failed at once as a timeout, the open connection was taken for
+// closed, and a stream at a rate of less than one a second per
+// connection dialled again for every request.
+func TestIdleCheckPastDeadline(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	})
+	p := newPool(t, srv.URL, nil)
+	p.checkAfter = 0 // every reuse is checked
+	for range 3 {
+		resp, c, err := p.Post(context.Background(), []byte("x"), far(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "ok" {
+			t.Fatalf("%q %v", b, err)
+		}
+		// A deadline that passes before the next request.
+		c.SetReadDeadline(time.Now().Add(-time.Second))
+		c.Release()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 requests one after another, want 1", n)
+	}
+}
+
 // TestFirstRequestNotStale: a failure on a new connection is never
 // stale: sending again could repeat a request the server processed.
 func TestFirstRequestNotStale(t *testing.T) {
@@ -334,6 +364,45 @@ func TestNotReused(t *testing.T) {
 				t.Errorf("%d connections for 2 requests, want 2", n)
 			}
 		})
+	}
+}
+
+// TestEarlyAnswer: a server that answers before it has read the whole
+// request (a 413 for a body too large) and closes is the request's
+// answer, as net/http reads it, not a connection failure (nor a stale
+// connection to send it again on): the 32 MB body's write fails on the
+// closed connection once the socket buffers are full. The connection is
+// not reused.
+func TestEarlyAnswer(t *testing.T) {
+	var conns atomic.Int64
+	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+		conns.Add(1)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			if req.ContentLength > 1<<20 {
+				// Closed with the body unread: the client's write fails.
+				io.WriteString(nc, "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Length: 7\r\n\r\ntoo big")
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	p := newPool(t, url, nil)
+	for i, body := range []string{"x", strings.Repeat("x", 32<<20), "x"} {
+		want, wantBody := 200, "ok"
+		if len(body) > 1 {
+			want, wantBody = 413, "too big"
+		}
+		if code, got := post(t, p, body); code != want || got != wantBody {
+			t.Fatalf("request %d: %d %q, want %d %q", i, code, got, want, wantBody)
+		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2 (the one the 413 closed, a new one)", n)
 	}
 }
 

@@ -65,6 +65,11 @@ type issuer struct {
 	// stop waiting.
 	through     chan struct{}
 	throughOnce sync.Once
+	// warmBack is closed, and replaced, when a warmup place is given back
+	// (unadmit): a measured request waiting for the warmup to end takes
+	// it instead.
+	warmMu   sync.Mutex
+	warmBack chan struct{}
 }
 
 // newIssuer starts handing out the sessions of convs until issue is done,
@@ -73,7 +78,7 @@ type issuer struct {
 func newIssuer(issue context.Context, deadline time.Time, convs []*records.Conversation, o LiveOptions) *issuer {
 	drain, stop := context.WithCancel(issue)
 	is := &issuer{limit: int64(o.Requests), warmup: int64(o.Warmup), drain: drain, stop: stop,
-		warmDone: make(chan struct{}), through: make(chan struct{})}
+		warmDone: make(chan struct{}), through: make(chan struct{}), warmBack: make(chan struct{})}
 	is.setDeadline(deadline)
 	is.warmLeft.Store(is.warmup)
 	is.warmToIssue.Store(is.warmup)
@@ -124,7 +129,16 @@ func (is *issuer) take(ready time.Time) (session, bool) {
 	if !ok {
 		return session{}, false
 	}
-	s, ok := is.claim()
+	return is.hand(sl)
+}
+
+// hand gives an admitted slot its session. It does not ask whether
+// issuing stopped since: a worker refused by a spent --requests budget
+// stops it, and a slot admitted before is within that budget (it used to
+// find issuing stopped and give its place back: --concurrency 64
+// --requests 4 now and then sent 3).
+func (is *issuer) hand(sl slot) (session, bool) {
+	s, ok := is.claimNext()
 	if !ok {
 		is.unadmit(sl)
 		return session{}, false
@@ -133,12 +147,20 @@ func (is *issuer) take(ready time.Time) (session, bool) {
 	return s, true
 }
 
-// claim takes the next session by one atomic increment of next: a
+// claim takes the next session unless issuing stopped.
+func (is *issuer) claim() (session, bool) {
+	if is.drain.Err() != nil {
+		return session{}, false
+	}
+	return is.claimNext()
+}
+
+// claimNext takes the next session by one atomic increment of next: a
 // channel fed by a goroutine woke that goroutine at every request (make
 // bench-send's CPU per request).
-func (is *issuer) claim() (session, bool) {
+func (is *issuer) claimNext() (session, bool) {
 	n := int64(len(is.convs))
-	if n == 0 || is.drain.Err() != nil {
+	if n == 0 {
 		return session{}, false
 	}
 	i := is.next.Add(1) - 1
@@ -165,18 +187,14 @@ func (is *issuer) admit(ready time.Time) (slot, bool) { return is.admitUntil(rea
 
 // admitUntil is admit, given up when until is closed (nil: never).
 func (is *issuer) admitUntil(ready time.Time, until <-chan struct{}) (slot, bool) {
-	sl := slot{due: ready, warmup: is.takeWarmup()}
+	sl := slot{due: ready}
+	var ok bool
+	if sl.warmup, ok = is.warmPlace(until); !ok {
+		return slot{}, false
+	}
 	ticks := is.ticks
 	if sl.warmup {
 		ticks = is.warmTick
-	} else {
-		select {
-		case <-is.warmDone:
-		case <-is.drain.Done():
-			return slot{}, false
-		case <-until:
-			return slot{}, false
-		}
 	}
 	if ticks != nil {
 		select {
@@ -185,7 +203,7 @@ func (is *issuer) admitUntil(ready time.Time, until <-chan struct{}) (slot, bool
 			return slot{}, false
 		case <-until:
 			if sl.warmup {
-				is.warmToIssue.Add(1) // no request took it
+				is.unadmit(sl)
 			}
 			return slot{}, false
 		}
@@ -200,12 +218,50 @@ func (is *issuer) admitUntil(ready time.Time, until <-chan struct{}) (slot, bool
 	return sl, true
 }
 
-// unadmit gives back a slot that carried no request (its session ran
-// out): its warmup place or its share of the budget.
+// warmPlace takes a warmup place if one is left, else waits for the
+// warmup to end (false) or for a place given back meanwhile: only later
+// turns of the sessions in flight can take one once the dataset is
+// through, and one of them may already wait here as a measured request
+// (it waited for a warmup that never ended, and the run hung). ok is
+// false when issuing stopped or until was closed.
+func (is *issuer) warmPlace(until <-chan struct{}) (warm, ok bool) {
+	for {
+		select {
+		case <-is.warmDone:
+			return false, true
+		case <-until:
+			return false, false
+		default:
+		}
+		is.warmMu.Lock()
+		back := is.warmBack
+		is.warmMu.Unlock()
+		if is.takeWarmup() {
+			return true, true
+		}
+		select {
+		case <-is.warmDone:
+			return false, true
+		case <-back:
+		case <-is.drain.Done():
+			return false, false
+		case <-until:
+			return false, false
+		}
+	}
+}
+
+// unadmit gives back a slot that carried no request (the dataset, sent
+// once, was through): its warmup place, to a request waiting for one, or
+// its share of the budget.
 func (is *issuer) unadmit(sl slot) {
 	switch {
 	case sl.warmup:
+		is.warmMu.Lock()
 		is.warmToIssue.Add(1)
+		close(is.warmBack)
+		is.warmBack = make(chan struct{})
+		is.warmMu.Unlock()
 	case is.limit > 0:
 		is.issued.Add(-1)
 	}

@@ -247,3 +247,71 @@ func TestIssuerDeadline(t *testing.T) {
 		t.Error("admitted after the deadline")
 	}
 }
+
+// TestIssuerAdmittedSlotGoesOut: a slot admitted within --requests gets
+// its session even when a worker refused by the spent budget stopped
+// issuing between the admission and the take.
+func TestIssuerAdmittedSlotGoesOut(t *testing.T) {
+	is := newIssuer(context.Background(), time.Time{}, ptrs(dataset(3, 1)), LiveOptions{Requests: 1, Recycle: true})
+	defer is.close()
+	sl, ok := is.admitUntil(time.Now(), is.through)
+	if !ok {
+		t.Fatal("the budget's one request not admitted")
+	}
+	if _, ok := is.admitUntil(time.Now(), is.through); ok {
+		t.Fatal("a second request admitted with --requests 1")
+	}
+	s, ok := is.hand(sl)
+	if !ok || s.c.ID != "c000" || s.first == nil {
+		t.Fatalf("the admitted slot's session: %+v %v, want c000", s, ok)
+	}
+	if _, ok := is.take(time.Now()); ok {
+		t.Error("a session taken after the budget was spent")
+	}
+}
+
+// TestWarmupPlaceWithoutSession: a warmup place taken by a worker that
+// then finds the dataset (sent once) through goes to the one session's
+// second turn, which found no place left and waits as a measured request
+// for the warmup to end: it waited for ever, the place given back never
+// taken (--rate 50 --warmup 2 over one session of three turns hung 5 runs
+// in 30).
+func TestWarmupPlaceWithoutSession(t *testing.T) {
+	is := newIssuer(context.Background(), time.Time{}, ptrs(dataset(1, 3)), LiveOptions{Warmup: 2})
+	defer is.close()
+	// A worker takes a warmup place; before it takes its session, another
+	// one takes the other place and the only session.
+	b, ok := is.admitUntil(time.Now(), is.through)
+	if !ok || !b.warmup {
+		t.Fatalf("first worker's slot %+v %v, want a warmup place", b, ok)
+	}
+	a, ok := is.take(time.Now())
+	if !ok || !a.first.warmup {
+		t.Fatalf("second worker's take: %+v %v, want the other warmup place", a, ok)
+	}
+	is.ended(*a.first)
+	second := make(chan slot)
+	go func() {
+		sl, _ := is.admit(time.Now())
+		second <- sl
+	}()
+	// The second turn most likely waits by now; it takes the place either
+	// way.
+	time.Sleep(10 * time.Millisecond)
+	if _, ok := is.hand(b); ok {
+		t.Fatal("a session handed out twice")
+	}
+	var sl slot
+	select {
+	case sl = <-second:
+	case <-time.After(time.Minute):
+		t.Fatal("the second turn still waits for a warmup place given back")
+	}
+	if !sl.warmup {
+		t.Fatal("the second turn is measured: the place given back was lost, --warmup 2 sent one")
+	}
+	is.ended(sl)
+	if sl, ok := is.admit(time.Now()); !ok || sl.warmup {
+		t.Errorf("the third turn's slot %+v %v, want a measured one", sl, ok)
+	}
+}
