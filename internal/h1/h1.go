@@ -428,7 +428,13 @@ func (p *Pool) Abort() {
 	defer p.mu.Unlock()
 	p.aborted = true
 	for c := range p.live {
-		c.nc.Close()
+		nc := c.nc
+		if tc, ok := nc.(*tls.Conn); ok {
+			// Not tls.Conn.Close: its close_notify may wait up to 5 s on
+			// a full send buffer, for each connection in turn.
+			nc = tc.NetConn()
+		}
+		nc.Close()
 	}
 	p.idle = nil
 }
