@@ -6,9 +6,11 @@
 #      connections, none retried;
 #   2. 4 requests 6.25 s apart (--rate 0.16), past uvicorn's 5 s keep-alive
 #      timeout: each on a new connection, none retried (the idle check);
-#   3. 300 non-streamed requests at concurrency 16: all succeed, over 16
+#   3. 4 streamed requests 1.5 s apart (--rate 0.66), within it: one
+#      connection (the idle check must not take an open one for closed);
+#   4. 300 non-streamed requests at concurrency 16: all succeed, over 16
 #      connections.
-# Needs python3-uvicorn and python3-starlette (Debian). Takes about 30 s.
+# Needs python3-uvicorn and python3-starlette (Debian). Takes about 40 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-/usr/bin/python3}
@@ -42,6 +44,9 @@ check "streamed, concurrency 8" "$tmp/r1.jsonl" 8 "$before"
 before=$(conns)
 "$tmp/send" --url "$url" --concurrency 1 --rate 0.16 --requests 4 --recycle < "$tmp/convs.jsonl" > "$tmp/r2.jsonl"
 check "idle past the keep-alive timeout" "$tmp/r2.jsonl" 4 "$before"
+before=$(conns)
+"$tmp/send" --url "$url" --concurrency 1 --rate 0.66 --requests 4 --recycle < "$tmp/convs.jsonl" > "$tmp/r4.jsonl"
+check "idle within the keep-alive timeout" "$tmp/r4.jsonl" 1 "$before"
 before=$(conns)
 "$tmp/send" --url "$url" --concurrency 16 --requests 300 --recycle --no-stream < "$tmp/convs.jsonl" > "$tmp/r3.jsonl"
 check "whole bodies, concurrency 16" "$tmp/r3.jsonl" 16 "$before"
