@@ -31,9 +31,16 @@ func TestExactLivePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkUsageIsTarget(t, "", out, 20)
+}
+
+// checkUsageIsTarget: out holds want send records, valid, each with the
+// server's usage.prompt_tokens equal to its target_isl.
+func checkUsageIsTarget(t *testing.T, name string, out []byte, want int) {
+	t.Helper()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 20 {
-		t.Fatalf("%d records, want 20", len(lines))
+	if len(lines) != want {
+		t.Fatalf("%s: %d records, want %d", name, len(lines), want)
 	}
 	for _, line := range lines {
 		testutil.ValidateSchema(t, "request.schema.json", []byte(line))
@@ -50,7 +57,7 @@ func TestExactLivePipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 		if rec.Result.Usage.PromptTokens != rec.Target {
-			t.Errorf("turn %d: server counts %d, target %d", rec.Turn, rec.Result.Usage.PromptTokens, rec.Target)
+			t.Errorf("%s turn %d: server counts %d, target %d", name, rec.Turn, rec.Result.Usage.PromptTokens, rec.Target)
 		}
 	}
 }
@@ -81,27 +88,6 @@ func TestExactLiveDataset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(lines) != 4 {
-			t.Fatalf("%s: %d records, want 4", name, len(lines))
-		}
-		for _, line := range lines {
-			testutil.ValidateSchema(t, "request.schema.json", []byte(line))
-			var rec struct {
-				Turn   int `json:"turn"`
-				Target int `json:"target_isl"`
-				Result struct {
-					Usage struct {
-						PromptTokens int `json:"prompt_tokens"`
-					} `json:"usage"`
-				} `json:"result"`
-			}
-			if err := json.Unmarshal([]byte(line), &rec); err != nil {
-				t.Fatal(err)
-			}
-			if rec.Result.Usage.PromptTokens != rec.Target {
-				t.Errorf("%s turn %d: server counts %d, target %d", name, rec.Turn, rec.Result.Usage.PromptTokens, rec.Target)
-			}
-		}
+		checkUsageIsTarget(t, name, out, 4)
 	}
 }

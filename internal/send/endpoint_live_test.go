@@ -29,10 +29,10 @@ func composeFor(t *testing.T, name string, ep endpoint.Kind, target cachebust.Ta
 	return composeConversations(t, name, ep, target, opts)
 }
 
-// composeConversations is `probe --endpoint ep --cache-bust target (with
-// the template where the endpoint has one) | compose` with options o, on
-// model name parsed once per test binary, and the model it composed with.
-func composeConversations(t testing.TB, name string, ep endpoint.Kind, target cachebust.Target, o compose.Options) ([]records.Conversation, *compose.Model) {
+// probeModel is `probe --endpoint ep --cache-bust target` (with the
+// template where the endpoint has one) on model name, parsed once per
+// test binary, and the model to compose with, its clock pinned.
+func probeModel(t testing.TB, name string, ep endpoint.Kind, target cachebust.Target) (*records.Probe, *compose.Model) {
 	t.Helper()
 	src := testmodel.Source(t, name)
 	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: ep.Templated(), CacheBust: target, Now: pinnedNow, Endpoint: ep})
@@ -44,14 +44,16 @@ func composeConversations(t testing.TB, name string, ep endpoint.Kind, target ca
 		t.Fatal(err)
 	}
 	m.Now = pinnedNow
-	o.Endpoint = ep
-	c, err := compose.New(p, m, "", o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return p, m
+}
+
+// composedRecords runs a composer's Run into JSONL and reads the
+// conversations back as send reads them.
+func composedRecords(t testing.TB, run func(context.Context, *jsonl.Writer) error) []records.Conversation {
+	t.Helper()
 	var buf bytes.Buffer
 	w := jsonl.NewWriter(&buf)
-	if err := c.Run(context.Background(), w); err != nil {
+	if err := run(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -61,6 +63,21 @@ func composeConversations(t testing.TB, name string, ep endpoint.Kind, target ca
 	if err != nil {
 		t.Fatal(err)
 	}
+	return convs
+}
+
+// composeConversations is `probe --endpoint ep --cache-bust target (with
+// the template where the endpoint has one) | compose` with options o, on
+// model name parsed once per test binary, and the model it composed with.
+func composeConversations(t testing.TB, name string, ep endpoint.Kind, target cachebust.Target, o compose.Options) ([]records.Conversation, *compose.Model) {
+	t.Helper()
+	p, m := probeModel(t, name, ep, target)
+	o.Endpoint = ep
+	c, err := compose.New(p, m, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	convs := composedRecords(t, c.Run)
 	for i := range convs {
 		if convs[i].Endpoint.Or() != ep {
 			t.Fatalf("conversation %s composed for %q, want %s", convs[i].ID, convs[i].Endpoint, ep)

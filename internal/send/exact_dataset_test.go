@@ -14,10 +14,7 @@ import (
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/model"
-	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
-	"github.com/islkit/islkit/internal/testutil/testmodel"
 	"github.com/islkit/islkit/internal/workload"
 )
 
@@ -67,32 +64,12 @@ func liveDataset(t testing.TB, n int) []workload.Dialog {
 // when isl > 0).
 func composeLiveDataset(t testing.TB, name string, target cachebust.Target, dialogs []workload.Dialog, isl int) []records.Conversation {
 	t.Helper()
-	src := testmodel.Source(t, name)
-	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinnedNow, Endpoint: endpoint.Chat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.FromSource(src, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Now = pinnedNow
+	p, m := probeModel(t, name, endpoint.Chat, target)
 	d, err := compose.NewDataset(p, m, compose.DatasetOptions{OSL: 16, Seed: 3, Model: "m", Workers: 1, ISL: isl, Live: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w := jsonl.NewWriter(&buf)
-	if err := d.Run(context.Background(), w, dialogs); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	convs, err := ReadConversations(&buf, "composed")
-	if err != nil {
-		t.Fatal(err)
-	}
+	convs := composedRecords(t, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
 	if len(convs) != len(dialogs) {
 		t.Fatalf("%d conversations of %d dialogs (skipped: %v)", len(convs), len(dialogs), d.Skipped())
 	}
