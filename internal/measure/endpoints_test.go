@@ -70,13 +70,7 @@ func TestEndpointsReference(t *testing.T) {
 				t.Errorf("%s: %v", name, err)
 				continue
 			}
-			var out struct {
-				ISL records.ISL `json:"isl"`
-			}
-			if err := json.Unmarshal(res.Lines[0], &out); err != nil {
-				t.Fatal(err)
-			}
-			isl := out.ISL
+			isl := lineISL(t, res.Lines[0])
 			wantEndpoint, wantField := "completions", "prompt_tokens"
 			if strings.HasPrefix(c.Case, "responses") {
 				wantEndpoint, wantField = "responses", "input_tokens"
@@ -116,21 +110,12 @@ func TestCompletionsBareAndGap(t *testing.T) {
 	want := tok.Count("Call me Ishmael. Some years ago")
 	rec := `{"kind":"islkit.request","schema_version":1,"conversation_id":"c","turn":0,"target_isl":` + fmt.Sprint(want+2) +
 		`,"marker":"","payload":` + body + `,"result":{"usage":{"prompt_tokens":` + fmt.Sprint(tok.Count("Call me Ishmael.")+tok.Count("Some years ago")+2) + `}}}`
-	res, err := m.Record([]byte(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct {
-		ISL records.ISL `json:"isl"`
-	}
-	if err := json.Unmarshal(res.Lines[0], &out); err != nil {
-		t.Fatal(err)
-	}
-	isl := out.ISL
+	line := one(t, m, rec)
+	isl := lineISL(t, line)
 	if isl.Counted != "bare" || *isl.Bare != want || isl.Endpoint != "completions" {
 		t.Fatalf("isl %+v, want bare %d", isl, want)
 	}
-	testutil.ValidateSchema(t, "measurement.schema.json", res.Lines[0])
+	testutil.ValidateSchema(t, "measurement.schema.json", line)
 	// The server's count: two texts of two BOS-less encodings plus two
 	// BOS; the join's own merges account for the rest.
 	if g := isl.VsServer; g == nil || len(g.Causes) == 0 || g.Causes[0].Cause != records.CauseSpecialTokens || g.Causes[0].Tokens != 2 {
@@ -170,18 +155,9 @@ func TestUsageUnderEitherName(t *testing.T) {
 	sse := "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"usage\":null}}\n\n" +
 		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":42,\"output_tokens\":3,\"total_tokens\":45}}}\n\n"
 	raw, _ := json.Marshal(map[string]any{"payload": json.RawMessage(`{"model":"m","input":"Hi"}`), "responses": []string{sse}})
-	res, err := m.Record(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct {
-		ISL records.ISL `json:"isl"`
-	}
-	if err := json.Unmarshal(res.Lines[0], &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.ISL.Server == nil || *out.ISL.Server != 42 || out.ISL.ServerField != "input_tokens" || out.ISL.Endpoint != "responses" {
-		t.Errorf("isl %+v, want server 42 from input_tokens", out.ISL)
+	isl := lineISL(t, one(t, m, string(raw)))
+	if isl.Server == nil || *isl.Server != 42 || isl.ServerField != "input_tokens" || isl.Endpoint != "responses" {
+		t.Errorf("isl %+v, want server 42 from input_tokens", isl)
 	}
 }
 
@@ -191,22 +167,14 @@ func TestUsageUnderEitherName(t *testing.T) {
 func TestCompletionsCompareServer(t *testing.T) {
 	m := sharedMeasurer(t, "mistral7b", Options{ApplyChatTemplate: true, Server: serverprofile.VLLM, CompareServer: serverprofile.AIPerf})
 	tok := m.opts.Tokenizer
-	res, err := m.Record([]byte(`{"model":"m","prompt":["Call me Ishmael."]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct {
-		ISL records.ISL `json:"isl"`
-	}
-	if err := json.Unmarshal(res.Lines[0], &out); err != nil {
-		t.Fatal(err)
-	}
+	line := one(t, m, `{"model":"m","prompt":["Call me Ishmael."]}`)
+	isl := lineISL(t, line)
 	n := tok.Count("Call me Ishmael.")
-	g := out.ISL.VsProfile
-	if *out.ISL.Templated != n+1 || g == nil || *g.Count != n || g.Gap.Total != 1 || len(g.Gap.Causes) != 1 || g.Gap.Causes[0].Cause != records.CauseSpecialTokens {
-		t.Errorf("isl %+v vs_profile %+v", out.ISL, g)
+	g := isl.VsProfile
+	if *isl.Templated != n+1 || g == nil || *g.Count != n || g.Gap.Total != 1 || len(g.Gap.Causes) != 1 || g.Gap.Causes[0].Cause != records.CauseSpecialTokens {
+		t.Errorf("isl %+v vs_profile %+v", isl, g)
 	}
-	testutil.ValidateSchema(t, "measurement.schema.json", res.Lines[0])
+	testutil.ValidateSchema(t, "measurement.schema.json", line)
 }
 
 // AIPerf's inputs.json holds completions and Responses payloads too: each
@@ -221,16 +189,11 @@ func TestInputsJSONEndpoints(t *testing.T) {
 	if len(res.Lines) != 2 {
 		t.Fatalf("%d lines", len(res.Lines))
 	}
-	var first, second struct {
-		ISL records.ISL `json:"isl"`
+	first, second := lineISL(t, res.Lines[0]), lineISL(t, res.Lines[1])
+	if first.Endpoint != "completions" || *first.Templated != 3 {
+		t.Errorf("completions payload: %+v", first)
 	}
-	if json.Unmarshal(res.Lines[0], &first) != nil || json.Unmarshal(res.Lines[1], &second) != nil {
-		t.Fatal("bad output")
-	}
-	if first.ISL.Endpoint != "completions" || *first.ISL.Templated != 3 {
-		t.Errorf("completions payload: %+v", first.ISL)
-	}
-	if second.ISL.Endpoint != "responses" || second.ISL.Counted != "templated" || second.ISL.ServerField != "input_tokens" {
-		t.Errorf("responses payload: %+v", second.ISL)
+	if second.Endpoint != "responses" || second.Counted != "templated" || second.ServerField != "input_tokens" {
+		t.Errorf("responses payload: %+v", second)
 	}
 }

@@ -22,8 +22,14 @@ type islOut struct {
 
 func islOf(t *testing.T, m *Measurer, rec string) records.ISL {
 	t.Helper()
+	return lineISL(t, one(t, m, rec))
+}
+
+// lineISL is the isl member of one measured line.
+func lineISL(t *testing.T, line []byte) records.ISL {
+	t.Helper()
 	var o islOut
-	if err := json.Unmarshal(one(t, m, rec), &o); err != nil {
+	if err := json.Unmarshal(line, &o); err != nil {
 		t.Fatal(err)
 	}
 	return o.ISL
