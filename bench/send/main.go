@@ -6,8 +6,8 @@
 // 14 with the min, median and max over -repeats runs (the two clients of a
 // comparison one after the other, in alternating order):
 //
-//   - peak RSS at 1000 streams (4 requests each), send / control (goal
-//     <= 1.25)
+//   - peak RSS at 1000 streams (4 requests each, both clients starting
+//     them spread over one stream's time), send / control (goal <= 1.25)
 //   - CPU time per chunk at 1000 streams, send / control (goal <= 1.05)
 //   - TTFT error p99 at 1000 streams (measured TTFT minus the server's, on
 //     each stream's requests after its first, which include the dial),
