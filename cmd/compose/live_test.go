@@ -44,7 +44,7 @@ func TestDatasetLive(t *testing.T) {
 	p := probeLine(t)
 	data := filepath.Join(testutil.RepoRoot(t), "internal", "compose", "testdata", "sharegpt.json")
 	for _, extra := range [][]string{{"--isl", "80"}, nil} {
-		args := append([]string{"--dataset", data, "--model", "m", "--workers", "1"}, extra...)
+		args := append([]string{"--dataset", data, "--model", "m", "--workers", "1", "--benchmark-id", "b1"}, extra...)
 		code, plain, errs := runCLI(p, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d %s", args, code, errs)

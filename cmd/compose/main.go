@@ -60,7 +60,9 @@ back to the first user turn without one); for completions the prompt is
 the first user turn: prefix targets go at its start, suffix targets at its
 end, and a system target falls back to it.
 
-Same flags, probe record and --seed give byte-identical output.
+Every run mints a fresh --benchmark-id (recorded in every conversation),
+so the cache-bust markers of two runs differ whatever --seed is; the same
+flags, probe record, --seed and --benchmark-id give byte-identical output.
 
 Example:
   probe --tokenizer ./models/llama3 --apply-chat-template --cache-bust first_turn_prefix \
@@ -84,7 +86,7 @@ type flags struct {
 	CacheBust                string  `help:"Cache-bust target; must equal the probe's (which is the default)." placeholder:"TARGET"`
 	Endpoint                 string  `help:"Endpoint the requests are sized for: chat, completions or responses (see above); must equal the probe's (which is the default)." placeholder:"ENDPOINT"`
 	Seed                     uint64  `help:"Random seed (turn counts, lengths, corpus windows)." default:"0"`
-	BenchmarkID              string  `help:"Benchmark id in the marker digest. Default: derived from --seed." placeholder:"ID"`
+	BenchmarkID              string  `help:"Benchmark id in the marker digest, recorded in every conversation; give a run's id to reproduce its markers. Default: a fresh random one per run (12 hex digits), so a second run does not hit a prefix cache on the first run's markers." placeholder:"ID"`
 	Corpus                   string  `help:"UTF-8 text file to cut prompts from. Default: Moby Dick (embedded)." placeholder:"FILE" type:"existingfile"`
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`

@@ -18,6 +18,7 @@ package compose
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -77,11 +78,25 @@ type tally struct {
 	overContext, largest int
 }
 
-// DefaultBenchmarkID derives the marker's benchmark id from the seed (AIPerf
-// draws a random one; a derived one keeps output reproducible).
-func DefaultBenchmarkID(seed uint64) string {
-	s := sha256.Sum256([]byte("islkit:" + strconv.FormatUint(seed, 10)))
-	return hex.EncodeToString(s[:6])
+// NewBenchmarkID mints a fresh benchmark id for the marker digest: 12 hex
+// digits from crypto/rand, as AIPerf's uuid4().hex[:12]. Every compose run
+// that is not given --benchmark-id gets its own, so a second run of the
+// same pipeline sends markers a prefix-caching server has never seen (a
+// seed-derived id repeated them, and the second run hit the cache).
+func NewBenchmarkID() string {
+	var b [6]byte
+	if _, err := cryptorand.Read(b[:]); err != nil {
+		panic("compose: crypto/rand: " + err.Error()) // never fails on supported platforms (Go 1.24+)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// benchmarkID is id, or a fresh one when it is "".
+func benchmarkID(id string) string {
+	if id == "" {
+		return NewBenchmarkID()
+	}
+	return id
 }
 
 // New checks opts against the probe record, tokenizes the corpus and
@@ -91,9 +106,7 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.BenchmarkID == "" {
-		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
-	}
+	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	hasSystem := opts.SharedSystemPromptLength > 0
 	if p.Endpoint.Or() != opts.Endpoint.Or() {

@@ -3,10 +3,14 @@ package compose
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +48,7 @@ func fakeProbe(t *testing.T, target cachebust.Target, fixed, wrap, marker int) (
 }
 
 func opts(isl int) Options {
-	return Options{ISL: isl, OSL: 16, Conversations: 1, Turns: 3, Seed: 1, Workers: 1, ISLSet: true}
+	return Options{ISL: isl, OSL: 16, Conversations: 1, Turns: 3, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: 1, ISLSet: true}
 }
 
 // The nine routing cells and AIPerf's numbers: fixed 4, wrap 5, marker 10,
@@ -216,7 +220,7 @@ func runAll(t *testing.T, c *Composer) []byte {
 // byte-identical for any worker count and valid against the schema.
 func TestExactEmbeddedDeterministic(t *testing.T) {
 	p, m := realProbe(t, "", cachebust.FirstTurnSuffix)
-	o := Options{ISL: 300, ISLStddev: 30, OSL: 40, Conversations: 6, Turns: 3, TurnsStddev: 1, Seed: 42, Exact: true, Workers: 1, ISLSet: true, TurnsSet: true}
+	o := Options{ISL: 300, ISLStddev: 30, OSL: 40, Conversations: 6, Turns: 3, TurnsStddev: 1, Seed: 42, BenchmarkID: seedBenchmarkID(42), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true}
 	c, err := New(p, m, "", o)
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +268,7 @@ func TestExactEmbeddedDeterministic(t *testing.T) {
 // marked unreachable with that minimum instead of pretending.
 func TestUnreachableBelowTemplateCost(t *testing.T) {
 	p, m := realProbe(t, "gptoss", cachebust.None)
-	c, err := New(p, m, "", Options{ISL: 64, OSL: 32, Conversations: 2, Turns: 2, Seed: 1, Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
+	c, err := New(p, m, "", Options{ISL: 64, OSL: 32, Conversations: 2, Turns: 2, Seed: 1, BenchmarkID: seedBenchmarkID(1), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +330,7 @@ func TestExactWithoutTemplate(t *testing.T) {
 	if m.Template != nil || p.Overhead.Fixed != 0 || p.Overhead.Wrap != 0 {
 		t.Fatalf("template off: template %v, overhead %+v", m.Template != nil, p.Overhead)
 	}
-	c, err := New(p, m, "", Options{ISL: 200, OSL: 30, Conversations: 3, Turns: 2, Seed: 5, Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
+	c, err := New(p, m, "", Options{ISL: 200, OSL: 30, Conversations: 3, Turns: 2, Seed: 5, BenchmarkID: seedBenchmarkID(5), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,5 +372,61 @@ func TestPositiveNormal(t *testing.T) {
 	}
 	if got := positiveNormal(rng, 0.1, 0.01); got != 1 {
 		t.Errorf("tiny mean: %d, want 1", got)
+	}
+}
+
+// seedBenchmarkID is the benchmark id compose derived from a seed before
+// it minted a fresh one per run: the tests that compare two runs, and the
+// expectations written with those markers, pass it explicitly.
+func seedBenchmarkID(seed uint64) string {
+	s := sha256.Sum256([]byte("islkit:" + strconv.FormatUint(seed, 10)))
+	return hex.EncodeToString(s[:6])
+}
+
+// TestFreshBenchmarkIDPerRun (#27 item 1): without a benchmark id every
+// run mints its own (12 hex digits, recorded in every conversation), so
+// two runs of the same flags and seed send different markers; the same
+// benchmark id and seed give byte-identical output.
+func TestFreshBenchmarkIDPerRun(t *testing.T) {
+	p, m := realProbe(t, "", cachebust.FirstTurnPrefix)
+	o := Options{ISL: 50, OSL: 10, Conversations: 3, Turns: 1, Seed: 1, BenchmarkID: seedBenchmarkID(1), Exact: true, Workers: 1, ISLSet: true}
+	ids := map[string]bool{}
+	var outs [][]byte
+	for range 2 {
+		c, err := New(p, m, "", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := runAll(t, c)
+		outs = append(outs, out)
+		id := ""
+		for line := range bytes.Lines(out) {
+			var conv records.Conversation
+			if err := json.Unmarshal(line, &conv); err != nil {
+				t.Fatal(err)
+			}
+			if id == "" {
+				id = conv.BenchmarkID
+			}
+			if conv.BenchmarkID != id || !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(id) {
+				t.Fatalf("benchmark_id %q in a run of %q: want the run's one 12-hex-digit id", conv.BenchmarkID, id)
+			}
+		}
+		ids[id] = true
+	}
+	if len(ids) != 2 || bytes.Equal(outs[0], outs[1]) {
+		t.Fatalf("two runs without a benchmark id share it: %v", ids)
+	}
+	o.BenchmarkID = "0123456789ab"
+	var again [][]byte
+	for range 2 {
+		c, err := New(p, m, "", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again = append(again, runAll(t, c))
+	}
+	if !bytes.Equal(again[0], again[1]) || !bytes.Contains(again[0], []byte(`"benchmark_id":"0123456789ab"`)) {
+		t.Fatal("the same --benchmark-id and --seed give other output")
 	}
 }

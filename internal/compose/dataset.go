@@ -111,9 +111,7 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 	if p.Endpoint.Or() != endpoint.Chat {
 		return nil, usagef("--dataset composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
-	if opts.BenchmarkID == "" {
-		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
-	}
+	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	d := &Dataset{opts: opts, probe: p, model: m}
 	if opts.ISL == 0 && !opts.Live {

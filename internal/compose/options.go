@@ -21,8 +21,9 @@ type Options struct {
 	// SharedSystemPromptLength is --shared-system-prompt-length; 0 = none.
 	SharedSystemPromptLength int
 	Seed                     uint64
-	// BenchmarkID is the marker digest's benchmark id; "" derives one from
-	// Seed so that the same flags give the same bytes.
+	// BenchmarkID is the marker digest's benchmark id; "" mints a fresh
+	// one (NewBenchmarkID), so runs do not share markers. The same
+	// BenchmarkID and Seed give the same bytes.
 	BenchmarkID string
 	// Exact sizes every turn against its rendered request (default);
 	// false gives AIPerf's average compensation.

@@ -95,9 +95,7 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 	if p.Endpoint.Or() != endpoint.Chat {
 		return nil, usagef("--trace composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
-	if opts.BenchmarkID == "" {
-		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
-	}
+	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	landing := cachebust.Route(p.CacheBust, false)
 	if landing.Slot != cachebust.NoSlot && landing.Prefix {
