@@ -65,6 +65,18 @@ type Measurer struct {
 	// was asked for; firstTemplateError is the first one's reason.
 	templateFailures   atomic.Int64
 	firstTemplateError atomic.Pointer[string]
+	// markerHits counts first requests whose server had their cache-bust
+	// marker cached (report.MarkerHit); firstMarkerHit describes one.
+	markerHits     atomic.Int64
+	firstMarkerHit atomic.Pointer[string]
+}
+
+// markerHit records a first request whose cached tokens reach the end of
+// its marker.
+func (m *Measurer) markerHit(conversation string, cached, end int) {
+	m.markerHits.Add(1)
+	what := fmt.Sprintf("%s: %d cached, the marker ends at token %d", conversation, cached, end)
+	m.firstMarkerHit.CompareAndSwap(nil, &what)
 }
 
 // noTemplate is the template error of a model without a chat template.
@@ -77,13 +89,17 @@ func (m *Measurer) templateFailed(reason string) {
 }
 
 // Warnings returns what the run should tell on stderr once, at its end:
-// how many requests were counted bare because the chat template failed.
+// how many requests were counted bare because the chat template failed,
+// and how many first requests hit their cache-bust marker in a cache.
 func (m *Measurer) Warnings() []string {
-	n := m.templateFailures.Load()
-	if n == 0 {
-		return nil
+	var out []string
+	if n := m.templateFailures.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load()))
 	}
-	return []string{fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load())}
+	if n := m.markerHits.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("warning: %s", report.MarkerHitWarning(uint64(n), *m.firstMarkerHit.Load())))
+	}
+	return out
 }
 
 // New returns a Measurer.

@@ -41,6 +41,9 @@ type Report struct {
 	// PrefixCache compares expected and server cached tokens; absent when
 	// no record carried expected_cached_tokens.
 	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
+	// ServerCache is what the server reported cached; absent when no
+	// record carried the server's cached_tokens.
+	ServerCache *ServerCache `json:"server_cache,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
 }
@@ -137,6 +140,7 @@ func (s *Summary) Report() Report {
 		ByTurn:              []TurnStats{},
 		RequestsWithoutTurn: s.noTurn,
 		PrefixCache:         s.cacheReport(),
+		ServerCache:         s.serverCacheReport(),
 		Causes: Causes{
 			VsTarget:  causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
 			VsServer:  causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),

@@ -80,6 +80,8 @@ type Summary struct {
 	perf      perfAcc
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
+	// serverCache is nil until a server reports cached tokens.
+	serverCache *ServerCache
 }
 
 type mediaAcc struct{ requests, images, audios, videos uint64 }
@@ -146,6 +148,7 @@ func (s *Summary) Add(isl records.ISL) {
 		s.media.videos += uint64(max(m.Videos, 0))
 	}
 	s.addCache(isl, c)
+	s.addServerCache(isl, c)
 	var errs [comparisons]*int64
 	if isl.Target != nil {
 		d := sub(c, *isl.Target)

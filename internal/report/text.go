@@ -88,6 +88,9 @@ func (r *Report) headline() []string {
 	if r.PrefixCache != nil {
 		lines = append(lines, r.PrefixCache.line())
 	}
+	if r.ServerCache != nil {
+		lines = append(lines, r.ServerCache.lines()...)
+	}
 	return lines
 }
 
