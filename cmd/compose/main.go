@@ -119,8 +119,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f.Trace != "" && f.Dataset != "" {
 		return cli.Fail(stderr, "compose", cli.Usagef("--trace and --dataset: one workload at a time"))
 	}
-	if set["live"] && f.Trace != "" {
-		return cli.Fail(stderr, "compose", cli.Usagef("--live is for conversations (synthetic or --dataset): a trace's requests are single turns, exact as composed, and their texts share the trace's blocks"))
+	if err := cli.OnlyWith(set, f.Trace == "", "to conversations (synthetic or --dataset)", "a trace's requests are single turns, exact as composed, and their texts share the trace's blocks", "live"); err != nil {
+		return cli.Fail(stderr, "compose", err)
 	}
 	if f.Dataset != "" {
 		return cli.Fail(stderr, "compose", f.runDataset(stdin, stdout, stderr, set))
@@ -148,7 +148,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
 	if err := opts.Validate(); err != nil {
-		return usage(err)
+		return err
 	}
 	if f.Workers < 1 {
 		return cli.Usagef("--workers must be at least 1")
@@ -166,7 +166,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	opts.Endpoint = p.Endpoint.Or()
 	c, err := compose.New(p, m, text, opts)
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	err = emit(ctx, stdout, c.Run)
 	for _, warning := range c.Warnings() {
@@ -216,7 +216,7 @@ func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *com
 	}
 	m, err := compose.LoadModel(p, modelsrc.Spec(f.Tokenizer, f.Revision), f.ChatTemplate, f.Now)
 	if err != nil {
-		return nil, nil, usage(err)
+		return nil, nil, err
 	}
 	return p, m, nil
 }
@@ -234,14 +234,6 @@ func emit(ctx context.Context, stdout io.Writer, run func(context.Context, *json
 		err = ferr
 	}
 	return cli.Cause(ctx, cli.Quiet(err))
-}
-
-// usage marks compose's usage errors as the command line's.
-func usage(err error) error {
-	if compose.IsUsage(err) {
-		return &cli.UsageError{Err: err}
-	}
-	return err
 }
 
 // given is v when the flag was spelled out on the command line, else 0:
@@ -263,13 +255,11 @@ var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversation
 // user turns; every request is sized exactly either way).
 var datasetOnly = []string{"osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format", "prefix-groups", "prefix-length"}
 
-// checkWorkload refuses, for --trace and --dataset, the flags the input
-// replaces (why says which and why) and the flags' own bad values.
-func (f *flags) checkWorkload(set map[string]bool, replaced []string, why string) error {
-	for _, name := range replaced {
-		if set[name] {
-			return cli.Usagef("--%s with %s", name, why)
-		}
+// checkWorkload refuses, for --trace and --dataset (workload), the flags
+// the input replaces (why says why) and the flags' own bad values.
+func (f *flags) checkWorkload(set map[string]bool, replaced []string, workload, why string) error {
+	if err := cli.OnlyWith(set, false, "without "+workload, why, replaced...); err != nil {
+		return err
 	}
 	if f.Workers < 1 {
 		return cli.Usagef("--workers must be at least 1")
@@ -292,7 +282,7 @@ func reportSkipped(stderr io.Writer, file string, skipped []workload.Skipped, to
 
 // runDataset composes one conversation per dataset dialog.
 func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
-	if err := f.checkWorkload(set, datasetOnly, "--dataset: the dataset gives the conversations, their turns and replies, and every request is sized exactly (--isl resizes the user turns)"); err != nil {
+	if err := f.checkWorkload(set, datasetOnly, "--dataset", "the dataset gives the conversations, their turns and replies, and every request is sized exactly (--isl resizes the user turns)"); err != nil {
 		return err
 	}
 	if set["isl-stddev"] && !set["isl"] {
@@ -328,7 +318,7 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	}
 	d, err := compose.NewDataset(p, m, opts)
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
 	reportSkipped(stderr, f.Dataset, append(skipped, d.Skipped()...), len(skipped)+len(dialogs), format+" conversations")
@@ -340,7 +330,7 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 
 // runTrace composes one request per trace row.
 func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
-	if err := f.checkWorkload(set, traceOnly, "--trace: the trace sets every request's lengths and count"); err != nil {
+	if err := f.checkWorkload(set, traceOnly, "--trace", "the trace sets every request's lengths and count"); err != nil {
 		return err
 	}
 	if f.BlockSize < 1 {
@@ -368,7 +358,7 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 	tr, err := compose.NewTracer(p, m, text, compose.TraceOptions{
 		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers})
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	reportSkipped(stderr, f.Trace, skipped, len(skipped)+len(rows), "trace rows")
 	return emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })

@@ -28,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
@@ -65,6 +64,8 @@ type Composer struct {
 	calMarker int
 	// context is the model's model_max_length, 0 when unknown.
 	context int
+	// pin is the model every conversation was composed for.
+	pin *records.ModelPin
 	// warnings found by New; tally counts what Run wrote.
 	warnings []string
 	tally    tally
@@ -121,6 +122,10 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 			p.CacheBust, strings.TrimPrefix(p.CacheBust.String(), "system_"))
 	}
 	c := &Composer{opts: opts, probe: p, model: m, context: ContextLength(m.Source)}
+	var err error
+	if c.pin, err = composedFor(p, m); err != nil {
+		return nil, err
+	}
 	c.comp = budget.Compensation{
 		MarkerTokens:  p.MarkerTokens,
 		MarkerSamples: p.MarkerSamples,
@@ -142,7 +147,6 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 			return nil, usagef("--shared-system-prompt-length: the chat template of %s cannot take a system message (%v); drop the flag for this model", m.Source.Name, err)
 		}
 	}
-	var err error
 	if corpusText == "" {
 		if corpusText, err = corpus.Default(); err != nil {
 			return nil, err
@@ -345,25 +349,18 @@ func (c *Composer) newConversation(i int) *records.Conversation {
 		Landing:       c.comp.Landing,
 		Exact:         c.opts.Exact,
 		Model:         c.opts.Model,
-		ComposedFor:   composedFor(c.opts.Live, c.probe, c.model),
+		ComposedFor:   c.pin,
 	}
 }
 
-// composedFor names the model of probe record p and the loaded model m,
-// for --live only (nil otherwise: the record is then what it always was).
-func composedFor(live bool, p *records.Probe, m *Model) *records.ComposedFor {
-	if !live {
-		return nil
+// composedFor is the pin of the model m, as it counts for probe record p:
+// what every conversation records as composed_for.
+func composedFor(p *records.Probe, m *Model) (*records.ModelPin, error) {
+	pin, err := m.Pin(p.ChatTemplate.Applied)
+	if err != nil {
+		return nil, err
 	}
-	f := &records.ComposedFor{Tokenizer: m.Source.Name, TokenizerSHA256: p.Tokenizer.SHA256,
-		ChatTemplateApplied: p.ChatTemplate.Applied}
-	if f.ChatTemplateApplied {
-		f.ChatTemplate, f.ChatTemplateSHA256 = p.ChatTemplate.Override, p.ChatTemplate.SHA256
-	}
-	if !m.Now.IsZero() {
-		f.Now = m.Now.Format(time.RFC3339Nano)
-	}
-	return f
+	return &pin, nil
 }
 
 // LiveReserveMargin is the reserve a turn carries beyond the previous

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/probe"
@@ -176,14 +177,14 @@ func TestValidate(t *testing.T) {
 		o := good
 		tc.mod(&o)
 		err := o.Validate()
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !IsUsage(err) {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !cli.IsUsage(err) {
 			t.Errorf("%+v: err %v, want usage error with %q", o, err, tc.want)
 		}
 	}
 	// A system target that can only fall back, with the template off.
 	p, m := fakeProbe(t, cachebust.SystemSuffix, 0, 0, 10)
 	p.ChatTemplate.Applied = false
-	if _, err := New(p, m, "", opts(100)); !IsUsage(err) || !strings.Contains(err.Error(), "first_turn_suffix") {
+	if _, err := New(p, m, "", opts(100)); !cli.IsUsage(err) || !strings.Contains(err.Error(), "first_turn_suffix") {
 		t.Errorf("system_suffix with template off and no system prompt: %v", err)
 	}
 }
@@ -287,7 +288,7 @@ func TestMistralRefusesSystemPrompt(t *testing.T) {
 	o := opts(100)
 	o.Exact, o.SharedSystemPromptLength = true, 50
 	_, err := New(p, m, "", o)
-	if !IsUsage(err) || !strings.Contains(err.Error(), "cannot take a system message") {
+	if !cli.IsUsage(err) || !strings.Contains(err.Error(), "cannot take a system message") {
 		t.Errorf("err %v, want a usage error about the system message", err)
 	}
 	// Without a system prompt, system_prefix falls back to the first turn.
@@ -302,7 +303,7 @@ func TestLoadModelMismatch(t *testing.T) {
 	p, _ := realProbe(t, "llama3", cachebust.None)
 	llama := testmodel.Source(t, "llama3")
 	_, err := modelFor(p, testmodel.Source(t, ""), "", "")
-	if err == nil || !strings.Contains(err.Error(), "tokenizer mismatch") {
+	if err == nil || !strings.Contains(err.Error(), "model mismatch") {
 		t.Errorf("other tokenizer: %v", err)
 	}
 	other := filepath.Join(testutil.RefModel(t, "llama3_1"), "tokenizer_config.json") // not a template: any other file hashes differently
@@ -310,7 +311,7 @@ func TestLoadModelMismatch(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "chat template mismatch") {
 		t.Errorf("other template: %v", err)
 	}
-	if _, err := modelFor(p, llama, "", "yesterday"); !IsUsage(err) {
+	if _, err := modelFor(p, llama, "", "yesterday"); !cli.IsUsage(err) {
 		t.Errorf("bad --now: %v", err)
 	}
 }
@@ -389,7 +390,7 @@ func seedBenchmarkID(seed uint64) string {
 // benchmark id and seed give byte-identical output.
 func TestFreshBenchmarkIDPerRun(t *testing.T) {
 	p, m := realProbe(t, "", cachebust.FirstTurnPrefix)
-	o := Options{ISL: 50, OSL: 10, Conversations: 3, Turns: 1, Seed: 1, BenchmarkID: seedBenchmarkID(1), Exact: true, Workers: 1, ISLSet: true}
+	o := Options{ISL: 50, OSL: 10, Conversations: 3, Turns: 1, Seed: 1, Exact: true, Workers: 1, ISLSet: true}
 	ids := map[string]bool{}
 	var outs [][]byte
 	for range 2 {

@@ -66,6 +66,7 @@ type Dataset struct {
 	probe *records.Probe
 	model *Model
 	gen   *textGen // the corpus (ISL > 0 or Live only)
+	pin   *records.ModelPin
 
 	mu      sync.Mutex
 	skipped []workload.Skipped
@@ -114,6 +115,10 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	d := &Dataset{opts: opts, probe: p, model: m}
+	var err error
+	if d.pin, err = composedFor(p, m); err != nil {
+		return nil, err
+	}
 	if opts.ISL == 0 && !opts.Live {
 		return d, nil
 	}
@@ -121,7 +126,6 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 		return nil, usagef("--isl %d is above the model's context length %d (model_max_length of %s): a server refuses such requests; lower --isl, or give --allow-over-context to compose them anyway", opts.ISL, ctx, m.Source.Name)
 	}
 	text := opts.Corpus
-	var err error
 	if text == "" {
 		if text, err = corpus.Default(); err != nil {
 			return nil, err
@@ -176,7 +180,7 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		Exact:          true,
 		Model:          d.opts.Model,
 		CacheBlockSize: d.opts.CacheBlockSize,
-		ComposedFor:    composedFor(d.opts.Live, d.probe, d.model),
+		ComposedFor:    d.pin,
 	}
 	if dl.System != nil {
 		n := tok.Count(*dl.System)

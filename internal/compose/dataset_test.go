@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
@@ -349,13 +350,13 @@ func TestDatasetResizeOverContext(t *testing.T) {
 	if ctx == 0 {
 		t.Fatal("the embedded model states no context length")
 	}
-	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISL: ctx + 1}); !IsUsage(err) || !strings.Contains(err.Error(), "context length") {
+	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISL: ctx + 1}); !cli.IsUsage(err) || !strings.Contains(err.Error(), "context length") {
 		t.Errorf("--isl %d: %v, want a usage error naming the context length", ctx+1, err)
 	}
 	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISL: ctx + 1, AllowOverContext: true}); err != nil {
 		t.Errorf("--allow-over-context: %v", err)
 	}
-	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISLStddev: 3}); !IsUsage(err) {
+	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISLStddev: 3}); !cli.IsUsage(err) {
 		t.Errorf("--isl-stddev without --isl: %v", err)
 	}
 }

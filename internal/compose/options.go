@@ -1,9 +1,10 @@
 package compose
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/islkit/islkit/internal/cli"
 
 	"github.com/islkit/islkit/internal/endpoint"
 )
@@ -58,22 +59,9 @@ type Options struct {
 	ISLSet, OSLSet, TurnsSet bool
 }
 
-// UsageError is a bad flag or flag combination: refused before any output,
-// exit status 2.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{fmt.Errorf(format, args...)}
-}
-
-// IsUsage reports whether err is a UsageError.
-func IsUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
-}
+// usagef is a usage error (cli.UsageError): a bad flag or flag
+// combination, refused before any output, exit status 2.
+func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
 
 // MaxLength bounds every length flag (--isl, --osl, their spreads, the
 // system prompt): 16 Mi tokens is above any model's context today, and a

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
@@ -76,7 +77,7 @@ func TestPrefixGroups(t *testing.T) {
 	}
 	p, _ := probe.Run(probe.Options{CacheBust: cachebust.FirstTurnPrefix, ApplyChatTemplate: true})
 	m, _ := LoadModel(p, "", "", "")
-	if _, err := New(p, m, "", Options{ISL: 400, OSL: 16, Conversations: 1, Turns: 1, Exact: true, PrefixGroups: 2, PrefixLength: 100}); !IsUsage(err) {
+	if _, err := New(p, m, "", Options{ISL: 400, OSL: 16, Conversations: 1, Turns: 1, Exact: true, PrefixGroups: 2, PrefixLength: 100}); !cli.IsUsage(err) {
 		t.Errorf("prefix target: %v", err)
 	}
 }

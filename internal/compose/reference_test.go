@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
@@ -75,7 +76,7 @@ func TestReferenceCounts(t *testing.T) {
 				SharedSystemPromptLength: k.system, Exact: true, Workers: 2, ISLSet: true, OSLSet: true, TurnsSet: true})
 			rows := cases[k]
 			if rows[0].Refused != "" {
-				if !IsUsage(err) {
+				if !cli.IsUsage(err) {
 					t.Errorf("the reference run was refused (%s) but New gives %v", rows[0].Refused, err)
 				}
 				return

@@ -64,6 +64,7 @@ type Tracer struct {
 	header, tail string
 	headerTokens int
 	stride       int
+	pin          *records.ModelPin
 
 	mu     sync.Mutex
 	blocks map[chainKey]*traceBlock
@@ -103,6 +104,9 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 	}
 	t := &Tracer{opts: opts, probe: p, model: m, target: p.CacheBust, blocks: map[chainKey]*traceBlock{}}
 	var err error
+	if t.pin, err = composedFor(p, m); err != nil {
+		return nil, err
+	}
 	if corpusText == "" {
 		if corpusText, err = corpus.Default(); err != nil {
 			return nil, err
@@ -251,6 +255,7 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 		CacheBlockSize: t.opts.CacheBlockSize,
 		Trace:          &records.TraceRef{Line: r.Line, TimestampMs: r.Timestamp, HashIDs: r.HashIDs, BlockSize: t.opts.BlockSize},
 		Turns:          []records.Turn{{TargetISL: r.InputLength, MaxTokens: r.OutputLength}},
+		ComposedFor:    t.pin,
 	}
 	fail := func(err error) (*records.Conversation, error) {
 		return nil, fmt.Errorf("trace line %d: %w", r.Line, err)

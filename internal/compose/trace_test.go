@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
@@ -245,7 +246,7 @@ func TestTraceDefaultModel(t *testing.T) {
 func TestTraceRefusesPrefixTargets(t *testing.T) {
 	for _, target := range []cachebust.Target{cachebust.FirstTurnPrefix, cachebust.SystemPrefix} {
 		_, _, err := composeTraceFile(t, "", target, "trace.jsonl", 128)
-		if !IsUsage(err) || !strings.Contains(err.Error(), "before the blocks the trace says are shared") {
+		if !cli.IsUsage(err) || !strings.Contains(err.Error(), "before the blocks the trace says are shared") {
 			t.Errorf("%s: %v", target, err)
 		}
 	}
