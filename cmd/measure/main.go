@@ -201,6 +201,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		Bare:              f.Bare,
 		Server:            serverprofile.Profile(f.Server),
 		CompareServer:     serverprofile.Profile(f.CompareServer),
+		Model:             mdl,
 	})
 	summary := report.NewSummaryWith(opts)
 	ctx, stop := signals()

@@ -44,6 +44,9 @@ type Report struct {
 	// ServerCache is what the server reported cached; absent when no
 	// record carried the server's cached_tokens.
 	ServerCache *ServerCache `json:"server_cache,omitempty"`
+	// ModelMismatch counts requests composed for another model than the
+	// one measure counted with; absent when there were none.
+	ModelMismatch *ModelMismatch `json:"model_mismatch,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
 }
@@ -141,6 +144,7 @@ func (s *Summary) Report() Report {
 		RequestsWithoutTurn: s.noTurn,
 		PrefixCache:         s.cacheReport(),
 		ServerCache:         s.serverCacheReport(),
+		ModelMismatch:       cloneMismatch(s.modelMismatch),
 		Causes: Causes{
 			VsTarget:  causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
 			VsServer:  causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),
@@ -240,3 +244,11 @@ func clampInt64(a uint64) int64 {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func cloneMismatch(m *ModelMismatch) *ModelMismatch {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	return &c
+}

@@ -82,6 +82,8 @@ type Summary struct {
 	cache     *PrefixCache // nil until a record expects cached tokens
 	// serverCache is nil until a server reports cached tokens.
 	serverCache *ServerCache
+	// modelMismatch is nil until a request composed for another model.
+	modelMismatch *ModelMismatch
 }
 
 type mediaAcc struct{ requests, images, audios, videos uint64 }
@@ -128,6 +130,7 @@ func (s *Summary) AddRequest(r Request) {
 	if !r.Unmeasured {
 		s.Add(r.ISL)
 	}
+	s.addModelMismatch(r.ModelMismatch)
 	if r.Live != nil {
 		s.perf.add(r.ISL, r.Live)
 	}

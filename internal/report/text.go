@@ -91,6 +91,9 @@ func (r *Report) headline() []string {
 	if r.ServerCache != nil {
 		lines = append(lines, r.ServerCache.lines()...)
 	}
+	if r.ModelMismatch != nil {
+		lines = append(lines, r.ModelMismatch.line())
+	}
 	return lines
 }
 
