@@ -92,6 +92,7 @@ type flags struct {
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
 	Live                     bool    `help:"Write what send --exact needs to make every live request exact against the server's real replies: the model the conversations were composed for (composed_for) and, per turn, the corpus text that follows it (reserve: the previous turn's --osl draw + 32 tokens). Needs --exact (--dataset: always exact; the reserve continues the turn's own text, then the corpus)."`
+	OverContext              string  `help:"With --dataset or --trace: what to do with a dialog or row whose request is above the model's context length (model_max_length in tokenizer_config.json), which a server refuses: skip leaves it out, keep composes it; either way each is warned about with its file, line, tokens and the context length (${enum})." enum:"skip,keep" default:"skip"`
 	AllowOverContext         bool    `help:"Compose first requests longer than the model's context length (model_max_length in tokenizer_config.json), which a server refuses; without it such an --isl is an error. Lengths are at most 16777216 tokens either way."`
 	PrefixGroups             int     `help:"Put conversation i in group i mod G: the first --prefix-length wire tokens of its first request (template header included) are identical within a group and differ between groups. Needs a suffix or no cache-bust target." default:"0" placeholder:"G"`
 	PrefixLength             int     `help:"Shared prefix per group, in wire tokens; needs --prefix-groups." default:"0" placeholder:"TOKENS"`
@@ -120,6 +121,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cli.Fail(stderr, "compose", cli.Usagef("--trace and --dataset: one workload at a time"))
 	}
 	if err := cli.OnlyWith(set, f.Trace == "", "to conversations (synthetic or --dataset)", "a trace's requests are single turns, exact as composed, and their texts share the trace's blocks", "live"); err != nil {
+		return cli.Fail(stderr, "compose", err)
+	}
+	if err := cli.OnlyWith(set, f.Dataset != "" || f.Trace != "", "with --dataset or --trace", "synthetic conversations above the context length are refused unless --allow-over-context", "over-context"); err != nil {
 		return cli.Fail(stderr, "compose", err)
 	}
 	if f.Dataset != "" {
@@ -280,6 +284,22 @@ func reportSkipped(stderr io.Writer, file string, skipped []workload.Skipped, to
 	}
 }
 
+// reportOverContext warns about each dialog or row above the model's
+// context length, with its numbers, and says how many there were and
+// what was done with them (--over-context).
+func reportOverContext(stderr io.Writer, file string, over []workload.Skipped, total int, what, mode string) {
+	for _, o := range over {
+		fmt.Fprintf(stderr, "compose: warning: %s:%d: %s\n", file, o.Line, o.Reason)
+	}
+	if len(over) > 0 {
+		done := "skipped"
+		if mode == string(compose.OverContextKeep) {
+			done = "kept"
+		}
+		fmt.Fprintf(stderr, "compose: warning: %d of %d %s above the model's context length, %s (--over-context %s)\n", len(over), total, what, done, mode)
+	}
+}
+
 // runDataset composes one conversation per dataset dialog.
 func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
 	if err := f.checkWorkload(set, datasetOnly, "--dataset", "the dataset gives the conversations, their turns and replies, and every request is sized exactly (--isl resizes the user turns)"); err != nil {
@@ -307,7 +327,8 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 		return err
 	}
 	opts := compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
-		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live}
+		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live,
+		OverContext: compose.OverContext(f.OverContext)}
 	if set["isl"] {
 		opts.ISL, opts.ISLStddev = f.ISL, f.ISLStddev
 	}
@@ -322,6 +343,7 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	}
 	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
 	reportSkipped(stderr, f.Dataset, append(skipped, d.Skipped()...), len(skipped)+len(dialogs), format+" conversations")
+	reportOverContext(stderr, f.Dataset, d.OverContext(), len(dialogs), "dialog(s)", f.OverContext)
 	for _, warning := range d.Warnings() {
 		fmt.Fprintf(stderr, "compose: warning: %s\n", warning)
 	}
@@ -356,10 +378,13 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 		return err
 	}
 	tr, err := compose.NewTracer(p, m, text, compose.TraceOptions{
-		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers})
+		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers,
+		OverContext: compose.OverContext(f.OverContext)})
 	if err != nil {
 		return err
 	}
 	reportSkipped(stderr, f.Trace, skipped, len(skipped)+len(rows), "trace rows")
-	return emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
+	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
+	reportOverContext(stderr, f.Trace, tr.OverContext(), len(rows), "trace row(s)", f.OverContext)
+	return err
 }

@@ -46,6 +46,9 @@ type DatasetOptions struct {
 	Live bool
 	// AllowOverContext: as Options.
 	AllowOverContext bool
+	// OverContext says what to do with a dialog one of whose requests is
+	// above the model's context length ("" is skip).
+	OverContext OverContext
 }
 
 // Dataset replays dataset dialogs, with the dataset's replies as history
@@ -67,6 +70,7 @@ type Dataset struct {
 	model *Model
 	gen   *textGen // the corpus (ISL > 0 or Live only)
 	pin   *records.ModelPin
+	over  overContext
 
 	mu      sync.Mutex
 	skipped []workload.Skipped
@@ -86,6 +90,10 @@ func (d *Dataset) Warnings() []string {
 	return []string{fmt.Sprintf("%d of %d turn(s) are unreachable: %s (the first needs at least %d tokens, %d over its target); their records say by how much; raise --isl or drop the marker",
 		d.unreachable, d.turns, d.first.Reason, d.first.MinISL, d.first.Short)}
 }
+
+// OverContext lists, by line, the dialogs whose requests outgrow the
+// model's context length: left out, or kept with --over-context keep.
+func (d *Dataset) OverContext() []workload.Skipped { return d.over.list() }
 
 // Skipped lists the dialogs Run left out, by line: those whose request the
 // chat template refuses (a server with this template would refuse it too).
@@ -115,7 +123,11 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	d := &Dataset{opts: opts, probe: p, model: m}
-	var err error
+	mode, err := validOverContext(opts.OverContext)
+	if err != nil {
+		return nil, err
+	}
+	d.over = overContext{context: ContextLength(m.Source), model: m.Source.Name, mode: mode}
 	if d.pin, err = composedFor(p, m); err != nil {
 		return nil, err
 	}
@@ -194,6 +206,7 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 	reserveAt := rand.New(rand.NewPCG(d.opts.Seed^liveSeed, uint64(i)+1))
 	conv.Turns = make([]records.Turn, len(dl.Turns))
 	target, replyTokens := 0, 0
+	overNoted := false
 	for k, dt := range dl.Turns {
 		t := &conv.Turns[k]
 		t.Index, t.Text, t.BareTokens, t.MaxTokens = k, dt.User, tok.Count(dt.User), d.opts.OSL
@@ -237,6 +250,13 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		}
 		n := len(ids)
 		t.WireISL = &n
+		if !overNoted { // a dialog is noted once, at its first request above
+			over, skip := d.over.above(dl.Line, k, n)
+			if skip {
+				return nil, nil
+			}
+			overNoted = over
+		}
 		if d.opts.ISL == 0 {
 			t.TargetISL = max(n, 1)
 		}

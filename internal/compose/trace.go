@@ -32,6 +32,9 @@ type TraceOptions struct {
 	// CacheBlockSize is the prefix-cache block each request's cache
 	// blocks are named in (--cache-block-size; 0: none named).
 	CacheBlockSize int
+	// OverContext says what to do with a row whose input_length is above
+	// the model's context length ("" is skip).
+	OverContext OverContext
 }
 
 // Tracer turns Mooncake trace rows into single-turn conversations whose
@@ -65,6 +68,7 @@ type Tracer struct {
 	headerTokens int
 	stride       int
 	pin          *records.ModelPin
+	over         overContext
 
 	mu     sync.Mutex
 	blocks map[chainKey]*traceBlock
@@ -107,6 +111,11 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 	if t.pin, err = composedFor(p, m); err != nil {
 		return nil, err
 	}
+	mode, err := validOverContext(opts.OverContext)
+	if err != nil {
+		return nil, err
+	}
+	t.over = overContext{context: ContextLength(m.Source), model: m.Source.Name, mode: mode}
 	if corpusText == "" {
 		if corpusText, err = corpus.Default(); err != nil {
 			return nil, err
@@ -240,8 +249,16 @@ func (t *Tracer) Run(ctx context.Context, w *jsonl.Writer, rows []workload.Trace
 	})
 }
 
-// Conversation composes row r as conversation i.
+// OverContext lists, by line, the rows whose input_length is above the
+// model's context length: left out, or kept with --over-context keep.
+func (t *Tracer) OverContext() []workload.Skipped { return t.over.list() }
+
+// Conversation composes row r as conversation i; nil when the row is
+// above the model's context length and left out (OverContext).
 func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*records.Conversation, error) {
+	if _, skip := t.over.above(r.Line, 0, r.InputLength); skip {
+		return nil, nil
+	}
 	conv := &records.Conversation{
 		Kind:           records.KindConversation,
 		SchemaVersion:  records.SchemaVersion,
