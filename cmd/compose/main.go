@@ -277,7 +277,7 @@ func (f *flags) checkWorkload(set map[string]bool, replaced []string, workload, 
 // reportSkipped prints each skipped input line and their count.
 func reportSkipped(stderr io.Writer, file string, skipped []workload.Skipped, total int, what string) {
 	for _, s := range skipped {
-		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", file, s.Line, s.Reason)
+		fmt.Fprintf(stderr, "compose: %s: %s\n", s.Where(file), s.Reason)
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "compose: %d of %d %s skipped\n", len(skipped), total, what)
@@ -289,7 +289,7 @@ func reportSkipped(stderr io.Writer, file string, skipped []workload.Skipped, to
 // what was done with them (--over-context).
 func reportOverContext(stderr io.Writer, file string, over []workload.Skipped, total int, what, mode string) {
 	for _, o := range over {
-		fmt.Fprintf(stderr, "compose: warning: %s:%d: %s\n", file, o.Line, o.Reason)
+		fmt.Fprintf(stderr, "compose: warning: %s: %s\n", o.Where(file), o.Reason)
 	}
 	if len(over) > 0 {
 		done := "skipped"

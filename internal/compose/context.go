@@ -60,10 +60,11 @@ type overContext struct {
 	rows    []workload.Skipped
 }
 
-// above tells whether a request of n tokens (turn k of the row at line)
+// above tells whether a request of n tokens (turn k of the row at line,
+// or record line of a JSON array)
 // is above the context length, and notes it when it is; skip says to
 // leave the row out.
-func (o *overContext) above(line, k, n int) (above, skip bool) {
+func (o *overContext) above(line int, inArray bool, k, n int) (above, skip bool) {
 	if o.context <= 0 || n <= o.context {
 		return false, false
 	}
@@ -73,7 +74,7 @@ func (o *overContext) above(line, k, n int) (above, skip bool) {
 		what = "skipped (--over-context keep composes it)"
 	}
 	o.mu.Lock()
-	o.rows = append(o.rows, workload.Skipped{Line: line, Reason: fmt.Sprintf("turn %d's request is %d tokens, above the model's context length %d (model_max_length of %s): %s", k, n, o.context, o.model, what)})
+	o.rows = append(o.rows, workload.Skipped{Line: line, InArray: inArray, Reason: fmt.Sprintf("turn %d's request is %d tokens, above the model's context length %d (model_max_length of %s): %s", k, n, o.context, o.model, what)})
 	o.mu.Unlock()
 	return true, skip
 }

@@ -241,17 +241,17 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		var te *templateError
 		if errors.As(err, &te) {
 			d.mu.Lock()
-			d.skipped = append(d.skipped, workload.Skipped{Line: dl.Line, Reason: fmt.Sprintf("turn %d: the chat template refuses the request (%v): skipped", k, te.err)})
+			d.skipped = append(d.skipped, workload.Skipped{Line: dl.Line, InArray: dl.InArray, Reason: fmt.Sprintf("turn %d: the chat template refuses the request (%v): skipped", k, te.err)})
 			d.mu.Unlock()
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dataset line %d turn %d: %w", dl.Line, k, err)
+			return nil, fmt.Errorf("dataset %s turn %d: %w", dl.Pos(), k, err)
 		}
 		n := len(ids)
 		t.WireISL = &n
 		if !overNoted { // a dialog is noted once, at its first request above
-			over, skip := d.over.above(dl.Line, k, n)
+			over, skip := d.over.above(dl.Line, dl.InArray, k, n)
 			if skip {
 				return nil, nil
 			}

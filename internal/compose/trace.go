@@ -256,7 +256,7 @@ func (t *Tracer) OverContext() []workload.Skipped { return t.over.list() }
 // Conversation composes row r as conversation i; nil when the row is
 // above the model's context length and left out (OverContext).
 func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*records.Conversation, error) {
-	if _, skip := t.over.above(r.Line, 0, r.InputLength); skip {
+	if _, skip := t.over.above(r.Line, false, 0, r.InputLength); skip {
 		return nil, nil
 	}
 	conv := &records.Conversation{
