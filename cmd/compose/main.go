@@ -81,7 +81,7 @@ type flags struct {
 	OSLStddev                float64 `name:"osl-stddev" help:"Standard deviation of the OSL, in tokens; needs --osl." default:"0" placeholder:"TOKENS"`
 	Conversations            int     `help:"Number of conversations to write." default:"100" placeholder:"N"`
 	Turns                    int     `help:"Mean user turns per conversation." default:"1" placeholder:"N"`
-	TurnsStddev              float64 `help:"Standard deviation of the turn count; needs --turns." default:"0" placeholder:"N"`
+	TurnsStddev              float64 `help:"Standard deviation of the turn count; needs --turns. A normal draw kept within 1 and 2·--turns − 1 (symmetric about the mean) and rounded, so that --turns stays the mean; the spread is at most what that range allows (none for --turns 1)." default:"0" placeholder:"N"`
 	SharedSystemPromptLength int     `help:"Length of a synthetic system prompt shared by all conversations, in tokens (marker included when the marker lands on it); 0 = none." default:"0" placeholder:"TOKENS"`
 	CacheBust                string  `help:"Cache-bust target; must equal the probe's (which is the default)." placeholder:"TARGET"`
 	Endpoint                 string  `help:"Endpoint the requests are sized for: chat, completions or responses (see above); must equal the probe's (which is the default)." placeholder:"ENDPOINT"`

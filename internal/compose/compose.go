@@ -453,7 +453,7 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 	}
 	// Draws are clamped to the flags' bounds: a mean plus six spreads must
 	// not outgrow them.
-	n := min(positiveNormal(rng, float64(c.opts.Turns), c.opts.TurnsStddev), MaxTurns)
+	n := min(meanNormal(rng, c.opts.Turns, c.opts.TurnsStddev), MaxTurns)
 	conv.Turns = make([]records.Turn, n)
 	target := 0
 	for k := range conv.Turns {
