@@ -215,7 +215,7 @@ func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *com
 			return nil, nil, cli.Usagef("--cache-bust: %w", err)
 		}
 		if t != p.CacheBust {
-			return nil, nil, fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
+			return nil, nil, cli.Usagef("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
 		}
 	}
 	m, err := compose.LoadModel(p, modelsrc.Spec(f.Tokenizer, f.Revision), f.ChatTemplate, f.Now)

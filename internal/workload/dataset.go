@@ -12,6 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
 )
@@ -133,7 +134,7 @@ func notADataset(data []byte, name string) error {
 	default:
 		what = fmt.Sprintf("an islkit record (kind %s), not a dataset", m[1])
 	}
-	return fmt.Errorf("%s: this is %s", name, what)
+	return cli.Usagef("%s: this is %s", name, what) // the wrong file for the flag: exit 2
 }
 
 func detect(data []byte) string {
