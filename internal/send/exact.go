@@ -58,10 +58,10 @@ func LoadExactModel(pin records.ModelPin, o model.Options) (*model.Model, error)
 	return model.LoadPinned(pin, o, ExactPinNamed, ExactPinFix(pin))
 }
 
-// ExactPinNamed names the pin send --exact checks its model against, and
-// ExactPinFix says what to do when the model is another.
+// ExactPinNamed names the pin send --exact checks its model against.
 const ExactPinNamed = "the conversations"
 
+// ExactPinFix says what to do when send --exact's model is not pin's.
 func ExactPinFix(pin records.ModelPin) string {
 	return "send --exact must count with the model compose used (give --tokenizer " + pin.Tokenizer + " and the --chat-template compose used, or leave them out)"
 }
