@@ -54,7 +54,7 @@ for dir in "$shared"/models/*/; do
           sys=200
           args=(--isl 1000 --shared-system-prompt-length 200)
         fi
-        args+=(--conversations 2 --turns "$turns" --osl 32 --seed 1 --model ref)
+        args+=(--conversations 2 --turns "$turns" --osl 32 --seed 1 --benchmark-id 00833c935699 --model ref)
         label="{\"model\":\"$model\",\"endpoint\":\"$endpoint\",\"target\":\"$target\",\"isl\":${args[1]},\"system\":$sys"
         if ! "$tmp/compose" --probe "$tmp/probe.json" "${args[@]}" >"$tmp/convs.jsonl" 2>"$tmp/err"; then
           echo "$label,\"refused\":$(python3 -c 'import json,sys;print(json.dumps(open(sys.argv[1]).read().strip()))' "$tmp/err")}" >>"$out"

@@ -33,11 +33,11 @@ for dir in "$shared"/models/*/; do
   for target in none system_prefix system_suffix first_turn_prefix first_turn_suffix; do
     "$tmp/probe" --tokenizer "$dir" --apply-chat-template --cache-bust "$target" >"$tmp/probe.json"
     for isl in 64 1000 8000 sys; do
-      args=(--isl "$isl" --conversations 2 --turns 2 --osl 32 --seed 1)
+      args=(--isl "$isl" --conversations 2 --turns 2 --osl 32 --seed 1 --benchmark-id 00833c935699)
       sys=0
       if [[ $isl == sys ]]; then
         sys=200
-        args=(--isl 1000 --conversations 2 --turns 2 --osl 32 --seed 1 --shared-system-prompt-length 200)
+        args=(--isl 1000 --conversations 2 --turns 2 --osl 32 --seed 1 --benchmark-id 00833c935699 --shared-system-prompt-length 200)
       fi
       if ! "$tmp/compose" --probe "$tmp/probe.json" "${args[@]}" >"$tmp/convs.jsonl" 2>"$tmp/err"; then
         echo "{\"model\":\"$model\",\"target\":\"$target\",\"isl\":${args[1]},\"system\":$sys,\"refused\":$(python3 -c 'import json,sys;print(json.dumps(open(sys.argv[1]).read().strip()))' "$tmp/err")}" >>"$out"

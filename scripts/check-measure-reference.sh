@@ -24,7 +24,7 @@ for dir in "$shared"/models/*/; do
       target=${target%+sys} sys=(--shared-system-prompt-length 50)
     fi
     "$tmp/probe" --tokenizer "$dir" --apply-chat-template --cache-bust "$target" \
-      | "$tmp/compose" --isl 300 --osl 40 --conversations 2 --turns 2 --seed 3 --model "$model" "${sys[@]}" \
+      | "$tmp/compose" --isl 300 --osl 40 --conversations 2 --turns 2 --seed 3 --benchmark-id 4c28fa599f5b --model "$model" "${sys[@]}" \
       | "$tmp/send" --dry-run \
       | "$tmp/measure" --tokenizer "$dir" --apply-chat-template >"$tmp/measured.jsonl"
     python3 -c '

@@ -28,7 +28,7 @@ for dir in "$shared"/models/*/; do
   model=$(basename "$dir")
   for target in none first_turn_suffix; do
     "$tmp/probe" --tokenizer "$dir" --apply-chat-template --cache-bust "$target" >"$tmp/probe.json"
-    "$tmp/compose" --probe "$tmp/probe.json" --isl 600 --osl 16 --conversations 7 --turns 2 --seed 1 \
+    "$tmp/compose" --probe "$tmp/probe.json" --isl 600 --osl 16 --conversations 7 --turns 2 --seed 1 --benchmark-id 00833c935699 \
       --prefix-groups 3 --prefix-length 200 --model m >"$tmp/convs.jsonl"
     "$tmp/send" --dry-run <"$tmp/convs.jsonl" >"$tmp/reqs.jsonl"
     python3 - "$tmp/convs.jsonl" "$tmp/reqs.jsonl" "$model" "$target" >"$tmp/msgs.jsonl" <<'PY'

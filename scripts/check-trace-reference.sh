@@ -56,7 +56,7 @@ for dir in "$shared"/models/*/; do
     "$tmp/probe" --tokenizer "$dir" --apply-chat-template --cache-bust "$target" >"$tmp/probe.json"
     for trace in trace.jsonl:128 trace512.jsonl:512; do
       file=${trace%%:*} block=${trace##*:}
-      "$tmp/compose" --probe "$tmp/probe.json" --trace "$root/internal/compose/testdata/$file" --block-size "$block" --seed 1 --model m >"$tmp/convs.jsonl"
+      "$tmp/compose" --probe "$tmp/probe.json" --trace "$root/internal/compose/testdata/$file" --block-size "$block" --seed 1 --benchmark-id 00833c935699 --model m >"$tmp/convs.jsonl"
       "$tmp/send" --dry-run <"$tmp/convs.jsonl" >"$tmp/reqs.jsonl"
       python3 - "$tmp/convs.jsonl" "$tmp/reqs.jsonl" "$model" "$target" "$file" "$block" >"$tmp/msgs.jsonl" <<'PY'
 import hashlib, json, sys
@@ -98,7 +98,7 @@ for dir in "$shared"/models/*/; do
     for isl in 0 30 300; do
       args=()
       [[ $isl == 0 ]] || args=(--isl "$isl")
-      if ! "$tmp/compose" --probe "$tmp/probe.json" --dataset "$root/internal/compose/testdata/sharegpt.json" --seed 1 --model m --osl 50 "${args[@]}" >"$tmp/convs.jsonl" 2>"$tmp/err"; then
+      if ! "$tmp/compose" --probe "$tmp/probe.json" --dataset "$root/internal/compose/testdata/sharegpt.json" --seed 1 --benchmark-id 00833c935699 --model m --osl 50 "${args[@]}" >"$tmp/convs.jsonl" 2>"$tmp/err"; then
         echo "{\"model\":\"$model\",\"target\":\"$target\",\"isl\":$isl,\"refused\":$(python3 -c 'import json,sys;print(json.dumps(open(sys.argv[1]).read().strip()))' "$tmp/err")}" >>"$dout"
         continue
       fi

@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	github.com/alecthomas/kong v1.17.0 // indirect
 	github.com/dlclark/regexp2 v1.12.0 // indirect
 	github.com/goccy/go-json v0.12.0 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect

@@ -60,7 +60,9 @@ back to the first user turn without one); for completions the prompt is
 the first user turn: prefix targets go at its start, suffix targets at its
 end, and a system target falls back to it.
 
-Same flags, probe record and --seed give byte-identical output.
+Every run mints a fresh --benchmark-id (recorded in every conversation),
+so the cache-bust markers of two runs differ whatever --seed is; the same
+flags, probe record, --seed and --benchmark-id give byte-identical output.
 
 Example:
   probe --tokenizer ./models/llama3 --apply-chat-template --cache-bust first_turn_prefix \
@@ -79,17 +81,18 @@ type flags struct {
 	OSLStddev                float64 `name:"osl-stddev" help:"Standard deviation of the OSL, in tokens; needs --osl." default:"0" placeholder:"TOKENS"`
 	Conversations            int     `help:"Number of conversations to write." default:"100" placeholder:"N"`
 	Turns                    int     `help:"Mean user turns per conversation." default:"1" placeholder:"N"`
-	TurnsStddev              float64 `help:"Standard deviation of the turn count; needs --turns." default:"0" placeholder:"N"`
+	TurnsStddev              float64 `help:"Standard deviation of the turn count; needs --turns. A normal draw kept within 1 and 2·--turns − 1 (symmetric about the mean) and rounded, so that --turns stays the mean; the spread is at most what that range allows (none for --turns 1)." default:"0" placeholder:"N"`
 	SharedSystemPromptLength int     `help:"Length of a synthetic system prompt shared by all conversations, in tokens (marker included when the marker lands on it); 0 = none." default:"0" placeholder:"TOKENS"`
 	CacheBust                string  `help:"Cache-bust target; must equal the probe's (which is the default)." placeholder:"TARGET"`
 	Endpoint                 string  `help:"Endpoint the requests are sized for: chat, completions or responses (see above); must equal the probe's (which is the default)." placeholder:"ENDPOINT"`
 	Seed                     uint64  `help:"Random seed (turn counts, lengths, corpus windows)." default:"0"`
-	BenchmarkID              string  `help:"Benchmark id in the marker digest. Default: derived from --seed." placeholder:"ID"`
+	BenchmarkID              string  `help:"Benchmark id in the marker digest, recorded in every conversation; give a run's id to reproduce its markers. Default: a fresh random one per run (12 hex digits), so a second run does not hit a prefix cache on the first run's markers." placeholder:"ID"`
 	Corpus                   string  `help:"UTF-8 text file to cut prompts from. Default: Moby Dick (embedded)." placeholder:"FILE" type:"existingfile"`
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
 	Live                     bool    `help:"Write what send --exact needs to make every live request exact against the server's real replies: the model the conversations were composed for (composed_for) and, per turn, the corpus text that follows it (reserve: the previous turn's --osl draw + 32 tokens). Needs --exact (--dataset: always exact; the reserve continues the turn's own text, then the corpus)."`
+	OverContext              string  `help:"With --dataset or --trace: what to do with a dialog or row whose request is above the model's context length (model_max_length in tokenizer_config.json), which a server refuses: skip leaves it out, keep composes it; either way each is warned about with its file, line, tokens and the context length (${enum})." enum:"skip,keep" default:"skip"`
 	AllowOverContext         bool    `help:"Compose first requests longer than the model's context length (model_max_length in tokenizer_config.json), which a server refuses; without it such an --isl is an error. Lengths are at most 16777216 tokens either way."`
 	PrefixGroups             int     `help:"Put conversation i in group i mod G: the first --prefix-length wire tokens of its first request (template header included) are identical within a group and differ between groups. Needs a suffix or no cache-bust target." default:"0" placeholder:"G"`
 	PrefixLength             int     `help:"Shared prefix per group, in wire tokens; needs --prefix-groups." default:"0" placeholder:"TOKENS"`
@@ -117,8 +120,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f.Trace != "" && f.Dataset != "" {
 		return cli.Fail(stderr, "compose", cli.Usagef("--trace and --dataset: one workload at a time"))
 	}
-	if set["live"] && f.Trace != "" {
-		return cli.Fail(stderr, "compose", cli.Usagef("--live is for conversations (synthetic or --dataset): a trace's requests are single turns, exact as composed, and their texts share the trace's blocks"))
+	if err := cli.OnlyWith(set, f.Trace == "", "to conversations (synthetic or --dataset)", "a trace's requests are single turns, exact as composed, and their texts share the trace's blocks", "live"); err != nil {
+		return cli.Fail(stderr, "compose", err)
+	}
+	if err := cli.OnlyWith(set, f.Dataset != "" || f.Trace != "", "with --dataset or --trace", "synthetic conversations above the context length are refused unless --allow-over-context", "over-context"); err != nil {
+		return cli.Fail(stderr, "compose", err)
 	}
 	if f.Dataset != "" {
 		return cli.Fail(stderr, "compose", f.runDataset(stdin, stdout, stderr, set))
@@ -146,7 +152,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
 	if err := opts.Validate(); err != nil {
-		return usage(err)
+		return err
 	}
 	if f.Workers < 1 {
 		return cli.Usagef("--workers must be at least 1")
@@ -164,7 +170,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	opts.Endpoint = p.Endpoint.Or()
 	c, err := compose.New(p, m, text, opts)
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	err = emit(ctx, stdout, c.Run)
 	for _, warning := range c.Warnings() {
@@ -209,12 +215,12 @@ func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *com
 			return nil, nil, cli.Usagef("--cache-bust: %w", err)
 		}
 		if t != p.CacheBust {
-			return nil, nil, fmt.Errorf("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
+			return nil, nil, cli.Usagef("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
 		}
 	}
 	m, err := compose.LoadModel(p, modelsrc.Spec(f.Tokenizer, f.Revision), f.ChatTemplate, f.Now)
 	if err != nil {
-		return nil, nil, usage(err)
+		return nil, nil, err
 	}
 	return p, m, nil
 }
@@ -232,14 +238,6 @@ func emit(ctx context.Context, stdout io.Writer, run func(context.Context, *json
 		err = ferr
 	}
 	return cli.Cause(ctx, cli.Quiet(err))
-}
-
-// usage marks compose's usage errors as the command line's.
-func usage(err error) error {
-	if compose.IsUsage(err) {
-		return &cli.UsageError{Err: err}
-	}
-	return err
 }
 
 // given is v when the flag was spelled out on the command line, else 0:
@@ -261,13 +259,11 @@ var traceOnly = []string{"isl", "isl-stddev", "osl", "osl-stddev", "conversation
 // user turns; every request is sized exactly either way).
 var datasetOnly = []string{"osl-stddev", "conversations", "turns", "turns-stddev", "shared-system-prompt-length", "exact", "block-size", "trace-format", "prefix-groups", "prefix-length"}
 
-// checkWorkload refuses, for --trace and --dataset, the flags the input
-// replaces (why says which and why) and the flags' own bad values.
-func (f *flags) checkWorkload(set map[string]bool, replaced []string, why string) error {
-	for _, name := range replaced {
-		if set[name] {
-			return cli.Usagef("--%s with %s", name, why)
-		}
+// checkWorkload refuses, for --trace and --dataset (workload), the flags
+// the input replaces (why says why) and the flags' own bad values.
+func (f *flags) checkWorkload(set map[string]bool, replaced []string, workload, why string) error {
+	if err := cli.OnlyWith(set, false, "without "+workload, why, replaced...); err != nil {
+		return err
 	}
 	if f.Workers < 1 {
 		return cli.Usagef("--workers must be at least 1")
@@ -281,16 +277,32 @@ func (f *flags) checkWorkload(set map[string]bool, replaced []string, why string
 // reportSkipped prints each skipped input line and their count.
 func reportSkipped(stderr io.Writer, file string, skipped []workload.Skipped, total int, what string) {
 	for _, s := range skipped {
-		fmt.Fprintf(stderr, "compose: %s:%d: %s\n", file, s.Line, s.Reason)
+		fmt.Fprintf(stderr, "compose: %s: %s\n", s.Where(file), s.Reason)
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "compose: %d of %d %s skipped\n", len(skipped), total, what)
 	}
 }
 
+// reportOverContext warns about each dialog or row above the model's
+// context length, with its numbers, and says how many there were and
+// what was done with them (--over-context).
+func reportOverContext(stderr io.Writer, file string, over []workload.Skipped, total int, what, mode string) {
+	for _, o := range over {
+		fmt.Fprintf(stderr, "compose: warning: %s: %s\n", o.Where(file), o.Reason)
+	}
+	if len(over) > 0 {
+		done := "skipped"
+		if mode == string(compose.OverContextKeep) {
+			done = "kept"
+		}
+		fmt.Fprintf(stderr, "compose: warning: %d of %d %s above the model's context length, %s (--over-context %s)\n", len(over), total, what, done, mode)
+	}
+}
+
 // runDataset composes one conversation per dataset dialog.
 func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
-	if err := f.checkWorkload(set, datasetOnly, "--dataset: the dataset gives the conversations, their turns and replies, and every request is sized exactly (--isl resizes the user turns)"); err != nil {
+	if err := f.checkWorkload(set, datasetOnly, "--dataset", "the dataset gives the conversations, their turns and replies, and every request is sized exactly (--isl resizes the user turns)"); err != nil {
 		return err
 	}
 	if set["isl-stddev"] && !set["isl"] {
@@ -315,7 +327,8 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 		return err
 	}
 	opts := compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
-		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live}
+		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live,
+		OverContext: compose.OverContext(f.OverContext)}
 	if set["isl"] {
 		opts.ISL, opts.ISLStddev = f.ISL, f.ISLStddev
 	}
@@ -326,10 +339,11 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	}
 	d, err := compose.NewDataset(p, m, opts)
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
 	reportSkipped(stderr, f.Dataset, append(skipped, d.Skipped()...), len(skipped)+len(dialogs), format+" conversations")
+	reportOverContext(stderr, f.Dataset, d.OverContext(), len(dialogs), "dialog(s)", f.OverContext)
 	for _, warning := range d.Warnings() {
 		fmt.Fprintf(stderr, "compose: warning: %s\n", warning)
 	}
@@ -338,7 +352,7 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 
 // runTrace composes one request per trace row.
 func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[string]bool) error {
-	if err := f.checkWorkload(set, traceOnly, "--trace: the trace sets every request's lengths and count"); err != nil {
+	if err := f.checkWorkload(set, traceOnly, "--trace", "the trace sets every request's lengths and count"); err != nil {
 		return err
 	}
 	if f.BlockSize < 1 {
@@ -364,10 +378,13 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 		return err
 	}
 	tr, err := compose.NewTracer(p, m, text, compose.TraceOptions{
-		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers})
+		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers,
+		OverContext: compose.OverContext(f.OverContext)})
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	reportSkipped(stderr, f.Trace, skipped, len(skipped)+len(rows), "trace rows")
-	return emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
+	err = emit(ctx, stdout, func(ctx context.Context, w *jsonl.Writer) error { return tr.Run(ctx, w, rows) })
+	reportOverContext(stderr, f.Trace, tr.OverContext(), len(rows), "trace row(s)", f.OverContext)
+	return err
 }

@@ -98,8 +98,8 @@ func TestTrace(t *testing.T) {
 		want string
 	}{
 		{[]string{"--trace", bad}, 1, "compose: " + bad + `:2: field "hash_ids"`},
-		{[]string{"--trace", good, "--isl", "100"}, 2, "compose: --isl with --trace"},
-		{[]string{"--trace", good, "--conversations", "3"}, 2, "compose: --conversations with --trace"},
+		{[]string{"--trace", good, "--isl", "100"}, 2, "compose: --isl applies without --trace only"},
+		{[]string{"--trace", good, "--conversations", "3"}, 2, "compose: --conversations applies without --trace only"},
 		{[]string{"--trace", good, "--block-size", "0"}, 2, "compose: --block-size must be at least 1"},
 		{[]string{"--trace", good, "--trace-format", "csv"}, 2, "compose: "},
 	} {
@@ -141,10 +141,10 @@ func TestDataset(t *testing.T) {
 		want string
 	}{
 		{[]string{"--dataset", bad}, 1, "compose: " + bad + `:1: field "messages.0.content"`},
-		{[]string{"--dataset", good, "--osl-stddev", "3"}, 2, "compose: --osl-stddev with --dataset"},
+		{[]string{"--dataset", good, "--osl-stddev", "3"}, 2, "compose: --osl-stddev applies without --dataset only"},
 		{[]string{"--dataset", good, "--isl-stddev", "3"}, 2, "compose: --isl-stddev needs --isl"},
 		{[]string{"--dataset", good, "--isl", "0"}, 2, "compose: --isl must be at least 1"},
-		{[]string{"--dataset", good, "--turns", "2"}, 2, "compose: --turns with --dataset"},
+		{[]string{"--dataset", good, "--turns", "2"}, 2, "compose: --turns applies without --dataset only"},
 		{[]string{"--dataset", good, "--trace", good}, 2, "compose: --trace and --dataset"},
 		{[]string{"--dataset", good, "--dataset-format", "csv"}, 2, "compose: "},
 	} {

@@ -134,15 +134,9 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if f.Workers < 1 {
 		return 0, cli.Usagef("--workers must be at least 1")
 	}
-	if !f.ApplyChatTemplate {
-		for _, fl := range []struct {
-			name string
-			set  bool
-		}{{"--bare", f.Bare}, {"--rendered", f.Rendered}, {"--no-tools", f.NoTools}} {
-			if fl.set {
-				return 0, cli.Usagef("%s acts on counts through the chat template: give --apply-chat-template too", fl.name)
-			}
-		}
+	if err := cli.OnlyWith(map[string]bool{"bare": f.Bare, "rendered": f.Rendered, "no-tools": f.NoTools}, f.ApplyChatTemplate,
+		"with --apply-chat-template", "it acts on counts through the chat template; give --apply-chat-template too", "bare", "rendered", "no-tools"); err != nil {
+		return 0, err
 	}
 	plotFormat := ""
 	if f.Plot != "" {
@@ -191,7 +185,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	// stay bare then, but a gap to the server's count is explained with it.
 	mdl, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now})
 	if err != nil {
-		return 0, cli.ModelError(err)
+		return 0, err
 	}
 	if mdl.TemplateErr != nil && f.ApplyChatTemplate {
 		return 0, mdl.TemplateErr
@@ -207,6 +201,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		Bare:              f.Bare,
 		Server:            serverprofile.Profile(f.Server),
 		CompareServer:     serverprofile.Profile(f.CompareServer),
+		Model:             mdl,
 	})
 	summary := report.NewSummaryWith(opts)
 	ctx, stop := signals()

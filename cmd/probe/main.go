@@ -102,14 +102,15 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 	if !ep.Templated() && f.ApplyChatTemplate {
 		return 0, cli.Usagef("--endpoint %s: the server never templates a completions prompt; drop --apply-chat-template", ep)
 	}
-	if f.ChatTemplate != "" && !f.ApplyChatTemplate && f.VerifyURL == "" {
-		// Without either, no template is rendered and compose drops it.
-		return 0, cli.Usagef("--chat-template is used only with --apply-chat-template (or --verify-url): give one of them, or leave it out")
+	// Without either, no template is rendered and compose drops it.
+	if err := cli.OnlyWith(map[string]bool{"chat-template": f.ChatTemplate != ""}, f.ApplyChatTemplate || f.VerifyURL != "",
+		"with --apply-chat-template or --verify-url", "give one of them, or leave it out", "chat-template"); err != nil {
+		return 0, err
 	}
 	// Loaded once: probe and --verify-url share the parsed model.
 	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now})
 	if err != nil {
-		return 0, cli.ModelError(err)
+		return 0, err
 	}
 	rec, err := probe.Run(probe.Options{
 		Source:            m.Source,

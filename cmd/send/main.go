@@ -142,22 +142,14 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if c.DryRun && c.URL != "" {
 		return cli.ExitUsage, usage(errors.New("--dry-run sends nothing: drop --url"))
 	}
-	if c.DryRun {
-		for _, name := range liveOnly {
-			if given[name] {
-				return cli.ExitUsage, usage(fmt.Errorf("--%s applies to a live run only: drop it or --dry-run", name))
-			}
+	for _, err := range []error{
+		cli.OnlyWith(given, !c.DryRun, "to a live run", "drop it or --dry-run", liveOnly...),
+		cli.OnlyWith(given, c.Exact, "with --exact", "", exactOnly...),
+		cli.OnlyWith(map[string]bool{"format": c.Format != send.FormatJSONL}, c.DryRun, "with --dry-run", "", "format"),
+	} {
+		if err != nil {
+			return cli.ExitUsage, err
 		}
-	}
-	if !c.Exact {
-		for _, name := range exactOnly {
-			if given[name] {
-				return cli.ExitUsage, usage(fmt.Errorf("--%s applies to --exact only", name))
-			}
-		}
-	}
-	if c.Format != send.FormatJSONL && !c.DryRun {
-		return cli.ExitUsage, usage(errors.New("--format applies to --dry-run only"))
 	}
 	var once sync.Once
 	warn := func(err error) {
@@ -298,20 +290,18 @@ func (c *flags) sizer(convs []records.Conversation, name string) (*send.Sizer, e
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	o := send.ExactModelOptions(f, modelsrc.Spec(c.Tokenizer, c.Revision), c.ChatTemplate, c.Now)
-	m, err := model.Load(o)
+	m, err := send.LoadExactModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now})
+	if cli.IsUsage(err) {
+		return nil, fmt.Errorf("%s: %w", name, err) // another model than the records' (exit 2 still)
+	}
 	if err != nil {
-		return nil, cli.ModelError(err)
+		return nil, err
 	}
 	profile, err := serverprofile.Parse(c.Server)
 	if err != nil {
 		return nil, usage(err)
 	}
-	z, err := send.NewSizer(f, m, o.ChatTemplate, profile)
-	if err != nil {
-		return nil, usage(fmt.Errorf("%s: %w", name, err))
-	}
-	return z, nil
+	return send.NewSizer(m, profile), nil
 }
 
 func plural(n int, what string) string {

@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/model"
 )
 
 // Exit codes shared by every tool.
@@ -22,7 +21,10 @@ const (
 	// A signal exits with 128+signal (Interrupted.ExitCode).
 )
 
-// UsageError marks a bad invocation: refused before any output, exit 2.
+// UsageError marks a bad invocation: a bad flag, a bad combination of
+// flags, or a model other than the one the records name. It is refused
+// before any output and exits 2. It is the one usage-error type: library
+// packages (compose, model, send) return it too.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -33,13 +35,38 @@ func Usagef(format string, args ...any) error {
 	return &UsageError{fmt.Errorf(format, args...)}
 }
 
-// ModelError marks a bad --now from model.Load as a usage error.
-func ModelError(err error) error {
-	var ne *model.NowError
-	if errors.As(err, &ne) {
-		return &UsageError{Err: err}
+// Usage marks err as a usage error (nil stays nil).
+func Usage(err error) error {
+	if err == nil || IsUsage(err) {
+		return err
 	}
-	return err
+	return &UsageError{err}
+}
+
+// IsUsage reports whether err is, or wraps, a UsageError.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+// OnlyWith refuses the first of names (flags without their dashes) given
+// on the command line while the mode they apply to is off: "--NAME
+// applies MODE only", then why, when it is not "" (mode says it with its
+// preposition: "to a live run", "with --exact", "without --trace"). It is
+// the one check of "flag X only applies with Y" of every tool.
+func OnlyWith(given map[string]bool, on bool, mode, why string, names ...string) error {
+	if on {
+		return nil
+	}
+	for _, name := range names {
+		if given[name] {
+			if why != "" {
+				return Usagef("--%s applies %s only: %s", name, mode, why)
+			}
+			return Usagef("--%s applies %s only", name, mode)
+		}
+	}
+	return nil
 }
 
 // Fail prints "tool: err" on stderr and returns the exit code to use: 0

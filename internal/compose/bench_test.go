@@ -44,7 +44,7 @@ func BenchmarkCompose1000(b *testing.B) {
 				}
 				runtime.GC() // the model's garbage is not compose's
 				start := time.Now()
-				c, err := New(p, m, text, Options{ISL: 1000, OSL: 128, Conversations: 1000, Turns: 1, Seed: 1, Exact: true, Workers: workers, ISLSet: true})
+				c, err := New(p, m, text, Options{ISL: 1000, OSL: 128, Conversations: 1000, Turns: 1, Seed: 1, BenchmarkID: seedBenchmarkID(1), Exact: true, Workers: workers, ISLSet: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -146,7 +146,7 @@ func BenchmarkComposeTrace(b *testing.B) {
 				}
 				runtime.GC()
 				start, cpu := time.Now(), cpuTime()
-				tr, err := NewTracer(p, m, text, TraceOptions{BlockSize: 512, Seed: 1, Workers: workers})
+				tr, err := NewTracer(p, m, text, TraceOptions{BlockSize: 512, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: workers})
 				if err != nil {
 					b.Fatal(err)
 				}

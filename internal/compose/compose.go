@@ -18,6 +18,7 @@ package compose
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -27,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
@@ -64,6 +64,8 @@ type Composer struct {
 	calMarker int
 	// context is the model's model_max_length, 0 when unknown.
 	context int
+	// pin is the model every conversation was composed for.
+	pin *records.ModelPin
 	// warnings found by New; tally counts what Run wrote.
 	warnings []string
 	tally    tally
@@ -77,11 +79,25 @@ type tally struct {
 	overContext, largest int
 }
 
-// DefaultBenchmarkID derives the marker's benchmark id from the seed (AIPerf
-// draws a random one; a derived one keeps output reproducible).
-func DefaultBenchmarkID(seed uint64) string {
-	s := sha256.Sum256([]byte("islkit:" + strconv.FormatUint(seed, 10)))
-	return hex.EncodeToString(s[:6])
+// NewBenchmarkID mints a fresh benchmark id for the marker digest: 12 hex
+// digits from crypto/rand, as AIPerf's uuid4().hex[:12]. Every compose run
+// that is not given --benchmark-id gets its own, so a second run of the
+// same pipeline sends markers a prefix-caching server has never seen (a
+// seed-derived id repeated them, and the second run hit the cache).
+func NewBenchmarkID() string {
+	var b [6]byte
+	if _, err := cryptorand.Read(b[:]); err != nil {
+		panic("compose: crypto/rand: " + err.Error()) // never fails on supported platforms (Go 1.24+)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// benchmarkID is id, or a fresh one when it is "".
+func benchmarkID(id string) string {
+	if id == "" {
+		return NewBenchmarkID()
+	}
+	return id
 }
 
 // New checks opts against the probe record, tokenizes the corpus and
@@ -91,9 +107,7 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.BenchmarkID == "" {
-		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
-	}
+	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	hasSystem := opts.SharedSystemPromptLength > 0
 	if p.Endpoint.Or() != opts.Endpoint.Or() {
@@ -108,6 +122,10 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 			p.CacheBust, strings.TrimPrefix(p.CacheBust.String(), "system_"))
 	}
 	c := &Composer{opts: opts, probe: p, model: m, context: ContextLength(m.Source)}
+	var err error
+	if c.pin, err = composedFor(p, m); err != nil {
+		return nil, err
+	}
 	c.comp = budget.Compensation{
 		MarkerTokens:  p.MarkerTokens,
 		MarkerSamples: p.MarkerSamples,
@@ -129,7 +147,6 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 			return nil, usagef("--shared-system-prompt-length: the chat template of %s cannot take a system message (%v); drop the flag for this model", m.Source.Name, err)
 		}
 	}
-	var err error
 	if corpusText == "" {
 		if corpusText, err = corpus.Default(); err != nil {
 			return nil, err
@@ -332,25 +349,18 @@ func (c *Composer) newConversation(i int) *records.Conversation {
 		Landing:       c.comp.Landing,
 		Exact:         c.opts.Exact,
 		Model:         c.opts.Model,
-		ComposedFor:   composedFor(c.opts.Live, c.probe, c.model),
+		ComposedFor:   c.pin,
 	}
 }
 
-// composedFor names the model of probe record p and the loaded model m,
-// for --live only (nil otherwise: the record is then what it always was).
-func composedFor(live bool, p *records.Probe, m *Model) *records.ComposedFor {
-	if !live {
-		return nil
+// composedFor is the pin of the model m, as it counts for probe record p:
+// what every conversation records as composed_for.
+func composedFor(p *records.Probe, m *Model) (*records.ModelPin, error) {
+	pin, err := m.Pin(p.ChatTemplate.Applied)
+	if err != nil {
+		return nil, err
 	}
-	f := &records.ComposedFor{Tokenizer: m.Source.Name, TokenizerSHA256: p.Tokenizer.SHA256,
-		ChatTemplateApplied: p.ChatTemplate.Applied}
-	if f.ChatTemplateApplied {
-		f.ChatTemplate, f.ChatTemplateSHA256 = p.ChatTemplate.Override, p.ChatTemplate.SHA256
-	}
-	if !m.Now.IsZero() {
-		f.Now = m.Now.Format(time.RFC3339Nano)
-	}
-	return f
+	return &pin, nil
 }
 
 // LiveReserveMargin is the reserve a turn carries beyond the previous
@@ -443,7 +453,7 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 	}
 	// Draws are clamped to the flags' bounds: a mean plus six spreads must
 	// not outgrow them.
-	n := min(positiveNormal(rng, float64(c.opts.Turns), c.opts.TurnsStddev), MaxTurns)
+	n := min(meanNormal(rng, c.opts.Turns, c.opts.TurnsStddev), MaxTurns)
 	conv.Turns = make([]records.Turn, n)
 	target := 0
 	for k := range conv.Turns {

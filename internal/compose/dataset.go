@@ -46,6 +46,9 @@ type DatasetOptions struct {
 	Live bool
 	// AllowOverContext: as Options.
 	AllowOverContext bool
+	// OverContext says what to do with a dialog one of whose requests is
+	// above the model's context length ("" is skip).
+	OverContext OverContext
 }
 
 // Dataset replays dataset dialogs, with the dataset's replies as history
@@ -66,6 +69,8 @@ type Dataset struct {
 	probe *records.Probe
 	model *Model
 	gen   *textGen // the corpus (ISL > 0 or Live only)
+	pin   *records.ModelPin
+	over  overContext
 
 	mu      sync.Mutex
 	skipped []workload.Skipped
@@ -85,6 +90,10 @@ func (d *Dataset) Warnings() []string {
 	return []string{fmt.Sprintf("%d of %d turn(s) are unreachable: %s (the first needs at least %d tokens, %d over its target); their records say by how much; raise --isl or drop the marker",
 		d.unreachable, d.turns, d.first.Reason, d.first.MinISL, d.first.Short)}
 }
+
+// OverContext lists, by line, the dialogs whose requests outgrow the
+// model's context length: left out, or kept with --over-context keep.
+func (d *Dataset) OverContext() []workload.Skipped { return d.over.list() }
 
 // Skipped lists the dialogs Run left out, by line: those whose request the
 // chat template refuses (a server with this template would refuse it too).
@@ -111,11 +120,17 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 	if p.Endpoint.Or() != endpoint.Chat {
 		return nil, usagef("--dataset composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
-	if opts.BenchmarkID == "" {
-		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
-	}
+	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	d := &Dataset{opts: opts, probe: p, model: m}
+	mode, err := validOverContext(opts.OverContext)
+	if err != nil {
+		return nil, err
+	}
+	d.over = overContext{context: ContextLength(m.Source), model: m.Source.Name, mode: mode}
+	if d.pin, err = composedFor(p, m); err != nil {
+		return nil, err
+	}
 	if opts.ISL == 0 && !opts.Live {
 		return d, nil
 	}
@@ -123,7 +138,6 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 		return nil, usagef("--isl %d is above the model's context length %d (model_max_length of %s): a server refuses such requests; lower --isl, or give --allow-over-context to compose them anyway", opts.ISL, ctx, m.Source.Name)
 	}
 	text := opts.Corpus
-	var err error
 	if text == "" {
 		if text, err = corpus.Default(); err != nil {
 			return nil, err
@@ -178,7 +192,7 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		Exact:          true,
 		Model:          d.opts.Model,
 		CacheBlockSize: d.opts.CacheBlockSize,
-		ComposedFor:    composedFor(d.opts.Live, d.probe, d.model),
+		ComposedFor:    d.pin,
 	}
 	if dl.System != nil {
 		n := tok.Count(*dl.System)
@@ -192,6 +206,7 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 	reserveAt := rand.New(rand.NewPCG(d.opts.Seed^liveSeed, uint64(i)+1))
 	conv.Turns = make([]records.Turn, len(dl.Turns))
 	target, replyTokens := 0, 0
+	overNoted := false
 	for k, dt := range dl.Turns {
 		t := &conv.Turns[k]
 		t.Index, t.Text, t.BareTokens, t.MaxTokens = k, dt.User, tok.Count(dt.User), d.opts.OSL
@@ -226,15 +241,22 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		var te *templateError
 		if errors.As(err, &te) {
 			d.mu.Lock()
-			d.skipped = append(d.skipped, workload.Skipped{Line: dl.Line, Reason: fmt.Sprintf("turn %d: the chat template refuses the request (%v): skipped", k, te.err)})
+			d.skipped = append(d.skipped, workload.Skipped{Line: dl.Line, InArray: dl.InArray, Reason: fmt.Sprintf("turn %d: the chat template refuses the request (%v): skipped", k, te.err)})
 			d.mu.Unlock()
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dataset line %d turn %d: %w", dl.Line, k, err)
+			return nil, fmt.Errorf("dataset %s turn %d: %w", dl.Pos(), k, err)
 		}
 		n := len(ids)
 		t.WireISL = &n
+		if !overNoted { // a dialog is noted once, at its first request above
+			over, skip := d.over.above(dl.Line, dl.InArray, k, n)
+			if skip {
+				return nil, nil
+			}
+			overNoted = over
+		}
 		if d.opts.ISL == 0 {
 			t.TargetISL = max(n, 1)
 		}

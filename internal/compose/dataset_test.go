@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
@@ -31,7 +32,7 @@ func composeDataset(t *testing.T, model string, target cachebust.Target, isl int
 	if err != nil || len(skipped) != 1 || skipped[0].Line != 3 || !strings.Contains(skipped[0].Reason, "(assistant) where a user turn belongs") {
 		t.Fatalf("dataset: %v %v", skipped, err)
 	}
-	d, err := NewDataset(p, m, DatasetOptions{OSL: 50, Seed: 1, Workers: 2, Model: "m", CacheBlockSize: 16, ISL: isl})
+	d, err := NewDataset(p, m, DatasetOptions{OSL: 50, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: 2, Model: "m", CacheBlockSize: 16, ISL: isl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func resizeDataset(t *testing.T, opts DatasetOptions) (*Dataset, string, []workl
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Seed, opts.OSL = 1, 50
+	opts.Seed, opts.OSL, opts.BenchmarkID = 1, 50, seedBenchmarkID(1)
 	d, err := NewDataset(p, m, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -349,13 +350,13 @@ func TestDatasetResizeOverContext(t *testing.T) {
 	if ctx == 0 {
 		t.Fatal("the embedded model states no context length")
 	}
-	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISL: ctx + 1}); !IsUsage(err) || !strings.Contains(err.Error(), "context length") {
+	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISL: ctx + 1}); !cli.IsUsage(err) || !strings.Contains(err.Error(), "context length") {
 		t.Errorf("--isl %d: %v, want a usage error naming the context length", ctx+1, err)
 	}
 	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISL: ctx + 1, AllowOverContext: true}); err != nil {
 		t.Errorf("--allow-over-context: %v", err)
 	}
-	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISLStddev: 3}); !IsUsage(err) {
+	if _, err := NewDataset(p, m, DatasetOptions{OSL: 1, ISLStddev: 3}); !cli.IsUsage(err) {
 		t.Errorf("--isl-stddev without --isl: %v", err)
 	}
 }

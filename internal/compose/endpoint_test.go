@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
@@ -46,7 +47,7 @@ func TestEndpointRefusals(t *testing.T) {
 		o.Endpoint = endpoint.Completions
 		tc.edit(&o)
 		err := o.Validate()
-		if !IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
+		if !cli.IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a usage error with %q", tc.name, err, tc.want)
 		}
 	}
@@ -58,14 +59,14 @@ func TestEndpointRefusals(t *testing.T) {
 	p, m := endpointProbe(t, endpoint.Chat, cachebust.None)
 	o = base
 	o.Endpoint = endpoint.Responses
-	if _, err := New(p, m, "", o); !IsUsage(err) || !strings.Contains(err.Error(), "--endpoint responses disagrees with the probe record (chat)") {
+	if _, err := New(p, m, "", o); !cli.IsUsage(err) || !strings.Contains(err.Error(), "--endpoint responses disagrees with the probe record (chat)") {
 		t.Errorf("endpoint mismatch: %v", err)
 	}
 	p, m = endpointProbe(t, endpoint.Completions, cachebust.None)
-	if _, err := NewDataset(p, m, DatasetOptions{OSL: 8}); !IsUsage(err) || !strings.Contains(err.Error(), "chat requests only") {
+	if _, err := NewDataset(p, m, DatasetOptions{OSL: 8}); !cli.IsUsage(err) || !strings.Contains(err.Error(), "chat requests only") {
 		t.Errorf("dataset: %v", err)
 	}
-	if _, err := NewTracer(p, m, "", TraceOptions{BlockSize: 16}); !IsUsage(err) || !strings.Contains(err.Error(), "chat requests only") {
+	if _, err := NewTracer(p, m, "", TraceOptions{BlockSize: 16}); !cli.IsUsage(err) || !strings.Contains(err.Error(), "chat requests only") {
 		t.Errorf("trace: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/probe"
@@ -93,11 +94,11 @@ func TestEndpointsDryRunReference(t *testing.T) {
 			if !ep.MultiTurn() {
 				turns = 1
 			}
-			c, err := New(p, m, "", Options{ISL: k.isl, OSL: 32, Conversations: 2, Turns: turns, Seed: 1, Model: "ref",
+			c, err := New(p, m, "", Options{ISL: k.isl, OSL: 32, Conversations: 2, Turns: turns, Seed: 1, BenchmarkID: seedBenchmarkID(1), Model: "ref",
 				SharedSystemPromptLength: k.system, Exact: true, Workers: 2, Endpoint: ep, ISLSet: true, OSLSet: true, TurnsSet: true})
 			rows := cases[k]
 			if rows[0].Refused != "" {
-				if !IsUsage(err) {
+				if !cli.IsUsage(err) {
 					t.Errorf("the reference run was refused (%s) but New gives %v", rows[0].Refused, err)
 				}
 				return

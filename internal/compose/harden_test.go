@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
 )
@@ -22,7 +23,7 @@ func TestISLAboveContextRefused(t *testing.T) {
 	p.MarkerTokens = 0
 	o := opts(qwen3Context + 1)
 	_, err := New(p, m, "", o)
-	if !IsUsage(err) || !strings.Contains(err.Error(), "131072") || !strings.Contains(err.Error(), "--allow-over-context") {
+	if !cli.IsUsage(err) || !strings.Contains(err.Error(), "131072") || !strings.Contains(err.Error(), "--allow-over-context") {
 		t.Errorf("--isl %d: %v, want a usage error naming the context length and the flag", o.ISL, err)
 	}
 	o.AllowOverContext = true
@@ -32,7 +33,7 @@ func TestISLAboveContextRefused(t *testing.T) {
 	// A shared system prompt counts toward the first request.
 	o = opts(100000)
 	o.SharedSystemPromptLength = 40000
-	if _, err := New(p, m, "", o); !IsUsage(err) {
+	if _, err := New(p, m, "", o); !cli.IsUsage(err) {
 		t.Errorf("isl 100000 + system 40000: %v, want a usage error", err)
 	}
 	for _, o := range []Options{
@@ -40,7 +41,7 @@ func TestISLAboveContextRefused(t *testing.T) {
 		{ISL: 10, OSL: 1_000_000_000_000, Conversations: 1, Turns: 1, ISLSet: true, AllowOverContext: true},
 		{ISL: 10, OSL: 16, Conversations: 1, Turns: 1, ISLSet: true, SharedSystemPromptLength: 1 << 40},
 	} {
-		if err := o.Validate(); !IsUsage(err) || !strings.Contains(err.Error(), "at most") {
+		if err := o.Validate(); !cli.IsUsage(err) || !strings.Contains(err.Error(), "at most") {
 			t.Errorf("%+v: %v, want a usage error", o, err)
 		}
 	}

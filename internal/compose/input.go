@@ -11,7 +11,6 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
-	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -84,63 +83,22 @@ func checkProbe(line jsonl.Line, p *records.Probe) error {
 // the bare count.
 type Model = model.Model
 
-// LoadModel resolves the model for probe record p. tokenizerSpec ""
-// reuses the probe's --tokenizer; chatTemplate "" reuses its
-// --chat-template. The tokenizer and the template must be the ones the
+// LoadModel resolves the model for probe record p (model.LoadPinned).
+// tokenizerSpec "" reuses the probe's --tokenizer; chatTemplate "" reuses
+// its --chat-template. The tokenizer and the template must be the ones the
 // probe measured (SHA-256), or compensation would be for another model.
 // now "" takes $ISLKIT_NOW, else the probe's pinned clock.
 func LoadModel(p *records.Probe, tokenizerSpec, chatTemplate, now string) (*Model, error) {
-	spec := tokenizerSpec
-	if spec == "" && p.Tokenizer.Source != modelsrc.DefaultName {
-		spec = p.Tokenizer.Source
-	}
-	src, err := modelsrc.Resolve(spec)
-	if err != nil {
-		return nil, err
-	}
-	return modelFor(p, src, chatTemplate, now)
+	return model.LoadPinned(p.Pin(), model.Options{Tokenizer: tokenizerSpec, ChatTemplate: chatTemplate, Now: now}, probeNamed, probeFix)
 }
 
 // modelFor is LoadModel for a model already resolved.
 func modelFor(p *records.Probe, src *modelsrc.Source, chatTemplate, now string) (*Model, error) {
-	override := chatTemplate
-	if override == "" {
-		override = p.ChatTemplate.Override
-	}
-	m, err := model.FromSource(src, override, now)
-	if err != nil {
-		var ne *model.NowError
-		if errors.As(err, &ne) && now != "" {
-			err = &UsageError{err}
-		}
-		return nil, err
-	}
-	sum, _ := m.Source.TokenizerSHA256()
-	if sum != p.Tokenizer.SHA256 {
-		return nil, fmt.Errorf("tokenizer mismatch: the probe record was made with %s (tokenizer.json sha256 %s) but --tokenizer %s has sha256 %s; rerun probe with this tokenizer",
-			p.Tokenizer.Source, p.Tokenizer.SHA256, m.Source.Name, sum)
-	}
-	if m.Now.IsZero() && p.Now != "" {
-		m.Now, _ = chat.ParseNow(p.Now) // checked by checkProbe
-	}
-	if !p.ChatTemplate.Applied {
-		m.Template, m.TemplateErr = nil, nil
-		return m, nil
-	}
-	origin, tsum, err := probe.TemplateSource(m.Source, override)
-	if err != nil {
-		return nil, err
-	}
-	if tsum != p.ChatTemplate.SHA256 {
-		return nil, fmt.Errorf("chat template mismatch: the probe measured template sha256 %q (%s) but this model gives %q (%s); rerun probe",
-			p.ChatTemplate.SHA256, p.ChatTemplate.Origin, tsum, origin)
-	}
-	if origin == "" {
-		m.Template = nil
-		return m, nil
-	}
-	if m.TemplateErr != nil {
-		return nil, m.TemplateErr
-	}
-	return m, nil
+	return model.PinnedFromSource(src, p.Pin(), chatTemplate, now, probeNamed, probeFix)
 }
+
+// What names the pin LoadModel checks, and the fix of a mismatch.
+const (
+	probeNamed = "the probe record"
+	probeFix   = "rerun probe with this model (or give compose the probe's --tokenizer and --chat-template)"
+)

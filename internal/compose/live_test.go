@@ -5,17 +5,19 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/corpus"
 )
 
 // TestLiveAddsOnlyItsFields: --live leaves every text, count and target
-// as they were (the output without it is unchanged) and adds the model the
-// conversation was composed for and, per turn, a reserve that is the
+// as they were (the output without it is unchanged), the model the
+// conversation was composed for included (every run writes it: the probe's
+// tokenizer and template hashes and clock), and adds per turn a reserve that is the
 // corpus text after the turn's text, of about the previous turn's
 // max_tokens + LiveReserveMargin tokens.
 func TestLiveAddsOnlyItsFields(t *testing.T) {
 	p, m := realProbe(t, "", cachebust.FirstTurnSuffix)
-	o := Options{ISL: 60, OSL: 20, OSLStddev: 5, Conversations: 3, Turns: 3, Seed: 4, Exact: true, Workers: 1,
+	o := Options{ISL: 60, OSL: 20, OSLStddev: 5, Conversations: 3, Turns: 3, Seed: 4, BenchmarkID: seedBenchmarkID(4), Exact: true, Workers: 1,
 		SharedSystemPromptLength: 30, ISLSet: true, OSLSet: true, TurnsSet: true}
 	plain, err := New(p, m, "", o)
 	if err != nil {
@@ -38,7 +40,7 @@ func TestLiveAddsOnlyItsFields(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := b.ComposedFor
-		if a.ComposedFor != nil || f == nil || f.TokenizerSHA256 != p.Tokenizer.SHA256 || !f.ChatTemplateApplied ||
+		if f == nil || a.ComposedFor == nil || *a.ComposedFor != *f || f.TokenizerSHA256 != p.Tokenizer.SHA256 || !f.ChatTemplateApplied ||
 			f.ChatTemplateSHA256 != p.ChatTemplate.SHA256 || f.Now != "2025-07-10T12:00:00Z" {
 			t.Fatalf("composed_for %+v (without --live %+v), probe %+v", f, a.ComposedFor, p.ChatTemplate)
 		}
@@ -67,7 +69,7 @@ func TestLiveAddsOnlyItsFields(t *testing.T) {
 		}
 	}
 	o.Exact = false
-	if _, err := New(p, m, "", o); !IsUsage(err) {
+	if _, err := New(p, m, "", o); !cli.IsUsage(err) {
 		t.Errorf("--live --exact=false: %v, want a usage error", err)
 	}
 }

@@ -1,9 +1,10 @@
 package compose
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/islkit/islkit/internal/cli"
 
 	"github.com/islkit/islkit/internal/endpoint"
 )
@@ -21,8 +22,9 @@ type Options struct {
 	// SharedSystemPromptLength is --shared-system-prompt-length; 0 = none.
 	SharedSystemPromptLength int
 	Seed                     uint64
-	// BenchmarkID is the marker digest's benchmark id; "" derives one from
-	// Seed so that the same flags give the same bytes.
+	// BenchmarkID is the marker digest's benchmark id; "" mints a fresh
+	// one (NewBenchmarkID), so runs do not share markers. The same
+	// BenchmarkID and Seed give the same bytes.
 	BenchmarkID string
 	// Exact sizes every turn against its rendered request (default);
 	// false gives AIPerf's average compensation.
@@ -57,22 +59,9 @@ type Options struct {
 	ISLSet, OSLSet, TurnsSet bool
 }
 
-// UsageError is a bad flag or flag combination: refused before any output,
-// exit status 2.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{fmt.Errorf(format, args...)}
-}
-
-// IsUsage reports whether err is a UsageError.
-func IsUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
-}
+// usagef is a usage error (cli.UsageError): a bad flag or flag
+// combination, refused before any output, exit status 2.
+func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
 
 // MaxLength bounds every length flag (--isl, --osl, their spreads, the
 // system prompt): 16 Mi tokens is above any model's context today, and a

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
@@ -71,11 +72,11 @@ func TestReferenceCounts(t *testing.T) {
 				}
 				models[k.model] = m
 			}
-			c, err := New(p, m, "", Options{ISL: k.isl, OSL: 32, Conversations: 2, Turns: 2, Seed: 1,
+			c, err := New(p, m, "", Options{ISL: k.isl, OSL: 32, Conversations: 2, Turns: 2, Seed: 1, BenchmarkID: seedBenchmarkID(1),
 				SharedSystemPromptLength: k.system, Exact: true, Workers: 2, ISLSet: true, OSLSet: true, TurnsSet: true})
 			rows := cases[k]
 			if rows[0].Refused != "" {
-				if !IsUsage(err) {
+				if !cli.IsUsage(err) {
 					t.Errorf("the reference run was refused (%s) but New gives %v", rows[0].Refused, err)
 				}
 				return

@@ -32,6 +32,9 @@ type TraceOptions struct {
 	// CacheBlockSize is the prefix-cache block each request's cache
 	// blocks are named in (--cache-block-size; 0: none named).
 	CacheBlockSize int
+	// OverContext says what to do with a row whose input_length is above
+	// the model's context length ("" is skip).
+	OverContext OverContext
 }
 
 // Tracer turns Mooncake trace rows into single-turn conversations whose
@@ -64,6 +67,8 @@ type Tracer struct {
 	header, tail string
 	headerTokens int
 	stride       int
+	pin          *records.ModelPin
+	over         overContext
 
 	mu     sync.Mutex
 	blocks map[chainKey]*traceBlock
@@ -95,9 +100,7 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 	if p.Endpoint.Or() != endpoint.Chat {
 		return nil, usagef("--trace composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
-	if opts.BenchmarkID == "" {
-		opts.BenchmarkID = DefaultBenchmarkID(opts.Seed)
-	}
+	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	landing := cachebust.Route(p.CacheBust, false)
 	if landing.Slot != cachebust.NoSlot && landing.Prefix {
@@ -105,6 +108,14 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 	}
 	t := &Tracer{opts: opts, probe: p, model: m, target: p.CacheBust, blocks: map[chainKey]*traceBlock{}}
 	var err error
+	if t.pin, err = composedFor(p, m); err != nil {
+		return nil, err
+	}
+	mode, err := validOverContext(opts.OverContext)
+	if err != nil {
+		return nil, err
+	}
+	t.over = overContext{context: ContextLength(m.Source), model: m.Source.Name, mode: mode}
 	if corpusText == "" {
 		if corpusText, err = corpus.Default(); err != nil {
 			return nil, err
@@ -238,8 +249,16 @@ func (t *Tracer) Run(ctx context.Context, w *jsonl.Writer, rows []workload.Trace
 	})
 }
 
-// Conversation composes row r as conversation i.
+// OverContext lists, by line, the rows whose input_length is above the
+// model's context length: left out, or kept with --over-context keep.
+func (t *Tracer) OverContext() []workload.Skipped { return t.over.list() }
+
+// Conversation composes row r as conversation i; nil when the row is
+// above the model's context length and left out (OverContext).
 func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*records.Conversation, error) {
+	if _, skip := t.over.above(r.Line, false, 0, r.InputLength); skip {
+		return nil, nil
+	}
 	conv := &records.Conversation{
 		Kind:           records.KindConversation,
 		SchemaVersion:  records.SchemaVersion,
@@ -253,6 +272,7 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 		CacheBlockSize: t.opts.CacheBlockSize,
 		Trace:          &records.TraceRef{Line: r.Line, TimestampMs: r.Timestamp, HashIDs: r.HashIDs, BlockSize: t.opts.BlockSize},
 		Turns:          []records.Turn{{TargetISL: r.InputLength, MaxTokens: r.OutputLength}},
+		ComposedFor:    t.pin,
 	}
 	fail := func(err error) (*records.Conversation, error) {
 		return nil, fmt.Errorf("trace line %d: %w", r.Line, err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testutil"
@@ -36,7 +37,7 @@ func composeTraceFile(t *testing.T, model string, target cachebust.Target, file 
 	if err != nil || len(skipped) != 0 {
 		t.Fatalf("trace: %v %v", skipped, err)
 	}
-	tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: block, Seed: 1, Workers: 2, Model: "m"})
+	tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: block, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: 2, Model: "m"})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -245,7 +246,7 @@ func TestTraceDefaultModel(t *testing.T) {
 func TestTraceRefusesPrefixTargets(t *testing.T) {
 	for _, target := range []cachebust.Target{cachebust.FirstTurnPrefix, cachebust.SystemPrefix} {
 		_, _, err := composeTraceFile(t, "", target, "trace.jsonl", 128)
-		if !IsUsage(err) || !strings.Contains(err.Error(), "before the blocks the trace says are shared") {
+		if !cli.IsUsage(err) || !strings.Contains(err.Error(), "before the blocks the trace says are shared") {
 			t.Errorf("%s: %v", target, err)
 		}
 	}
@@ -265,7 +266,7 @@ func TestTraceManyRows(t *testing.T) {
 	for _, model := range traceModels {
 		for _, target := range []cachebust.Target{cachebust.None, cachebust.FirstTurnSuffix} {
 			p, m := realProbe(t, model, target)
-			tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 1, Workers: 2})
+			tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: 2})
 			if err != nil {
 				t.Fatal(err)
 			}

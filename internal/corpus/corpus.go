@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/islkit/islkit/internal/cli"
 )
 
 //go:embed mobydick.txt.gz
@@ -42,13 +44,13 @@ func Load(path string) (string, error) {
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("--corpus: %w", err)
+		return "", cli.Usagef("--corpus: %w", err) // a bad flag value: exit 2
 	}
 	if !utf8.Valid(b) {
-		return "", fmt.Errorf("--corpus %s: not UTF-8 text", path)
+		return "", cli.Usagef("--corpus %s: not UTF-8 text", path)
 	}
 	if len(Pieces(string(b))) == 0 {
-		return "", fmt.Errorf("--corpus %s: no text (only empty lines)", path)
+		return "", cli.Usagef("--corpus %s: no text (only empty lines)", path)
 	}
 	return string(b), nil
 }

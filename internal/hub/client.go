@@ -273,7 +273,9 @@ func (c *Client) head(ctx context.Context, base *Error, rev, file string) (*meta
 			e.Kind, e.File, e.URL, e.Status, e.Message = BadResponse, file, target, resp.StatusCode, msg
 			return nil, &e
 		}
-		if resp.StatusCode >= 400 {
+		// X-Error-Code is read on every status: whatever the status, an
+		// answer that carries one is the Hub saying what is wrong.
+		if resp.StatusCode >= 400 || resp.Header.Get("X-Error-Code") != "" {
 			return nil, classify(base, resp, rev, file, target)
 		}
 		redirect := resp.StatusCode >= 300 && resp.StatusCode < 400
@@ -337,6 +339,7 @@ func classify(base *Error, resp *http.Response, rev, file, target string) error 
 		e.Revision = rev
 	}
 	code := resp.Header.Get("X-Error-Code")
+	e.Code = code
 	switch {
 	case code == "RevisionNotFound":
 		e.Kind = RevisionNotFound
@@ -344,7 +347,9 @@ func classify(base *Error, resp *http.Response, rev, file, target string) error 
 		e.Kind = EntryNotFound
 	case code == "GatedRepo":
 		e.Kind = Gated
-	case code == "RepoNotFound":
+	case code == "RepoNotFound" || code == "RepositoryNotFound":
+		// huggingface_hub's RepositoryNotFoundError; the Hub spells the
+		// code RepoNotFound.
 		e.Kind = RepoNotFound
 	case resp.StatusCode == 401 && e.Message == "Invalid credentials in Authorization header" && e.TokenFrom != "":
 		e.Kind = BadToken
@@ -404,7 +409,7 @@ func (c *Client) fetch(parent context.Context, base *Error, rc repoCache, commit
 		return fail(0, fmt.Sprintf("download of %s failed: %v", file, unwrapURLError(err)))
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Error-Code") != "" {
 		if resp.Header.Get("X-Error-Code") != "" {
 			return 0, classify(base, resp, commit, file, redact(m.location))
 		}

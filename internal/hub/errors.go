@@ -32,8 +32,9 @@ type Error struct {
 	URL      string // the request that failed, if any
 	Status   int    // the HTTP status, if any
 	// Message is the Hub's X-Error-Message, or the detail of a bad
-	// response.
+	// response; Code its X-Error-Code, if any.
 	Message   string
+	Code      string
 	TokenFrom string // where the token sent came from; "" for none
 	CacheDir  string // the repo's cache folder, for "not cached" kinds
 	Cached    []string
@@ -77,6 +78,13 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "%s has no file %s", at, e.File)
 	case HTTPStatus:
 		fmt.Fprintf(&b, "%s: %s: HTTP %d", e.Repo, e.URL, e.Status)
+		switch {
+		case e.Code != "":
+			fmt.Fprintf(&b, " %s", e.Code)
+		case e.Status == 404:
+			// No code to say which: the repo, the revision or the file.
+			fmt.Fprintf(&b, " (not found: no model %s on %s, no revision %q of it, or no file %s there)", e.Repo, e.Endpoint, e.revision(), e.File)
+		}
 	case BadResponse:
 		fmt.Fprintf(&b, "%s: %s", e.URL, e.Message)
 		return b.String()
@@ -88,6 +96,13 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "; cached commits: %s (pass one as --revision)", strings.Join(e.Cached, ", "))
 	}
 	return b.String()
+}
+
+func (e *Error) revision() string {
+	if e.Revision == "" {
+		return DefaultRevision
+	}
+	return e.Revision
 }
 
 // reason is the failure alone, for a warning when the cache serves

@@ -676,3 +676,46 @@ func TestNormalizeEtag(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorCodeOnAnyStatus (#27 item 18): the Hub's X-Error-Code is read
+// whatever the status: RepositoryNotFound on a 404 (huggingface_hub's
+// RepositoryNotFoundError) and RepoNotFound on a redirect name the missing
+// repo and say how to fix it, an unknown code is shown, and a 404 without
+// a code still names the repo, the revision and the file it may be.
+func TestErrorCodeOnAnyStatus(t *testing.T) {
+	srv := hubtest.New(t)
+	srv.Answer = func(w http.ResponseWriter, r *http.Request) bool {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/acme/gone/"):
+			hubtest.HubError(w, http.StatusNotFound, "RepositoryNotFound", "Repository not found")
+		case strings.HasPrefix(r.URL.Path, "/acme/moved/"):
+			w.Header().Set("Location", "/acme/elsewhere/resolve/main/tokenizer.json")
+			hubtest.HubError(w, http.StatusTemporaryRedirect, "RepoNotFound", "Repository not found")
+		case strings.HasPrefix(r.URL.Path, "/acme/odd/"):
+			hubtest.HubError(w, http.StatusConflict, "SomethingNew", "try later")
+		case strings.HasPrefix(r.URL.Path, "/acme/bare404/"):
+			hubtest.HubError(w, http.StatusNotFound, "", "Not found")
+		default:
+			return false
+		}
+		return true
+	}
+	cases := []struct {
+		repo string
+		kind Kind
+		want string
+	}{
+		{"acme/gone", RepoNotFound, "acme/gone: no such model on " + srv.URL() + ", or it is private or gated: set HF_TOKEN"},
+		{"acme/moved", RepoNotFound, "acme/moved: no such model on " + srv.URL()},
+		{"acme/odd", HTTPStatus, "HTTP 409 SomethingNew (Hub: try later)"},
+		{"acme/bare404", HTTPStatus, `HTTP 404 (not found: no model acme/bare404 on ` + srv.URL() + `, no revision "main" of it, or no file tokenizer.json there)`},
+	}
+	for _, tc := range cases {
+		c := newClient(srv, t.TempDir(), nil)
+		_, err := c.Snapshot(context.Background(), tc.repo, "main", modelFiles)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != tc.kind || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v (kind %v), want %q", tc.repo, err, e, tc.want)
+		}
+	}
+}

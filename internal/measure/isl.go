@@ -61,6 +61,13 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 			}
 			t := req.Count(tok, text)
 			isl.Templated, isl.Counted, counted = &t, "templated", t
+			if markerAsked(meta) {
+				special := 0
+				if req.AddSpecialTokens {
+					special = tok.NumSpecialTokensToAdd(false)
+				}
+				isl.MarkerEnd = markerEnd(text, meta.marker, func(b []byte) int { return tok.CountBytes(b) + special })
+			}
 		}
 		if cap(text) <= maxPooledRender {
 			*buf = text
@@ -76,7 +83,13 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 		isl.Bare = &b
 		if isl.Counted == "bare" {
 			counted = b
+			if markerAsked(meta) {
+				isl.MarkerEnd = markerEnd([]byte(strings.Join(ex.Texts, " ")), meta.marker, tok.CountBytes)
+			}
 		}
+	}
+	if isl.MarkerEnd != nil && *meta.cached >= *isl.MarkerEnd {
+		m.markerHit(meta.conversationID, *meta.cached, *isl.MarkerEnd)
 	}
 	if meta.target != nil {
 		isl.VsTarget = m.explainTarget(ex, req, meta, counted, isl.Counted == "templated")
@@ -498,4 +511,26 @@ func nonZero(causes []records.Cause) []records.Cause {
 		}
 	}
 	return out
+}
+
+// markerAsked tells whether a request's marker position is worth a count:
+// a first request (turn 0, where no earlier request of this run carried
+// its marker) whose server reported cached tokens.
+func markerAsked(meta requestMeta) bool {
+	return meta.marker != "" && meta.cached != nil && *meta.cached > 0 && meta.turn != nil && *meta.turn == 0
+}
+
+// markerEnd counts the tokens of prompt through the end of marker (nil
+// when the prompt does not hold it, e.g. a template rewrote it).
+func markerEnd(prompt []byte, marker string, count func([]byte) int) *int {
+	m := marker
+	i := bytes.Index(prompt, []byte(m))
+	if i < 0 { // a template that trims a message may cut the marker's blank lines
+		m = strings.TrimSpace(marker)
+		if i = bytes.Index(prompt, []byte(m)); m == "" || i < 0 {
+			return nil
+		}
+	}
+	n := count(prompt[:i+len(m)])
+	return &n
 }

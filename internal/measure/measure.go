@@ -19,6 +19,7 @@ import (
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/jsonobj"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/serverprofile"
@@ -52,6 +53,10 @@ type Options struct {
 	// CompareServer, when set, also counts each templated request under
 	// that profile and explains the difference (isl.vs_profile).
 	CompareServer serverprofile.Profile
+	// Model is the model Tokenizer and Template come from: a send record's
+	// composed_for is checked against it (model.Differs), and a record
+	// composed for another model is warned about. nil checks nothing.
+	Model *model.Model
 }
 
 // Measurer processes records; it is safe for concurrent use.
@@ -65,6 +70,52 @@ type Measurer struct {
 	// was asked for; firstTemplateError is the first one's reason.
 	templateFailures   atomic.Int64
 	firstTemplateError atomic.Pointer[string]
+	// markerHits counts first requests whose server had their cache-bust
+	// marker cached (report.MarkerHit); firstMarkerHit describes one.
+	markerHits     atomic.Int64
+	firstMarkerHit atomic.Pointer[string]
+	// pins holds, per composed_for seen, how Model differs from it ("" for
+	// not at all); pinMismatches counts the records composed for another
+	// model, firstPinMismatch says how the first one differs.
+	pinMu            sync.Mutex
+	pins             map[records.ModelPin]string
+	pinMismatches    atomic.Int64
+	firstPinMismatch atomic.Pointer[string]
+}
+
+// checkPin says how the model measure counts with differs from pin, the
+// model a record was composed for ("" when it does not, or either is
+// unknown), and counts the record when it does.
+func (m *Measurer) checkPin(pin *records.ModelPin) string {
+	if pin == nil || m.opts.Model == nil {
+		return ""
+	}
+	m.pinMu.Lock()
+	why, ok := m.pins[*pin]
+	if !ok {
+		var err error
+		if why, err = m.opts.Model.Differs(*pin, m.opts.ApplyChatTemplate); err != nil {
+			why = "cannot be compared: " + err.Error()
+		}
+		if m.pins == nil {
+			m.pins = map[records.ModelPin]string{}
+		}
+		m.pins[*pin] = why
+	}
+	m.pinMu.Unlock()
+	if why != "" {
+		m.pinMismatches.Add(1)
+		m.firstPinMismatch.CompareAndSwap(nil, &why)
+	}
+	return why
+}
+
+// markerHit records a first request whose cached tokens reach the end of
+// its marker.
+func (m *Measurer) markerHit(conversation string, cached, end int) {
+	m.markerHits.Add(1)
+	what := fmt.Sprintf("%s: %d cached, the marker ends at token %d", conversation, cached, end)
+	m.firstMarkerHit.CompareAndSwap(nil, &what)
 }
 
 // noTemplate is the template error of a model without a chat template.
@@ -77,13 +128,20 @@ func (m *Measurer) templateFailed(reason string) {
 }
 
 // Warnings returns what the run should tell on stderr once, at its end:
-// how many requests were counted bare because the chat template failed.
+// how many requests were counted bare because the chat template failed,
+// and how many first requests hit their cache-bust marker in a cache.
 func (m *Measurer) Warnings() []string {
-	n := m.templateFailures.Load()
-	if n == 0 {
-		return nil
+	var out []string
+	if n := m.templateFailures.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load()))
 	}
-	return []string{fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load())}
+	if n := m.pinMismatches.Load(); n > 0 {
+		out = append(out, "warning: "+report.ModelMismatchWarning(uint64(n), *m.firstPinMismatch.Load()))
+	}
+	if n := m.markerHits.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("warning: %s", report.MarkerHitWarning(uint64(n), *m.firstMarkerHit.Load())))
+	}
+	return out
 }
 
 // New returns a Measurer.

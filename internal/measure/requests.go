@@ -85,6 +85,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 	if rec.SchemaVersion != records.SchemaVersion {
 		return nil, req, fmt.Errorf(`send record: field "schema_version": unknown schema version %d (this measure reads version %d)`, rec.SchemaVersion, records.SchemaVersion)
 	}
+	req.ModelMismatch = m.checkPin(rec.ComposedFor)
 	body, _ := obj.Get("payload")
 	if isNull(body) {
 		return nil, req, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)

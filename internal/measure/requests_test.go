@@ -295,3 +295,47 @@ func TestUnmeasuredLiveRequestKeepsItsOutcome(t *testing.T) {
 		t.Errorf("ISL requests %d (want 0), performance %+v (want 1 request, succeeded)", r.Requests, r.Performance)
 	}
 }
+
+// TestMarkerEndAndHit (#27 item 1): a first request whose server
+// reported cached tokens records where its cache-bust marker ends in the
+// counted prompt (the prompt's count less that of what the Qwen3 template
+// writes after the marker, written out by hand); cached tokens that reach
+// it mean the marker was served from a cache, and measure warns. A shared
+// system prompt cached before the marker is no hit, and later turns
+// (whose history repeats turn 0's marker) are not judged.
+func TestMarkerEndAndHit(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	marker := "[rid:8e15353008f0]\n\n"
+	content := "Hello, how are you today?"
+	msgs := fmt.Sprintf(`[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":%q}]`, marker+content)
+	total := templatedCount(t, m, msgs, "")
+	end := total - m.opts.Tokenizer.Count(content+"<|im_end|>\n<|im_start|>assistant\n")
+	rec := func(turn, cached int) string {
+		return fmt.Sprintf(`{"kind":"islkit.request","schema_version":1,"conversation_id":"c%d","turn":%d,"target_isl":%d,"marker":%q,"payload":{"model":"m","messages":%s},"result":{"status":200,"ok":true,"usage":{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d,"cached_tokens":%d}}}`,
+			cached, turn, total, marker, msgs, total, total+1, cached)
+	}
+	if isl := islOf(t, m, rec(0, 16)); isl.MarkerEnd == nil || *isl.MarkerEnd != end {
+		t.Fatalf("marker_end %v, want %d", deref(isl.MarkerEnd), end)
+	}
+	if w := m.Warnings(); len(w) != 0 {
+		t.Fatalf("a cached system prompt before the marker warns: %q", w)
+	}
+	if isl := islOf(t, m, rec(1, total-1)); isl.MarkerEnd != nil {
+		t.Errorf("turn 1: marker_end %d, want none", *isl.MarkerEnd)
+	}
+	if w := m.Warnings(); len(w) != 0 {
+		t.Fatalf("a later turn's cached history warns: %q", w)
+	}
+	islOf(t, m, rec(0, end))
+	want := fmt.Sprintf("warning: 1 first request(s) found their cache-bust marker already cached (c%d: %d cached, the marker ends at token %d)", end, end, end)
+	if w := m.Warnings(); len(w) != 1 || !strings.HasPrefix(w[0], want) {
+		t.Errorf("warnings %q, want %q", w, want)
+	}
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,7 +1,9 @@
 // Package model loads what every tool counts with from the model flags
 // (--tokenizer, --chat-template, --now): the resolved files, the parsed
 // tokenizer, the compiled chat template and the pinned clock. It is the one
-// loader, so the four tools agree on what a model is.
+// loader, so the four tools agree on what a model is, and the one check of
+// a loaded model against the pin a record carries (records.ModelPin:
+// LoadPinned, Check).
 package model
 
 import (
@@ -10,7 +12,9 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
 
@@ -32,20 +36,16 @@ type Model struct {
 	// error of Load: a tool that only counts bare text goes on without it,
 	// one that applies the template refuses to start.
 	TemplateErr error
+	// ChatTemplate is the --chat-template file the template was read
+	// from ("" for the model's own).
+	ChatTemplate string
 	// Now pins strftime_now; zero means the clock.
 	Now time.Time
 }
 
-// NowError is a --now value that does not parse: a bad flag, not a bad
-// model.
-type NowError struct{ Err error }
-
-func (e *NowError) Error() string { return e.Err.Error() }
-func (e *NowError) Unwrap() error { return e.Err }
-
 // Load resolves and parses the model once. Errors are about the tokenizer
 // files (a missing folder, an unreadable tokenizer.json) or a bad --now (a
-// *NowError); a chat template that cannot be loaded or compiled is
+// cli.UsageError); a chat template that cannot be loaded or compiled is
 // reported in TemplateErr.
 func Load(o Options) (*Model, error) {
 	src, err := modelsrc.Resolve(o.Tokenizer)
@@ -61,9 +61,9 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Source: src, Tokenizer: tok}
+	m := &Model{Source: src, Tokenizer: tok, ChatTemplate: chatTemplate}
 	if m.Now, err = chat.ResolveNow(now); err != nil {
-		return nil, &NowError{err}
+		return nil, cli.Usage(err) // --now or $ISLKIT_NOW: a bad setting, not a bad model
 	}
 	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
 	switch {
@@ -74,4 +74,128 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 		m.Template = tmpl
 	}
 	return m, nil
+}
+
+// TemplateSHA256 is the SHA-256 of the chat template source the model
+// was loaded with, "" when it has none.
+func (m *Model) TemplateSHA256() (string, error) {
+	src, err := chat.FindTemplate(m.Source.FS, m.ChatTemplate)
+	switch {
+	case errors.Is(err, chat.ErrNoTemplate):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return src.SHA256, nil
+}
+
+// Pin is the loaded model's pin, its chat template applied or not.
+func (m *Model) Pin(templateApplied bool) (records.ModelPin, error) {
+	sum, err := m.Source.TokenizerSHA256()
+	if err != nil {
+		return records.ModelPin{}, err
+	}
+	pin := records.ModelPin{Tokenizer: m.Source.Name, TokenizerSHA256: sum, ChatTemplateApplied: templateApplied}
+	if templateApplied {
+		if pin.ChatTemplateSHA256, err = m.TemplateSHA256(); err != nil {
+			return records.ModelPin{}, err
+		}
+		pin.ChatTemplate = m.ChatTemplate
+	}
+	if !m.Now.IsZero() {
+		pin.Now = m.Now.Format(time.RFC3339Nano)
+	}
+	return pin, nil
+}
+
+// Differs says how the loaded model differs from pin, "" when it counts
+// as pin's does: another tokenizer.json, or, when pin applied a chat
+// template and applyTemplate says this model will too, another template.
+// The clock is not compared (a template that ignores it counts the same).
+func (m *Model) Differs(pin records.ModelPin, applyTemplate bool) (string, error) {
+	sum, err := m.Source.TokenizerSHA256()
+	if err != nil {
+		return "", err
+	}
+	if sum != pin.TokenizerSHA256 {
+		return fmt.Sprintf("tokenizer %s (tokenizer.json sha256 %s), not %s (%s)", m.Source.Name, sum, pin.Tokenizer, pin.TokenizerSHA256), nil
+	}
+	if !pin.ChatTemplateApplied || !applyTemplate {
+		return "", nil
+	}
+	tsum, err := m.TemplateSHA256()
+	if err != nil {
+		return "", err
+	}
+	if tsum != pin.ChatTemplateSHA256 {
+		return fmt.Sprintf("chat template sha256 %q of %s, not %q", tsum, m.Source.Name, pin.ChatTemplateSHA256), nil
+	}
+	return "", nil
+}
+
+// LoadPinned loads the model pin names and checks it is that model. o's
+// empty fields default to the pin's: the tokenizer, the --chat-template
+// file and, after --now and $ISLKIT_NOW, the clock. A model other than
+// the pin's (another tokenizer.json or template, by SHA-256) is a usage
+// error that says what named the pin (records, e.g. "the probe record")
+// and what to do (fix). Without ChatTemplateApplied, or when the pin's
+// model has no template, Template is nil: the counts are bare.
+func LoadPinned(pin records.ModelPin, o Options, named, fix string) (*Model, error) {
+	if o.Tokenizer == "" && pin.Tokenizer != modelsrc.DefaultName {
+		o.Tokenizer = pin.Tokenizer
+	}
+	src, err := modelsrc.Resolve(o.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	return PinnedFromSource(src, pin, o.ChatTemplate, o.Now, named, fix)
+}
+
+// PinnedFromSource is LoadPinned for a model already resolved.
+func PinnedFromSource(src *modelsrc.Source, pin records.ModelPin, chatTemplate, now, named, fix string) (*Model, error) {
+	if chatTemplate == "" {
+		chatTemplate = pin.ChatTemplate
+	}
+	m, err := FromSource(src, chatTemplate, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.check(pin, named, fix); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// check makes m count as pin's model does, or says why it cannot.
+func (m *Model) check(pin records.ModelPin, named, fix string) error {
+	sum, err := m.Source.TokenizerSHA256()
+	if err != nil {
+		return err
+	}
+	if sum != pin.TokenizerSHA256 {
+		return cli.Usagef("model mismatch: %s: made with %s (tokenizer.json sha256 %s) but --tokenizer %s has sha256 %s; %s",
+			named, pin.Tokenizer, pin.TokenizerSHA256, m.Source.Name, sum, fix)
+	}
+	if m.Now.IsZero() && pin.Now != "" {
+		if m.Now, err = chat.ParseNow(pin.Now); err != nil {
+			return fmt.Errorf("%s: now: %w", named, err)
+		}
+	}
+	if !pin.ChatTemplateApplied {
+		m.Template, m.TemplateErr = nil, nil
+		return nil
+	}
+	tsum, err := m.TemplateSHA256()
+	if err != nil {
+		return err
+	}
+	if tsum != pin.ChatTemplateSHA256 {
+		return cli.Usagef("chat template mismatch: %s: made with template sha256 %q but %s gives %q; %s",
+			named, pin.ChatTemplateSHA256, m.Source.Name, tsum, fix)
+	}
+	if tsum == "" {
+		m.Template = nil // no template: the counts were bare too
+		return nil
+	}
+	return m.TemplateErr
 }

@@ -2,11 +2,12 @@ package model
 
 import (
 	"compress/gzip"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/islkit/islkit/internal/cli"
 )
 
 func TestLoadDefault(t *testing.T) {
@@ -21,9 +22,8 @@ func TestLoadDefault(t *testing.T) {
 	if n := m.Tokenizer.Count("Hello world"); n != 2 {
 		t.Errorf("Count = %d", n)
 	}
-	var ne *NowError
-	if _, err := Load(Options{Now: "yesterday"}); !errors.As(err, &ne) {
-		t.Errorf("bad --now: %v, want a NowError", err)
+	if _, err := Load(Options{Now: "yesterday"}); !cli.IsUsage(err) {
+		t.Errorf("bad --now: %v, want a usage error", err)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/hub"
 	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/version"
@@ -89,7 +90,7 @@ func Resolve(spec string) (*Source, error) {
 		}
 		return fromDir(spec, dir)
 	}
-	return nil, fmt.Errorf("--tokenizer %s: no such file or folder, and not an ORG/NAME model id", spec)
+	return nil, cli.Usagef("--tokenizer %s: no such file or folder, and not an ORG/NAME model id", spec)
 }
 
 // Spec joins --tokenizer and --revision into the one string Resolve takes
@@ -105,7 +106,7 @@ func Spec(tokenizer, revision string) string {
 func fromDir(name, dir string) (*Source, error) {
 	path := filepath.Join(dir, "tokenizer.json")
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("%s: no tokenizer.json in this folder", dir)
+		return nil, cli.Usagef("%s: no tokenizer.json in this folder", dir) // a bad --tokenizer: exit 2
 	}
 	return &Source{Name: name, Dir: dir, FS: os.DirFS(dir), TokenizerFile: path}, nil
 }

@@ -44,31 +44,13 @@ type Conversation struct {
 	// CacheBlockSize is the prefix-cache block the turns' CacheBlocks are
 	// cut in (compose --cache-block-size); 0 when they carry none.
 	CacheBlockSize int `json:"cache_block_size,omitempty"`
-	// ComposedFor names the model the turns were sized with (compose
-	// --live): send --exact refuses another, since its counts would be
-	// another model's.
-	ComposedFor *ComposedFor `json:"composed_for,omitempty"`
-}
-
-// ComposedFor identifies the model and chat template a conversation was
-// composed for, as the probe record measured them.
-type ComposedFor struct {
-	// Tokenizer is --tokenizer as compose resolved it (ORG/NAME@REV with a
-	// revision other than main), TokenizerSHA256 the SHA-256 of its
-	// tokenizer.json: send compares the hash, the name is its default
-	// --tokenizer.
-	Tokenizer       string `json:"tokenizer"`
-	TokenizerSHA256 string `json:"tokenizer_sha256"`
-	// ChatTemplateApplied is false when the counts are bare (probe
-	// without --apply-chat-template); ChatTemplateSHA256 is the template
-	// source's hash ("" for none), ChatTemplate the --chat-template file
-	// it came from, if one was given.
-	ChatTemplateApplied bool   `json:"chat_template_applied"`
-	ChatTemplate        string `json:"chat_template,omitempty"`
-	ChatTemplateSHA256  string `json:"chat_template_sha256,omitempty"`
-	// Now is the pinned strftime_now clock the requests were rendered
-	// with, if any.
-	Now string `json:"now,omitempty"`
+	// ComposedFor pins the model the turns were sized with (tokenizer
+	// and chat template SHA-256, source, clock): send copies it into every
+	// request record, so measure can say when it counts with another
+	// model, and send --exact refuses another model (its counts would be
+	// another model's). Written by every compose run; records from before
+	// carry it only when composed with --live.
+	ComposedFor *ModelPin `json:"composed_for,omitempty"`
 }
 
 // TraceRef is where a conversation came from in a Mooncake trace and how

@@ -44,6 +44,14 @@ type ISL struct {
 	// (input_tokens_details.cached_tokens for the Responses API).
 	ExpectedCached *int `json:"expected_cached,omitempty"`
 	ServerCached   *int `json:"server_cached,omitempty"`
+	// MarkerEnd is how many of the counted prompt's tokens run through
+	// the end of its cache-bust marker, set on a conversation's first
+	// request (turn 0, any recycle pass) when the server reported cached
+	// tokens. The marker is new in every run, so a fresh run's server can
+	// have cached only what precedes it: ServerCached ≥ MarkerEnd means
+	// the marker itself was served from a cache (an earlier run with the
+	// same --benchmark-id).
+	MarkerEnd *int `json:"marker_end,omitempty"`
 	// Where the request sits in its conversation, when known.
 	ConversationID string `json:"conversation_id,omitempty"`
 	TurnIndex      *int   `json:"turn_index,omitempty"`

@@ -68,6 +68,10 @@ type Request struct {
 	// Warmup marks the first --warmup requests of a live run, sent before
 	// the measured ones; measure leaves them out of its summary.
 	Warmup bool `json:"warmup,omitempty"`
+	// ComposedFor is the model the request's conversation was composed
+	// for (its composed_for), so that measure can warn when it counts
+	// with another; absent for conversations that do not say.
+	ComposedFor *ModelPin `json:"composed_for,omitempty"`
 	// Payload is the exact request body, byte for byte as sent (or as a
 	// live run would send it); omitted in live mode with --no-payload.
 	Payload json.RawMessage `json:"payload,omitempty"`

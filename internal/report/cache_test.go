@@ -44,3 +44,46 @@ func TestPrefixCacheSummary(t *testing.T) {
 		t.Error("an empty summary reports a prefix cache")
 	}
 }
+
+// TestServerCacheSummary (#27 item 1): the server's cached tokens are
+// reported whenever it sends them, expected or not, and a first request
+// whose cached tokens reach the end of its marker is a marker hit, said in
+// the text summary and the JSON.
+func TestServerCacheSummary(t *testing.T) {
+	s := NewSummary()
+	p := func(v int) *int { return &v }
+	turn := 0
+	add := func(id string, prompt int, server, markerEnd *int) {
+		s.Add(records.ISL{Counted: "templated", Templated: p(prompt), ConversationID: id, TurnIndex: &turn,
+			ServerCached: server, MarkerEnd: markerEnd})
+	}
+	add("a", 100, p(16), p(30))  // the shared system prompt before the marker
+	add("b", 200, p(192), p(30)) // the marker was cached: a hit
+	add("c", 100, nil, nil)      // no server count
+	add("d", 100, p(0), nil)
+	c := s.Report().ServerCache
+	if c == nil || c.Requests != 3 || c.PromptTokens != 400 || c.CachedTokens != 208 || c.HitRate != 208.0/400 || c.MarkerHits != 1 {
+		t.Fatalf("server cache %+v", c)
+	}
+	if e := c.MarkerHitExamples; len(e) != 1 || e[0] != (MarkerHit{"b", 192, 30}) {
+		t.Errorf("marker hits %+v", e)
+	}
+	if data := validate(t, s); !strings.Contains(string(data), `"marker_hits":1`) {
+		t.Errorf("summary JSON lacks marker_hits: %s", data)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"server cached tokens: 208 of 400 prompt tokens (52.0%) on 3 requests\n",
+		"warning: 1 first request(s) found their cache-bust marker already cached (first: b, 192 cached, the marker ends at token 30)",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if NewSummary().Report().ServerCache != nil {
+		t.Error("an empty summary reports server cached tokens")
+	}
+}

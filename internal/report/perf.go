@@ -89,6 +89,10 @@ type Request struct {
 	// line failed): it still counts in the performance section, as it was
 	// sent, but not in the ISL tables.
 	Unmeasured bool
+	// ModelMismatch says how the model measure counts with differs from
+	// the one the record was composed for (its composed_for); "" when it
+	// does not, or either is unknown.
+	ModelMismatch string
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.

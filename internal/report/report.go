@@ -41,6 +41,12 @@ type Report struct {
 	// PrefixCache compares expected and server cached tokens; absent when
 	// no record carried expected_cached_tokens.
 	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
+	// ServerCache is what the server reported cached; absent when no
+	// record carried the server's cached_tokens.
+	ServerCache *ServerCache `json:"server_cache,omitempty"`
+	// ModelMismatch counts requests composed for another model than the
+	// one measure counted with; absent when there were none.
+	ModelMismatch *ModelMismatch `json:"model_mismatch,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
 }
@@ -137,6 +143,8 @@ func (s *Summary) Report() Report {
 		ByTurn:              []TurnStats{},
 		RequestsWithoutTurn: s.noTurn,
 		PrefixCache:         s.cacheReport(),
+		ServerCache:         s.serverCacheReport(),
+		ModelMismatch:       cloneMismatch(s.modelMismatch),
 		Causes: Causes{
 			VsTarget:  causeGroup(s.causeRecs[gapTarget], s.causes[gapTarget]),
 			VsServer:  causeGroup(s.causeRecs[gapServer], s.causes[gapServer]),
@@ -236,3 +244,11 @@ func clampInt64(a uint64) int64 {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func cloneMismatch(m *ModelMismatch) *ModelMismatch {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	return &c
+}

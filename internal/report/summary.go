@@ -80,6 +80,10 @@ type Summary struct {
 	perf      perfAcc
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
+	// serverCache is nil until a server reports cached tokens.
+	serverCache *ServerCache
+	// modelMismatch is nil until a request composed for another model.
+	modelMismatch *ModelMismatch
 }
 
 type mediaAcc struct{ requests, images, audios, videos uint64 }
@@ -126,6 +130,7 @@ func (s *Summary) AddRequest(r Request) {
 	if !r.Unmeasured {
 		s.Add(r.ISL)
 	}
+	s.addModelMismatch(r.ModelMismatch)
 	if r.Live != nil {
 		s.perf.add(r.ISL, r.Live)
 	}
@@ -146,6 +151,7 @@ func (s *Summary) Add(isl records.ISL) {
 		s.media.videos += uint64(max(m.Videos, 0))
 	}
 	s.addCache(isl, c)
+	s.addServerCache(isl, c)
 	var errs [comparisons]*int64
 	if isl.Target != nil {
 		d := sub(c, *isl.Target)

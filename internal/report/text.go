@@ -88,6 +88,12 @@ func (r *Report) headline() []string {
 	if r.PrefixCache != nil {
 		lines = append(lines, r.PrefixCache.line())
 	}
+	if r.ServerCache != nil {
+		lines = append(lines, r.ServerCache.lines()...)
+	}
+	if r.ModelMismatch != nil {
+		lines = append(lines, r.ModelMismatch.line())
+	}
 	return lines
 }
 

@@ -430,6 +430,7 @@ func newRecord(c *records.Conversation, turn, pass int, built Built) records.Req
 		Marker:            built.Marker,
 		CacheBust:         c.CacheBust,
 		Landing:           built.Landing,
+		ComposedFor:       c.ComposedFor,
 		Payload:           built.Body,
 	}
 }

@@ -1,18 +1,15 @@
 package send
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/model"
-	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
@@ -20,19 +17,19 @@ import (
 	"github.com/islkit/islkit/internal/wire"
 )
 
-// ComposedFor is the model every conversation was composed for (compose
-// --live), which send --exact must count with; conversations composed
-// without --live, or for two models, are refused.
-func ComposedFor(convs []records.Conversation) (*records.ComposedFor, error) {
-	var first *records.ComposedFor
+// ComposedFor is the model every conversation was composed for with
+// --live, which send --exact must count with; conversations composed
+// without --live (no reserve text), or for two models, are refused.
+func ComposedFor(convs []records.Conversation) (*records.ModelPin, error) {
+	var first *records.ModelPin
 	for i := range convs {
 		c := &convs[i]
 		f := c.ComposedFor
 		switch {
-		case f == nil && c.Trace != nil:
+		case c.Trace != nil:
 			return nil, fmt.Errorf("conversation %s replays trace line %d (compose --trace), which send --exact cannot resize (compose --live is for synthetic conversations): send it without --exact", c.ID, c.Trace.Line)
-		case f == nil:
-			return nil, fmt.Errorf("conversation %s does not say which model it was composed for, nor carry reserve text: compose it with --live (synthetic or --dataset conversations; not --trace) to send it with --exact", c.ID)
+		case f == nil || !hasReserve(c):
+			return nil, fmt.Errorf("conversation %s does not carry reserve text (nor, before compose wrote it on every conversation, the model it was composed for): compose it with --live (synthetic or --dataset conversations; not --trace) to send it with --exact", c.ID)
 		case first == nil:
 			first = f
 		case *f != *first:
@@ -43,30 +40,31 @@ func ComposedFor(convs []records.Conversation) (*records.ComposedFor, error) {
 	return first, nil
 }
 
-// ExactModelOptions are the model flags of send --exact with the
-// records' defaults filled in: the tokenizer and chat template compose
-// used; the clock of --now, else $ISLKIT_NOW (model.Load), else the
-// records' (Now is then empty and Sizer takes f.Now).
-func ExactModelOptions(f *records.ComposedFor, tokenizer, chatTemplate, now string) model.Options {
-	o := model.Options{Tokenizer: tokenizer, ChatTemplate: chatTemplate, Now: now}
-	if o.Tokenizer == "" {
-		o.Tokenizer = f.Tokenizer
-		if o.Tokenizer == modelsrc.DefaultName {
-			o.Tokenizer = ""
+// hasReserve tells a conversation composed with --live: each of its turns
+// carries the corpus text a resize grows it with.
+func hasReserve(c *records.Conversation) bool {
+	for _, t := range c.Turns {
+		if t.Reserve != "" {
+			return true
 		}
 	}
-	if o.ChatTemplate == "" {
-		o.ChatTemplate = f.ChatTemplate
-	}
-	return o
+	return false
 }
 
-// MismatchError is a model other than the one the conversations were
-// composed for: a usage error.
-type MismatchError struct{ Err error }
+// LoadExactModel loads the model pin names for send --exact
+// (model.LoadPinned): o's flags default to the pin's tokenizer, chat
+// template and clock, and a model other than the pin's is a usage error.
+func LoadExactModel(pin records.ModelPin, o model.Options) (*model.Model, error) {
+	return model.LoadPinned(pin, o, ExactPinNamed, ExactPinFix(pin))
+}
 
-func (e *MismatchError) Error() string { return e.Err.Error() }
-func (e *MismatchError) Unwrap() error { return e.Err }
+// ExactPinNamed names the pin send --exact checks its model against.
+const ExactPinNamed = "the conversations"
+
+// ExactPinFix says what to do when send --exact's model is not pin's.
+func ExactPinFix(pin records.ModelPin) string {
+	return "send --exact must count with the model compose used (give --tokenizer " + pin.Tokenizer + " and the --chat-template compose used, or leave them out)"
+}
 
 // Sizer makes every live request of send --exact count exactly its
 // target_isl as the server renders it, against the real replies of its
@@ -91,49 +89,12 @@ func (z *Sizer) Renders() (renders, requests int64) {
 	return z.renders.Load(), z.requests.Load()
 }
 
-// NewSizer checks that m is the model f names (tokenizer.json and chat
-// template hashes; a *MismatchError otherwise) and counts with it as
-// profile renders requests. chatTemplate is the --chat-template m was
-// loaded with ("" for the model's own).
-func NewSizer(f *records.ComposedFor, m *model.Model, chatTemplate string, profile serverprofile.Profile) (*Sizer, error) {
-	sum, err := m.Source.TokenizerSHA256()
-	if err != nil {
-		return nil, err
-	}
-	if sum != f.TokenizerSHA256 {
-		return nil, &MismatchError{fmt.Errorf("model mismatch: the conversations were composed for %s (tokenizer.json sha256 %s) but --tokenizer %s has sha256 %s; send --exact must count with the model compose used (give --tokenizer %s, or leave it out)",
-			f.Tokenizer, f.TokenizerSHA256, m.Source.Name, sum, f.Tokenizer)}
-	}
-	if m.Now.IsZero() && f.Now != "" {
-		if m.Now, err = chat.ParseNow(f.Now); err != nil {
-			return nil, fmt.Errorf("composed_for.now: %w", err)
-		}
-	}
-	z := &Sizer{m: m, profile: profile, rules: serverprofile.RulesOf(profile), bare: !f.ChatTemplateApplied}
-	if z.bare {
-		return z, nil
-	}
-	src, err := chat.FindTemplate(m.Source.FS, chatTemplate)
-	tsum := ""
-	switch {
-	case errors.Is(err, chat.ErrNoTemplate):
-	case err != nil:
-		return nil, err
-	default:
-		tsum = src.SHA256
-	}
-	if tsum != f.ChatTemplateSHA256 {
-		return nil, &MismatchError{fmt.Errorf("chat template mismatch: the conversations were composed with template sha256 %q but %s gives %q; give the --chat-template compose used",
-			f.ChatTemplateSHA256, m.Source.Name, tsum)}
-	}
-	if tsum == "" {
-		z.bare = true // no template: compose counted bare too
-		return z, nil
-	}
-	if m.Template == nil {
-		return nil, m.TemplateErr
-	}
-	return z, nil
+// NewSizer counts with m, the model the conversations were composed for
+// (LoadExactModel), as profile renders requests. Without a template (the
+// conversations were composed bare, or the model has none) the targets are
+// bare counts.
+func NewSizer(m *model.Model, profile serverprofile.Profile) *Sizer {
+	return &Sizer{m: m, profile: profile, rules: serverprofile.RulesOf(profile), bare: m.Template == nil}
 }
 
 // count is the request's ISL as the server renders body (or the bare

@@ -3,7 +3,6 @@ package send
 import (
 	"bytes"
 	"context"
-	"errors"
 
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/cachebust"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/model"
@@ -42,15 +42,11 @@ func exactSizer(t testing.TB, name string, convs []records.Conversation) *Sizer 
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.FromSource(testmodel.Source(t, name), "", "")
+	m, err := model.PinnedFromSource(testmodel.Source(t, name), *f, "", "", ExactPinNamed, ExactPinFix(*f))
 	if err != nil {
 		t.Fatal(err)
 	}
-	z, err := NewSizer(f, m, "", serverprofile.VLLM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return z
+	return NewSizer(m, serverprofile.VLLM)
 }
 
 // runExact sends convs with --exact to a vLLM-counting test server for
@@ -183,32 +179,36 @@ func TestExactRefusesAnotherModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := model.FromSource(testmodel.Source(t, "llama3"), "", "")
-	if err != nil {
-		t.Fatal(err)
+	pinned := func(name, tmpl string) error {
+		_, err := model.PinnedFromSource(testmodel.Source(t, name), *f, tmpl, "", ExactPinNamed, ExactPinFix(*f))
+		return err
 	}
-	var me *MismatchError
-	if _, err := NewSizer(f, other, "", serverprofile.VLLM); !errors.As(err, &me) || !strings.Contains(err.Error(), "model mismatch") {
+	if err := pinned("llama3", ""); !cli.IsUsage(err) || !strings.Contains(err.Error(), "model mismatch") {
 		t.Errorf("llama3 for qwen3 conversations: %v", err)
 	}
 	tmpl := filepath.Join(t.TempDir(), "t.jinja")
 	if err := os.WriteFile(tmpl, []byte("{% for m in messages %}{{ m.content }}{% endfor %}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	own, err := model.FromSource(testmodel.Source(t, ""), tmpl, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewSizer(f, own, tmpl, serverprofile.VLLM); !errors.As(err, &me) || !strings.Contains(err.Error(), "chat template mismatch") {
+	if err := pinned("", tmpl); !cli.IsUsage(err) || !strings.Contains(err.Error(), "chat template mismatch") {
 		t.Errorf("another template: %v", err)
 	}
-	convs[1].ComposedFor = &records.ComposedFor{Tokenizer: "x", TokenizerSHA256: strings.Repeat("0", 64)}
+	convs[1].ComposedFor = &records.ModelPin{Tokenizer: "x", TokenizerSHA256: strings.Repeat("0", 64)}
 	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "send them separately") {
 		t.Errorf("two models: %v", err)
 	}
 	convs[1].ComposedFor = nil
 	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "--live") {
 		t.Errorf("no composed_for: %v", err)
+	}
+	// Every conversation now says what it was composed for; without
+	// --live it carries no reserve to resize with.
+	convs[1].ComposedFor = convs[0].ComposedFor
+	for k := range convs[1].Turns {
+		convs[1].Turns[k].Reserve = ""
+	}
+	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "--live") {
+		t.Errorf("no reserve: %v", err)
 	}
 	// A trace row cannot be composed with --live at all: the error says
 	// to send it without --exact rather than to compose it again.

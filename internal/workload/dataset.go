@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/records"
 )
 
 // Dataset formats (--dataset-format).
@@ -25,11 +28,32 @@ const (
 // Dialog is one conversation of a dataset: an optional system prompt, then
 // user turns, each with the dataset's reply when it has one.
 type Dialog struct {
-	// Line is the dialog's line (JSONL, text) or 1-based entry (a JSON
-	// array) in its file.
-	Line   int
-	System *string
-	Turns  []DialogTurn
+	// Line is the dialog's line (JSONL, text) or, when InArray, its
+	// 1-based record in the JSON array the file is.
+	Line    int
+	InArray bool
+	System  *string
+	Turns   []DialogTurn
+}
+
+// Pos names where the dialog is in its file: "line N", or "record N of
+// the JSON array" (which a line number would misname).
+func (d *Dialog) Pos() string { return pos(d.Line, d.InArray) }
+
+func pos(n int, inArray bool) string {
+	if inArray {
+		return fmt.Sprintf("record %d of the JSON array", n)
+	}
+	return fmt.Sprintf("line %d", n)
+}
+
+// Where names line n of file ("FILE:N"), or record n of the JSON array
+// file is ("FILE: record N of the JSON array").
+func Where(file string, n int, inArray bool) string {
+	if inArray {
+		return file + ": " + pos(n, true)
+	}
+	return fmt.Sprintf("%s:%d", file, n)
 }
 
 // DialogTurn is a user message and the reply that follows it.
@@ -55,6 +79,9 @@ func ReadDataset(r io.Reader, name, format string) (dialogs []Dialog, skipped []
 		return nil, nil, "", fmt.Errorf("%s: not UTF-8 text", name)
 	}
 	trimmed := bytes.TrimSpace(data)
+	if err := notADataset(trimmed, name); err != nil {
+		return nil, nil, "", err
+	}
 	if format == "" || format == FormatAuto {
 		format = detect(trimmed)
 	}
@@ -80,6 +107,34 @@ func ReadDataset(r io.Reader, name, format string) (dialogs []Dialog, skipped []
 		err = fmt.Errorf("%s: no conversations", name)
 	}
 	return dialogs, skipped, format, err
+}
+
+// kindRe finds an islkit record's kind at the start of a file (a pretty
+// summary's first line is a lone "{").
+var kindRe = regexp.MustCompile(`^\{\s*"kind"\s*:\s*"(islkit\.[a-z_]+)"`)
+
+// notADataset refuses the output of islkit's own tools given as a
+// dataset, saying what the file is and what to do with it instead (the
+// format's own check would only say that a field is missing).
+func notADataset(data []byte, name string) error {
+	m := kindRe.FindSubmatch(data)
+	if m == nil {
+		return nil
+	}
+	var what string
+	switch string(m[1]) {
+	case records.KindProbe:
+		what = "probe's output (an islkit.probe record): give it to compose on stdin or with --probe, and --dataset the dataset to replay"
+	case records.KindConversation:
+		what = "compose's output (islkit.conversation records): send it (send --dry-run or --url) rather than composing it again; --dataset takes a ShareGPT, OpenAI messages or prompts file"
+	case records.KindRequest:
+		what = "send's (or measure's) output (islkit.request records): measure it (measure FILE); to replay its requests, give --dataset the dataset they were composed from"
+	case records.KindSummary:
+		what = "measure's summary (--summary-json), not a dataset: compare it with measure --compare A.json B.json"
+	default:
+		what = fmt.Sprintf("an islkit record (kind %s), not a dataset", m[1])
+	}
+	return cli.Usagef("%s: this is %s", name, what) // the wrong file for the flag: exit 2
 }
 
 func detect(data []byte) string {
@@ -136,19 +191,33 @@ func readShareGPTArray(data []byte, name string) ([]Dialog, []Skipped, error) {
 	var dialogs []Dialog
 	var skipped []Skipped
 	for i, e := range entries {
-		line := jsonl.Line{File: name + " entry", Num: i + 1, Data: e}
+		line := jsonl.Line{File: name, Num: i + 1, Data: e}
 		d, why, err := shareGPTLine(line)
 		switch {
 		case err != nil:
-			return nil, nil, err
+			return nil, nil, inArray(err)
 		case d == nil:
-			skipped = append(skipped, Skipped{Line: i + 1, Reason: why})
+			skipped = append(skipped, Skipped{Line: i + 1, InArray: true, Reason: why})
 		default:
-			d.Line = i + 1
+			d.Line, d.InArray = i+1, true
 			dialogs = append(dialogs, *d)
 		}
 	}
 	return dialogs, skipped, nil
+}
+
+// inArray rewords a record's error for a JSON array, whose records are
+// not lines: "FILE: record N of the JSON array: field ...".
+func inArray(err error) error {
+	var le *jsonl.LineError
+	if !errors.As(err, &le) {
+		return err
+	}
+	msg := le.Err.Error()
+	if le.Field != "" {
+		msg = fmt.Sprintf("field %q: %s", le.Field, msg)
+	}
+	return fmt.Errorf("%s: %s", Where(le.File, le.Line, true), msg)
 }
 
 // message is one message of either format, in order.

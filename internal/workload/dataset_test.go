@@ -74,7 +74,7 @@ func TestReadDatasetErrors(t *testing.T) {
 		{`{"conversations": [{"from": "robot", "value": "x"}]}`, "", `d:1: field "conversations.0.from": unknown speaker "robot"`},
 		{`{"conversations": [{"from": "human"}]}`, "", `d:1: field "conversations.0.value": missing`},
 		{`{"conversations": "x"}`, "", `d:1: field "conversations"`},
-		{`[{"conversations": [{"from": "human", "value": 3}]}]`, "", `d entry:1: field "conversations.0.value"`},
+		{`[{"conversations": [{"from": "human", "value": 3}]}]`, "", `d: record 1 of the JSON array: field "conversations.0.value"`},
 		{`{"messages": [{"role": "wizard", "content": "x"}]}`, "", `d:1: field "messages.0.role": unknown role "wizard"`},
 		{`{"messages": [{"role": "user", "content": 5}]}`, "", `d:1: field "messages.0.content": neither a string`},
 		{`{"messages": [{"content": "x"}]}`, "", `d:1: field "messages.0.role": missing`},
@@ -108,4 +108,39 @@ func FuzzReadDataset(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestToolOutputIsNotADataset (#27 item 18): islkit's own records given
+// as a dataset are named, with what to run instead, whatever the format
+// asked (a record's missing "prompt" field said nothing of that).
+func TestToolOutputIsNotADataset(t *testing.T) {
+	for _, tc := range []struct{ data, format, want string }{
+		{`{"kind":"islkit.request","schema_version":1,"payload":{}}` + "\n", "", "f: this is send's (or measure's) output (islkit.request records): measure it"},
+		{`{"kind":"islkit.conversation","schema_version":1,"turns":[]}` + "\n", "prompts", "f: this is compose's output (islkit.conversation records): send it"},
+		{`{"kind":"islkit.probe","schema_version":1}` + "\n", "", "f: this is probe's output"},
+		{"{\n  \"kind\": \"islkit.summary\",\n  \"requests\": 1\n}\n", "", "f: this is measure's summary"},
+	} {
+		_, _, _, err := ReadDataset(strings.NewReader(tc.data), "f", tc.format)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.data, err, tc.want)
+		}
+	}
+	// A dataset whose records merely have a "kind" is read as one.
+	if d, _, _, err := ReadDataset(strings.NewReader(`{"kind":"chat","prompt":"hi"}`+"\n"), "f", ""); err != nil || len(d) != 1 {
+		t.Errorf("a prompt with a kind: %v %v", d, err)
+	}
+}
+
+// TestArraySkipsAreRecords (#27 item 18): a ShareGPT JSON array's
+// skipped entries and dialogs are its records, not lines.
+func TestArraySkipsAreRecords(t *testing.T) {
+	data := `[{"conversations":[{"from":"human","value":"a"}]},
+{"conversations":[{"from":"gpt","value":"b"}]}]`
+	d, skipped, _, err := ReadDataset(strings.NewReader(data), "f", "")
+	if err != nil || len(d) != 1 || len(skipped) != 1 {
+		t.Fatalf("%v %v %v", d, skipped, err)
+	}
+	if d[0].Pos() != "record 1 of the JSON array" || skipped[0].Where("f") != "f: record 2 of the JSON array" {
+		t.Errorf("dialog at %q, skipped at %q", d[0].Pos(), skipped[0].Where("f"))
+	}
 }

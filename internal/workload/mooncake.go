@@ -34,9 +34,14 @@ type TraceRow struct {
 
 // Skipped is a well-formed row that cannot be replayed as written.
 type Skipped struct {
-	Line   int
-	Reason string
+	Line int
+	// InArray: Line is the row's record in the JSON array the file is.
+	InArray bool
+	Reason  string
 }
+
+// Where names the row in file (Where).
+func (s Skipped) Where(file string) string { return Where(file, s.Line, s.InArray) }
 
 type rawRow struct {
 	Timestamp    *float64 `json:"timestamp"`

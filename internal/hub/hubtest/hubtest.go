@@ -81,6 +81,10 @@ type Server struct {
 	// CDNStall makes the CDN send half of each file and then nothing more
 	// until the client gives up.
 	CDNStall bool
+	// Answer, when set, may answer a Hub request itself (returning true),
+	// for answers the stand-in does not give on its own: an X-Error-Code
+	// on an unusual status, an error code it does not know.
+	Answer func(w http.ResponseWriter, r *http.Request) bool
 
 	mu      sync.Mutex
 	repos   map[string]*Repo
@@ -204,6 +208,10 @@ func (s *Server) record(server string, r *http.Request) {
 	s.log = append(s.log, Request{Server: server, Method: r.Method, Path: r.URL.EscapedPath(), Auth: r.Header.Get("Authorization")})
 }
 
+// HubError answers as the Hub does on an error: X-Error-Code (when code
+// is not ""), X-Error-Message and a JSON body.
+func HubError(w http.ResponseWriter, status int, code, msg string) { hubError(w, status, code, msg) }
+
 func hubError(w http.ResponseWriter, status int, code, msg string) {
 	if code != "" {
 		w.Header().Set("X-Error-Code", code)
@@ -216,6 +224,9 @@ func hubError(w http.ResponseWriter, status int, code, msg string) {
 
 func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 	s.record("hub", r)
+	if s.Answer != nil && s.Answer(w, r) {
+		return
+	}
 	if r.Method != http.MethodHead && r.Method != http.MethodGet {
 		hubError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
 		return
