@@ -116,9 +116,11 @@ type Result struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	OutputText   string `json:"output_text,omitempty"`
 	Reasoning    string `json:"reasoning_text,omitempty"`
-	// Retried is set when the request failed on a reused connection
-	// before any response byte (the server had closed it) and was sent
-	// again, once, on a fresh connection; StartNs is the first attempt's.
+	// Retried is set when the request failed before any byte of it was
+	// written (the server had reset the connection) and was sent again,
+	// once, on a fresh connection; the timings are the second attempt's.
+	// A request of which any byte was written is never sent again: its
+	// failure is ErrReset.
 	Retried bool `json:"retried,omitempty"`
 	// Usage is the server's last non-empty usage object, when reported.
 	Usage *Usage        `json:"usage,omitempty"`
@@ -148,11 +150,15 @@ const (
 	ErrHTTP4xx     = "http_4xx"     // a 4xx status other than 429
 	ErrRateLimited = "rate_limited" // 429
 	ErrHTTP5xx     = "http_5xx"
-	ErrConnection  = "connection" // refused, reset, closed before a response
-	ErrTimeout     = "timeout"    // --timeout elapsed (stalls end here)
-	ErrTruncated   = "truncated"  // the body or SSE stream ended early
-	ErrProtocol    = "protocol"   // a response send could not parse
-	ErrCancelled   = "cancelled"  // the run was interrupted past its grace period
+	ErrConnection  = "connection" // refused, or reset before the request was written
+	// ErrReset is a connection reset or closed by the server after the
+	// request (whole or in part) was written, before any response byte:
+	// the server may have processed it, so it is not sent again.
+	ErrReset     = "reset"
+	ErrTimeout   = "timeout"   // --timeout elapsed (stalls end here)
+	ErrTruncated = "truncated" // the body or SSE stream ended early
+	ErrProtocol  = "protocol"  // a response send could not parse
+	ErrCancelled = "cancelled" // the run was interrupted past its grace period
 	// ErrServer is an error the server reported inside a 200 response
 	// (`data: {"error": ...}` mid-stream, or an error object as the body).
 	ErrServer = "server_error"

@@ -135,8 +135,10 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	resp, conn, err := c.pool.Post(hard, body, deadline, false)
 	var stale *h1.StaleError
 	if errors.As(err, &stale) && hard.Err() == nil && !c.pool.Aborted() && time.Now().Before(deadline) {
-		// Safe to send again: nothing was processed. Only once, and only
-		// this case; any other failure is recorded as it is.
+		// Safe to send again: not a byte of the request was written. Only
+		// once, and only this case; any other failure is recorded as it
+		// is (a reset after the request was written is ErrReset: the
+		// server may have processed it).
 		res.Retried = true
 		// The timings are the retry's: the first attempt never reached
 		// the server.
@@ -146,7 +148,11 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	}
 	if err != nil {
 		res.LatencyNs = time.Since(start).Nanoseconds()
-		res.Error = c.classify(err, hard, records.ErrConnection)
+		kind := records.ErrConnection
+		if _, ok := errors.AsType[*h1.ResetError](err); ok {
+			kind = records.ErrReset
+		}
+		res.Error = c.classify(err, hard, kind)
 		return res
 	}
 	defer conn.Release()
