@@ -122,6 +122,10 @@ type Result struct {
 	// A request of which any byte was written is never sent again: its
 	// failure is ErrReset.
 	Retried bool `json:"retried,omitempty"`
+	// Note says what was unusual about a request that succeeded
+	// nonetheless: a stream that ended without data: [DONE] after its
+	// finish_reason and usage (send's NoteNoDone); absent otherwise.
+	Note string `json:"note,omitempty"`
 	// Usage is the server's last non-empty usage object, when reported.
 	Usage *Usage        `json:"usage,omitempty"`
 	Error *RequestError `json:"error,omitempty"`

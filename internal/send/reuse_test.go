@@ -14,6 +14,7 @@ import (
 
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testserver"
+	"github.com/islkit/islkit/internal/testutil"
 )
 
 // TestServerClosesAfterEachStream: a server that closes the connection
@@ -133,5 +134,31 @@ func TestResetAfterBodyNotResent(t *testing.T) {
 	}
 	if int64(reset) != resets.Load() || sum.Failed != reset || sum.ByKind[records.ErrReset] != reset {
 		t.Errorf("%d records of kind reset, summary %d failed (%s); the server reset %d", reset, sum.Failed, sum.FailedKinds(), resets.Load())
+	}
+}
+
+// TestStreamsWithoutDone: against a server that ends each stream after its
+// usage chunk without data: [DONE] and closes the connection, every
+// request succeeds, noted (issue 27 item 12: each was recorded as
+// truncated), and the server sees each once.
+func TestStreamsWithoutDone(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, NoDone: true})
+	const n = 40
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), &out, dataset(n, 1), newBuilder(t, PayloadOptions{Stream: true}),
+		LiveOptions{URL: s.URL(), Concurrency: 4, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Failed != 0 || sum.Requests != n || s.Requests() != n {
+		t.Fatalf("%d of %d failed (%s); server saw %d", sum.Failed, sum.Requests, sum.FailedKinds(), s.Requests())
+	}
+	for i, r := range liveRecords(t, &out) {
+		if !r.Result.OK || r.Result.Note != NoteNoDone || r.Result.Usage == nil {
+			t.Fatalf("%+v: want ok, noted, with usage", r.Result)
+		}
+		if i == 0 {
+			testutil.ValidateSchema(t, "request.schema.json", mustJSON(t, r))
+		}
 	}
 }

@@ -30,6 +30,9 @@ type sseReader struct {
 	br   *bufio.Reader
 	data []byte
 	line []byte
+	// midEvent: the input ended inside an event (a partial line, or
+	// data lines without the blank line that ends the event).
+	midEvent bool
 }
 
 // readers are the 4 KB buffers of finished streams, for the next ones: a
@@ -59,7 +62,8 @@ func (s *sseReader) Next() ([]byte, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) && (have || len(line) > 0) {
+			s.midEvent = have || len(line) > 0
+			if errors.Is(err, io.EOF) && s.midEvent {
 				return nil, io.ErrUnexpectedEOF
 			}
 			return nil, err
@@ -281,9 +285,16 @@ func (a *accumulator) finish() {
 	a.res.Reasoning = a.reas.String()
 }
 
+// NoteNoDone is result.note of a stream that ended without data: [DONE]
+// after everything a complete answer carries.
+const NoteNoDone = "stream ended without data: [DONE] after its finish_reason and usage: complete"
+
 // readStream parses an SSE response into res. It returns errTruncated
 // (wrapped) when the stream ends without [DONE] and the read error when
-// the connection fails.
+// the connection fails; except that a stream whose last event is whole,
+// and which carried a finish_reason and the usage send asks for, is
+// complete without [DONE] (some servers close the stream there, issue 27
+// item 12): a success, noted in res.Note.
 func readStream(r io.Reader, start time.Time, res *records.Result) error {
 	a := accumulator{res: res, start: start}
 	defer a.finish()
@@ -295,6 +306,10 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 		data, err := sr.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				if !sr.midEvent && res.FinishReason != "" && res.Usage.Counts() {
+					res.Note = NoteNoDone
+					return nil
+				}
 				return fmt.Errorf("%w after %d chunks", errTruncated, res.Chunks)
 			}
 			return err
