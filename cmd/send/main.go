@@ -84,6 +84,7 @@ type flags struct {
 	LagLimit    time.Duration     `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (on stderr; measure says it in its summary) when the p99 schedule lag (result.schedule_lag_ns: actual - intended start) is above this."`
 	CPULimit    float64           `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of send's own CPU use (result.client_cpu, a fraction of the cores it may use) is at or above this."`
 	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
+	AllowEmpty  bool              `help:"Accept an input with no conversations: say so and exit 0, sending nothing. Without it, empty input is an error (exit 1): the stage before send most likely failed."`
 
 	Exact        bool   `help:"Make every live request's ISL exactly its target_isl against the server's real replies: each request is rendered as --server renders it (chat and responses; a completions prompt is encoded with the special tokens the server adds) and its turn's text cut shorter or grown from the reserve compose --live wrote; a target the history alone exceeds is sent as small as possible and recorded unreachable. Needs conversations from compose --live." group:"exact"`
 	Tokenizer    string `help:"With --exact: the model compose used (tokenizer.json, folder or ORG/NAME; its SHA-256 is checked against the records). Default: the records' composed_for." placeholder:"PATH|DIR|ORG/NAME" group:"exact"`
@@ -214,8 +215,13 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitFailed, err
 	}
 	if len(convs) == 0 {
-		// An empty dataset is nothing to do, not a failure (a dry run
+		// Most often the stage before send failed (probe or compose
+		// wrote nothing): a pipeline must not end in exit 0 then (issue
+		// 27 item 10). --allow-empty makes it nothing to do (a dry run
 		// still writes its empty document).
+		if !c.AllowEmpty {
+			return cli.ExitFailed, fmt.Errorf("no conversations in %s: nothing to send (did the command before send fail? --allow-empty accepts an empty input)", name)
+		}
 		fmt.Fprintf(stderr, "send: no conversations in %s: nothing to send\n", name)
 		if !c.DryRun {
 			return cli.ExitOK, nil

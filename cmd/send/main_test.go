@@ -129,15 +129,22 @@ func TestDurationCutIsNotFailure(t *testing.T) {
 	}
 }
 
-// TestEmptyInput: no conversations is not an error, live or dry: exit 0
-// with a note, nothing sent (issue 11 item 13).
+// TestEmptyInput: no conversations is an error, live or dry: exit 1 with
+// a message that says what to look at, nothing sent (issue 27 item 10: a
+// failed probe or compose ended the pipeline in exit 0). With
+// --allow-empty it is nothing to do: exit 0 with a note (issue 11 item
+// 13).
 func TestEmptyInput(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	empty := writeInput(t)
 	for _, args := range [][]string{{"--url", s.URL()}, {"--url", s.URL(), empty}, {"--dry-run"}} {
 		code, out, errs := runCLI(args...)
+		if code != 1 || out != "" || !strings.Contains(errs, "no conversations") || !strings.Contains(errs, "--allow-empty") {
+			t.Errorf("%v: exit %d, out %q, stderr %q; want 1 and a message naming --allow-empty", args, code, out, errs)
+		}
+		code, out, errs = runCLI(append(args, "--allow-empty")...)
 		if code != 0 || out != "" || !strings.Contains(errs, "no conversations") || strings.Contains(errs, "shard") {
-			t.Errorf("%v: exit %d, out %q, stderr %q; want 0 and a note", args, code, out, errs)
+			t.Errorf("%v --allow-empty: exit %d, out %q, stderr %q; want 0 and a note", args, code, out, errs)
 		}
 	}
 	if s.Requests() != 0 {
