@@ -84,8 +84,9 @@ type Result struct {
 	// when its worker was ready to send it (the previous request's end,
 	// or the worker's --ramp-up start). ScheduleLagNs is StartNs −
 	// ScheduledNs, how late it went out: send's own delay, and the wait
-	// for a free worker when --concurrency holds back a --rate. send
-	// writes both on every live record.
+	// for a free worker when --concurrency holds back a --rate, or for
+	// the warmup to end (that wait is QueueNs). send writes both on
+	// every live record.
 	ScheduledNs   *int64 `json:"scheduled_ns,omitempty"`
 	ScheduleLagNs *int64 `json:"schedule_lag_ns,omitempty"`
 	// SizingNs is the part of ScheduleLagNs that send --exact spent making
@@ -93,6 +94,12 @@ type Result struct {
 	// its body) before it went out; absent without --exact. It is not in
 	// LatencyNs.
 	SizingNs *int64 `json:"sizing_ns,omitempty"`
+	// QueueNs is the part of ScheduleLagNs the request waited, due, for a
+	// constraint of the schedule itself: a free worker (--concurrency
+	// holding back a --rate or a trace's times) or the end of the
+	// --warmup requests. Not the client falling behind; absent when the
+	// request did not wait so.
+	QueueNs *int64 `json:"queue_ns,omitempty"`
 	// ClientCPU is send's own CPU use (the whole process, getrusage) over
 	// the last window of at least 100 ms before the record was written, as
 	// a fraction of the cores it may use (GOMAXPROCS; 1 = all busy);

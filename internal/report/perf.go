@@ -74,6 +74,9 @@ type Live struct {
 	// SizingNs is the part of the lag send --exact spent sizing the
 	// request, when recorded.
 	SizingNs *int64 `json:"sizing_ns"`
+	// QueueNs is the part of the lag spent waiting for a free worker or
+	// for the warmup to end, when recorded.
+	QueueNs *int64 `json:"queue_ns"`
 	// ClientCPU is send's CPU use when it wrote the record, as a fraction
 	// of the cores it may use, when recorded.
 	ClientCPU *float64 `json:"client_cpu"`
@@ -207,6 +210,7 @@ type perfAcc struct {
 	itl    []int64
 	lags   []int64
 	sizing []int64 // each lag's part spent by send --exact's sizing
+	queue  []int64 // each lag's part spent waiting for a worker or the warmup
 	cpu    []float64
 	errors map[string]uint64
 	// retried counts the requests send sent a second time (result.retried).
@@ -228,6 +232,11 @@ func (p *perfAcc) add(isl records.ISL, l *Live) {
 			sizing = *l.SizingNs
 		}
 		p.sizing = append(p.sizing, sizing)
+		var queue int64
+		if l.QueueNs != nil {
+			queue = *l.QueueNs
+		}
+		p.queue = append(p.queue, queue)
 	}
 	if l.ClientCPU != nil {
 		p.cpu = append(p.cpu, *l.ClientCPU)
@@ -484,7 +493,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		st := statsOf(slices.Clone(p.lags), pcts)
 		pr.ScheduleLag = &st
 	}
-	pr.Client = CheckClient(p.lags, p.sizing, p.cpu, o.Client)
+	pr.Client = CheckClient(p.lags, p.sizing, p.queue, p.cpu, o.Client)
 	if !o.SLO.empty() {
 		g := &Goodput{SLO: o.SLO}
 		for _, r := range p.reqs {
