@@ -27,8 +27,11 @@ type Request struct {
 	Pass int `json:"pass"`
 	// TargetISL is compose's target wire ISL for the turn; ExpectedISL is
 	// compose's exact-mode count of the dry-run request (Turn.WireISL),
-	// absent when compose did not run in exact mode, and in live mode after
-	// turn 0 (real replies change the history it was computed over).
+	// absent when compose did not run in exact mode, and in live mode
+	// after turn 0 (real replies change the history it was computed over)
+	// and on recycle passes after the first that carry a marker (their
+	// marker is not the one compose counted): there it is unknown, as send
+	// without --exact has no model to count the request with.
 	//
 	// send --exact counts every live request as its server profile renders
 	// it and sets ExpectedISL to that count: target_isl, unless

@@ -92,7 +92,12 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 		}
 		built := sz.built
 		rec := newRecord(c, t, s.pass, built)
-		if t > 0 {
+		if t > 0 || s.pass > 0 && built.Marker != "" {
+			// compose counted the dry-run request: a later turn's history
+			// holds the server's replies, and a recycle pass's marker is
+			// not pass 0's (its count differs by a few tokens; issue 27
+			// item 4). Without --exact send has no model to count what it
+			// sends: unknown. (--exact sets it below.)
 			rec.ExpectedISL = nil
 		}
 		rec.SyntheticHistory = synthetic
