@@ -147,16 +147,18 @@ type Usage struct {
 	// server count, rather than a count of 0.
 	PromptTokens     *int `json:"prompt_tokens,omitempty"`
 	CompletionTokens int  `json:"completion_tokens"`
-	TotalTokens      int  `json:"total_tokens"`
-	ReasoningTokens  *int `json:"reasoning_tokens,omitempty"`
-	CachedTokens     *int `json:"cached_tokens,omitempty"`
+	// TotalTokens is nil when the server's usage did not carry it
+	// (records written before it was optional carry 0 then).
+	TotalTokens     *int `json:"total_tokens,omitempty"`
+	ReasoningTokens *int `json:"reasoning_tokens,omitempty"`
+	CachedTokens    *int `json:"cached_tokens,omitempty"`
 }
 
 // Counts reports whether u counts anything. A stream may carry usage in
 // several chunks: AIPerf, send and measure take the last one that counts,
 // whole.
 func (u *Usage) Counts() bool {
-	return u != nil && (u.PromptTokens != nil && *u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0)
+	return u != nil && (u.PromptTokens != nil && *u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != nil && *u.TotalTokens != 0)
 }
 
 // Error kinds of a failed request.

@@ -29,7 +29,7 @@ func live(startMs, latMs, ttftMs int64, gaps []int64, prompt, completion int) *L
 		l.ITLNs = append(l.ITLNs, g*msNs)
 	}
 	if prompt >= 0 {
-		l.Usage = &records.Usage{PromptTokens: ip(prompt), CompletionTokens: completion, TotalTokens: prompt + completion}
+		l.Usage = &records.Usage{PromptTokens: ip(prompt), CompletionTokens: completion, TotalTokens: ip(prompt + completion)}
 	}
 	return l
 }

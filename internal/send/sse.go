@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -192,28 +194,78 @@ func parseAPIError(raw json.RawMessage) *serverError {
 }
 
 type usageJSON struct {
-	PromptTokens        *int `json:"prompt_tokens"`
-	CompletionTokens    int  `json:"completion_tokens"`
-	TotalTokens         int  `json:"total_tokens"`
-	ReasoningTokens     *int `json:"reasoning_tokens"`
+	PromptTokens        *tokens `json:"prompt_tokens"`
+	CompletionTokens    tokens  `json:"completion_tokens"`
+	TotalTokens         *tokens `json:"total_tokens"`
+	ReasoningTokens     *tokens `json:"reasoning_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens *int `json:"cached_tokens"`
+		CachedTokens *tokens `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
-		ReasoningTokens *int `json:"reasoning_tokens"`
+		ReasoningTokens *tokens `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
 }
 
 func (u *usageJSON) record() *records.Usage {
-	out := &records.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
-		TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens}
+	out := &records.Usage{PromptTokens: u.PromptTokens.ptr(), CompletionTokens: int(u.CompletionTokens),
+		TotalTokens: u.TotalTokens.ptr(), ReasoningTokens: u.ReasoningTokens.ptr()}
 	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
-		out.ReasoningTokens = d.ReasoningTokens
+		out.ReasoningTokens = d.ReasoningTokens.ptr()
 	}
 	if d := u.PromptTokensDetails; d != nil {
-		out.CachedTokens = d.CachedTokens
+		out.CachedTokens = d.CachedTokens.ptr()
 	}
 	return out
+}
+
+// tokens is a token count of a server's usage: a JSON integer, or a
+// number with no fraction (12.0, as some servers write one). Anything
+// else is a protocol error that says what the server sent, not the JSON
+// decoder's words about Go types (issue 27 item 18).
+type tokens int
+
+func (n *tokens) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if v, err := strconv.ParseInt(string(b), 10, 64); err == nil && v == int64(int(v)) {
+		*n = tokens(v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return &tokenCountError{string(b)}
+	}
+	*n = tokens(f)
+	return nil
+}
+
+func (n *tokens) ptr() *int {
+	if n == nil {
+		return nil
+	}
+	v := int(*n)
+	return &v
+}
+
+// tokenCountError is a usage token count that is not a whole number.
+type tokenCountError struct{ value string }
+
+func (e *tokenCountError) Error() string {
+	v := e.value
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return "usage: a token count is " + v + ", not a whole number"
+}
+
+// usageError finds a tokenCountError however the JSON decoder wrapped it:
+// its message alone, with where it was.
+func usageError(where string, err error) error {
+	if te, ok := errors.AsType[*tokenCountError](err); ok {
+		return &protocolError{fmt.Errorf("%s: %w", where, te)}
+	}
+	return &protocolError{fmt.Errorf("%s: %w", where, err)}
 }
 
 // accumulator turns chunks into a Result.
@@ -323,7 +375,7 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 		// fresh one escapes to the heap at every chunk.
 		c = chunk{}
 		if err := json.Unmarshal(data, &c); err != nil {
-			return &protocolError{fmt.Errorf("chunk %d: %w", res.Chunks, err)}
+			return usageError(fmt.Sprintf("chunk %d", res.Chunks), err)
 		}
 		if err := a.add(&c, now); err != nil {
 			return err
@@ -338,7 +390,7 @@ func readJSON(body []byte, start, end time.Time, res *records.Result) error {
 	defer a.finish()
 	var c chunk
 	if err := json.Unmarshal(body, &c); err != nil {
-		return &protocolError{err}
+		return usageError("the response body", err)
 	}
 	res.Chunks = 1
 	return a.add(&c, end)
