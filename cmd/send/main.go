@@ -177,6 +177,20 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if c.Schedule == send.ScheduleTimestamps {
 		opts.Schedule = send.ScheduleTimestamps
 	}
+	if len(c.Header) > 0 {
+		opts.Header = http.Header{}
+		for k, v := range c.Header {
+			opts.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	// 0 given is not the default left out: refused, as negatives are
+	// (issue 27 item 18: it silently meant the default).
+	switch {
+	case given["concurrency"] && c.Concurrency == 0:
+		return cli.ExitUsage, usage(errors.New("--concurrency 0: want 1 to 100000 sessions in flight (leave it out for 1, or for as many as --rate needs)"))
+	case given["speedup"] && c.Speedup == 0:
+		return cli.ExitUsage, usage(errors.New("--speedup 0: want a positive factor (2 replays twice as fast; leave it out for 1)"))
+	}
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)
@@ -260,12 +274,6 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		})
 		out.Close() // whole lines only, if the signal did not wait for DryRun
 		return cli.ExitOK, cli.Cause(ctx, err)
-	}
-	if len(c.Header) > 0 {
-		opts.Header = http.Header{}
-		for k, v := range c.Header {
-			opts.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
 	}
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
 		opts.Progress = stderr

@@ -180,3 +180,37 @@ func TestRequestsBeyondOnePass(t *testing.T) {
 		t.Errorf("--requests 1 of 1: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestFlagAndURLMessages: 0 for --concurrency or --speedup is refused as
+// negatives are (it silently meant the default), header errors are usage
+// errors (exit 2, not 1), a --url without a scheme says to add http://,
+// and no message repeats the password of a --url (issue 27 item 18).
+func TestFlagAndURLMessages(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--url", s.URL(), "--concurrency", "0", in}, "--concurrency 0: want 1 to 100000"},
+		{[]string{"--url", s.URL(), "--schedule", "timestamps", "--speedup", "0", in}, "--speedup 0: want a positive factor"},
+		{[]string{"--url", s.URL(), "-H", "Host=example.test", in}, "-H: header Host: set by the client itself"},
+		{[]string{"--url", s.URL(), "-H", "Bad Name=x", in}, `-H: header name "Bad Name": not a valid HTTP field name`},
+		{[]string{"--url", "127.0.0.1:8000", in}, `"127.0.0.1:8000" has no scheme: add http:// (http://127.0.0.1:8000)`},
+		{[]string{"--url", "http://u:hunter2@127.0.0.1:port", in}, `"http://u:xxxxx@127.0.0.1:port"`},
+	} {
+		code, out, errs := runCLI(tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.want) || strings.Contains(errs, "hunter2") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+	// A password in a --url that cannot be reached: a failure, not a
+	// usage error, and redacted.
+	code, _, errs := runCLI("--url", "http://u:hunter2@127.0.0.1:1", in)
+	if code != 1 || !strings.Contains(errs, "cannot reach http://u:xxxxx@127.0.0.1:1/") || strings.Contains(errs, "hunter2") {
+		t.Errorf("unreachable: exit %d, stderr %q; want 1, the URL redacted", code, errs)
+	}
+	if s.Requests() != 0 {
+		t.Errorf("server saw %d requests", s.Requests())
+	}
+}

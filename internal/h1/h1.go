@@ -117,7 +117,10 @@ type Pool struct {
 func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, err
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // not the URL again: it may hold a password
+		}
+		return nil, fmt.Errorf("the URL does not parse: %w", err)
 	}
 	p := &Pool{live: map[*Conn]struct{}{}, checkAfter: checkAfter}
 	port := u.Port()
@@ -141,10 +144,10 @@ func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 		// must not.
 		p.tls.NextProtos = []string{"http/1.1"}
 	default:
-		return nil, fmt.Errorf("%s: the scheme must be http or https", rawURL)
+		return nil, fmt.Errorf("%s: the scheme must be http or https", u.Redacted())
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("%s: no host", rawURL)
+		return nil, fmt.Errorf("%s: no host", u.Redacted())
 	}
 	p.addr = net.JoinHostPort(u.Hostname(), port)
 	if u.User != nil && header.Get("Authorization") == "" {
@@ -157,6 +160,14 @@ func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 	}
 	p.head, err = requestHead(u, header)
 	return p, err
+}
+
+// CheckHeader says whether header can go on a request: valid names and
+// values, none the client sets itself (Host, Content-Length, ...). A
+// user's headers are checked before a run, as a usage error.
+func CheckHeader(header http.Header) error {
+	_, err := requestHead(&url.URL{Path: "/"}, header)
+	return err
 }
 
 // requestHead writes the request line and headers, sorted by name as

@@ -22,6 +22,7 @@ import (
 	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/version"
+	"github.com/islkit/islkit/internal/wire"
 )
 
 // bodyExcerpt is how much of an error response a record keeps.
@@ -111,7 +112,7 @@ func CheckReachable(ctx context.Context, endpoint string, tc *tls.Config) error 
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
-		return fmt.Errorf("cannot reach %s: %w", endpoint, err)
+		return fmt.Errorf("cannot reach %s: %w", wire.RedactURL(endpoint), err)
 	}
 	defer conn.Close()
 	if u.Scheme == "https" {
@@ -121,7 +122,7 @@ func CheckReachable(ctx context.Context, endpoint string, tc *tls.Config) error 
 		}
 		cfg.ServerName = u.Hostname()
 		if err := tls.Client(conn, cfg).HandshakeContext(ctx); err != nil {
-			return fmt.Errorf("TLS handshake with %s failed: %w", endpoint, err)
+			return fmt.Errorf("TLS handshake with %s failed: %w", wire.RedactURL(endpoint), err)
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/wire"
@@ -148,6 +149,9 @@ func (o *LiveOptions) Validate() error {
 	}
 	if _, err := wire.URLFor(o.Endpoint, o.URL); err != nil {
 		return fmt.Errorf("--url %w", err)
+	}
+	if err := h1.CheckHeader(o.Header); err != nil {
+		return fmt.Errorf("-H: %w", err)
 	}
 	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
 		o.Concurrency = 1
