@@ -197,6 +197,7 @@ func TestFlagAndURLMessages(t *testing.T) {
 		{[]string{"--url", s.URL(), "-H", "Host=example.test", in}, "-H: header Host: set by the client itself"},
 		{[]string{"--url", s.URL(), "-H", "Bad Name=x", in}, `-H: header name "Bad Name": not a valid HTTP field name`},
 		{[]string{"--url", "127.0.0.1:8000", in}, `"127.0.0.1:8000" has no scheme: add http:// (http://127.0.0.1:8000)`},
+		{[]string{"--url", s.URL(), "--api-key", "hunter2\n", in}, "--api-key holds a control character"},
 		{[]string{"--url", "http://u:hunter2@127.0.0.1:port", in}, `"http://u:xxxxx@127.0.0.1:port"`},
 	} {
 		code, out, errs := runCLI(tc.args...)

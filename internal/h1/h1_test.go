@@ -322,6 +322,28 @@ func TestIdleClosedChecked(t *testing.T) {
 	}
 }
 
+// TestClosesAfterAnswerNotReused: a server seen closing a kept-alive
+// connection right after its answer (llama.cpp) closes them all so: its
+// connections are no longer reused (a request written in the moment
+// before its close could not be sent again), each request gets a new one.
+func TestClosesAfterAnswerNotReused(t *testing.T) {
+	url, closed := closingServer(t)
+	p := newPool(t, url, nil)
+	for i := range 3 {
+		if code, got := post(t, p, "x"); code != 200 || got != "ok" {
+			t.Fatalf("%d %q", code, got)
+		}
+		<-closed
+		p.mu.Lock()
+		noReuse, idle := p.noReuse, len(p.idle)
+		p.mu.Unlock()
+		// The second request found the first's connection closed.
+		if want := i >= 1; noReuse != want || want && idle != 0 {
+			t.Errorf("request %d: noReuse %v, %d idle; want noReuse %v and none idle after", i, noReuse, idle, want)
+		}
+	}
+}
+
 // TestIdleCheckPastDeadline: the check of an idle connection is not
 // fooled by the last request's deadline, passed while it waited (send's
 // drain bounds a stream's rest by a read deadline 1 s on): the check's

@@ -153,6 +153,10 @@ func (o *LiveOptions) Validate() error {
 	if err := h1.CheckHeader(o.Header); err != nil {
 		return fmt.Errorf("-H: %w", err)
 	}
+	if o.APIKey != "" && h1.CheckHeader(http.Header{"Authorization": {"Bearer " + o.APIKey}}) != nil {
+		// Not the key itself in the message.
+		return errors.New("--api-key holds a control character (a line break pasted with it?)")
+	}
 	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
 		o.Concurrency = 1
 	}
