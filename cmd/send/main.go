@@ -84,6 +84,7 @@ type flags struct {
 	LagLimit    time.Duration     `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (on stderr; measure says it in its summary) when the p99 schedule lag (result.schedule_lag_ns: actual - intended start) is above this."`
 	CPULimit    float64           `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of send's own CPU use (result.client_cpu, a fraction of the cores it may use) is at or above this."`
 	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
+	AllowEmpty  bool              `help:"Accept an input with no conversations: say so and exit 0, sending nothing. Without it, empty input is an error (exit 1): the stage before send most likely failed."`
 
 	Exact        bool   `help:"Make every live request's ISL exactly its target_isl against the server's real replies: each request is rendered as --server renders it (chat and responses; a completions prompt is encoded with the special tokens the server adds) and its turn's text cut shorter or grown from the reserve compose --live wrote; a target the history alone exceeds is sent as small as possible and recorded unreachable. Needs conversations from compose --live." group:"exact"`
 	Tokenizer    string `help:"With --exact: the model compose used (tokenizer.json, folder or ORG/NAME; its SHA-256 is checked against the records). Default: the records' composed_for." placeholder:"PATH|DIR|ORG/NAME" group:"exact"`
@@ -168,6 +169,20 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if c.Schedule == send.ScheduleTimestamps {
 		opts.Schedule = send.ScheduleTimestamps
 	}
+	if len(c.Header) > 0 {
+		opts.Header = http.Header{}
+		for k, v := range c.Header {
+			opts.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	// 0 given is not the default left out: refused, as negatives are
+	// (issue 27 item 18: it silently meant the default).
+	switch {
+	case given["concurrency"] && c.Concurrency == 0:
+		return cli.ExitUsage, usage(errors.New("--concurrency 0: want 1 to 100000 sessions in flight (leave it out for 1, or for as many as --rate needs)"))
+	case given["speedup"] && c.Speedup == 0:
+		return cli.ExitUsage, usage(errors.New("--speedup 0: want a positive factor (2 replays twice as fast; leave it out for 1)"))
+	}
 	if !c.DryRun {
 		if err := opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)
@@ -206,8 +221,13 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitFailed, err
 	}
 	if len(convs) == 0 {
-		// An empty dataset is nothing to do, not a failure (a dry run
+		// Most often the stage before send failed (probe or compose
+		// wrote nothing): a pipeline must not end in exit 0 then (issue
+		// 27 item 10). --allow-empty makes it nothing to do (a dry run
 		// still writes its empty document).
+		if !c.AllowEmpty {
+			return cli.ExitFailed, fmt.Errorf("no conversations in %s: nothing to send (did the command before send fail? --allow-empty accepts an empty input)", name)
+		}
 		fmt.Fprintf(stderr, "send: no conversations in %s: nothing to send\n", name)
 		if !c.DryRun {
 			return cli.ExitOK, nil
@@ -246,12 +266,6 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		})
 		out.Close() // whole lines only, if the signal did not wait for DryRun
 		return cli.ExitOK, cli.Cause(ctx, err)
-	}
-	if len(c.Header) > 0 {
-		opts.Header = http.Header{}
-		for k, v := range c.Header {
-			opts.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
 	}
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
 		opts.Progress = stderr

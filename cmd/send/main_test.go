@@ -129,15 +129,22 @@ func TestDurationCutIsNotFailure(t *testing.T) {
 	}
 }
 
-// TestEmptyInput: no conversations is not an error, live or dry: exit 0
-// with a note, nothing sent (issue 11 item 13).
+// TestEmptyInput: no conversations is an error, live or dry: exit 1 with
+// a message that says what to look at, nothing sent (issue 27 item 10: a
+// failed probe or compose ended the pipeline in exit 0). With
+// --allow-empty it is nothing to do: exit 0 with a note (issue 11 item
+// 13).
 func TestEmptyInput(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	empty := writeInput(t)
 	for _, args := range [][]string{{"--url", s.URL()}, {"--url", s.URL(), empty}, {"--dry-run"}} {
 		code, out, errs := runCLI(args...)
+		if code != 1 || out != "" || !strings.Contains(errs, "no conversations") || !strings.Contains(errs, "--allow-empty") {
+			t.Errorf("%v: exit %d, out %q, stderr %q; want 1 and a message naming --allow-empty", args, code, out, errs)
+		}
+		code, out, errs = runCLI(append(args, "--allow-empty")...)
 		if code != 0 || out != "" || !strings.Contains(errs, "no conversations") || strings.Contains(errs, "shard") {
-			t.Errorf("%v: exit %d, out %q, stderr %q; want 0 and a note", args, code, out, errs)
+			t.Errorf("%v --allow-empty: exit %d, out %q, stderr %q; want 0 and a note", args, code, out, errs)
 		}
 	}
 	if s.Requests() != 0 {
@@ -171,5 +178,40 @@ func TestRequestsBeyondOnePass(t *testing.T) {
 	}
 	if code, out, errs := runCLI("--url", s.URL(), "--requests", "1", in); code != 0 || strings.Count(out, "\n") != 1 {
 		t.Errorf("--requests 1 of 1: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestFlagAndURLMessages: 0 for --concurrency or --speedup is refused as
+// negatives are (it silently meant the default), header errors are usage
+// errors (exit 2, not 1), a --url without a scheme says to add http://,
+// and no message repeats the password of a --url (issue 27 item 18).
+func TestFlagAndURLMessages(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--url", s.URL(), "--concurrency", "0", in}, "--concurrency 0: want 1 to 100000"},
+		{[]string{"--url", s.URL(), "--schedule", "timestamps", "--speedup", "0", in}, "--speedup 0: want a positive factor"},
+		{[]string{"--url", s.URL(), "-H", "Host=example.test", in}, "-H: header Host: set by the client itself"},
+		{[]string{"--url", s.URL(), "-H", "Bad Name=x", in}, `-H: header name "Bad Name": not a valid HTTP field name`},
+		{[]string{"--url", "127.0.0.1:8000", in}, `"127.0.0.1:8000" has no scheme: add http:// (http://127.0.0.1:8000)`},
+		{[]string{"--url", s.URL(), "--api-key", "hunter2\n", in}, "--api-key holds a control character"},
+		{[]string{"--url", "http://u:hunter2@127.0.0.1:port", in}, `"http://u:xxxxx@127.0.0.1:port"`},
+	} {
+		code, out, errs := runCLI(tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.want) || strings.Contains(errs, "hunter2") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+	// A password in a --url that cannot be reached: a failure, not a
+	// usage error, and redacted.
+	code, _, errs := runCLI("--url", "http://u:hunter2@127.0.0.1:1", in)
+	if code != 1 || !strings.Contains(errs, "cannot reach http://u:xxxxx@127.0.0.1:1/") || strings.Contains(errs, "hunter2") {
+		t.Errorf("unreachable: exit %d, stderr %q; want 1, the URL redacted", code, errs)
+	}
+	if s.Requests() != 0 {
+		t.Errorf("server saw %d requests", s.Requests())
 	}
 }

@@ -40,9 +40,19 @@ const idleTimeout = 90 * time.Second
 // checkAfter is how long a connection may wait unused before it is
 // checked, without waiting, for a close by the server before it is reused
 // (servers close idle connections: uvicorn, vLLM's and SGLang's, after 5
-// s). Reused sooner, a closed connection fails its request as a
-// StaleError, and the request is sent again once on a new connection.
-const checkAfter = 10 * time.Millisecond
+// s; llama.cpp's after every stream). Every reuse is checked: a request
+// written on a connection the server has closed may fail after the server
+// received it, and such a request is never sent again (ResetError), so
+// the close must be found before writing. One read that does not wait.
+const checkAfter = 0
+
+// closesAfterAnswer: a kept-alive connection found closed this soon
+// after its last answer was closed by a server that closes after each
+// answer (llama.cpp's, while it advertises Keep-Alive), not by an idle
+// timeout: its connections are not reused (a request written in the
+// moment before the server's close would fail, and could not be sent
+// again).
+const closesAfterAnswer = time.Second
 
 // dialTimeout bounds a dial and a TLS handshake.
 const dialTimeout = 10 * time.Second
@@ -54,17 +64,33 @@ const bufSize = 4 << 10
 // ErrAborted is the answer to a request after Abort.
 var ErrAborted = errors.New("h1: the client was stopped")
 
-// StaleError is a failure on a reused connection before any byte of an
-// answer came back: the server had closed the kept-alive connection (as
-// llama.cpp does after each stream while it advertises Keep-Alive, or any
-// server after its keep-alive timeout), so it never saw the request and
-// sending it again on a new connection is safe.
+// StaleError is a failure before any byte of the request was written:
+// the server had closed (reset) the connection, so it never saw the
+// request, and sending it again on a new connection is safe.
 type StaleError struct{ Err error }
 
 func (e *StaleError) Error() string {
-	return "kept-alive connection closed by the server: " + e.Err.Error()
+	return "connection closed by the server before the request was written: " + e.Err.Error()
 }
 func (e *StaleError) Unwrap() error { return e.Err }
+
+// ResetError is a failure after some or all of the request was written
+// and before any byte of an answer: the connection was reset or closed.
+// The server may have received the request, and processed it: it must
+// not be sent again (a POST is not idempotent; net/http does not resend
+// one either).
+type ResetError struct {
+	Err           error
+	Written, Size int // bytes of the request written, of its total
+}
+
+func (e *ResetError) Error() string {
+	if e.Written >= e.Size {
+		return "connection closed or reset by the server after the whole request was sent, before any answer: " + e.Err.Error()
+	}
+	return fmt.Sprintf("connection closed or reset by the server after %d of the request's %d bytes were sent, before any answer: %v", e.Written, e.Size, e.Err)
+}
+func (e *ResetError) Unwrap() error { return e.Err }
 
 // Pool posts to one URL. It keeps one connection per concurrent request:
 // a request takes an idle one or dials, and gives it back at its end.
@@ -81,6 +107,9 @@ type Pool struct {
 	idle    []*Conn // last in, first out: the warmest connection first
 	live    map[*Conn]struct{}
 	aborted bool
+	// noReuse: the server closes its connections after each answer
+	// (closesAfterAnswer); each request gets a new one.
+	noReuse bool
 }
 
 // NewPool prepares requests to rawURL (http or https) with header; tc is
@@ -88,7 +117,10 @@ type Pool struct {
 func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, err
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // not the URL again: it may hold a password
+		}
+		return nil, fmt.Errorf("the URL does not parse: %w", err)
 	}
 	p := &Pool{live: map[*Conn]struct{}{}, checkAfter: checkAfter}
 	port := u.Port()
@@ -112,10 +144,10 @@ func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 		// must not.
 		p.tls.NextProtos = []string{"http/1.1"}
 	default:
-		return nil, fmt.Errorf("%s: the scheme must be http or https", rawURL)
+		return nil, fmt.Errorf("%s: the scheme must be http or https", u.Redacted())
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("%s: no host", rawURL)
+		return nil, fmt.Errorf("%s: no host", u.Redacted())
 	}
 	p.addr = net.JoinHostPort(u.Hostname(), port)
 	if u.User != nil && header.Get("Authorization") == "" {
@@ -128,6 +160,14 @@ func NewPool(rawURL string, header http.Header, tc *tls.Config) (*Pool, error) {
 	}
 	p.head, err = requestHead(u, header)
 	return p, err
+}
+
+// CheckHeader says whether header can go on a request: valid names and
+// values, none the client sets itself (Host, Content-Length, ...). A
+// user's headers are checked before a run, as a usage error.
+func CheckHeader(header http.Header) error {
+	_, err := requestHead(&url.URL{Path: "/"}, header)
+	return err
 }
 
 // requestHead writes the request line and headers, sorted by name as
@@ -194,10 +234,6 @@ type Conn struct {
 	out  []byte // the request being written, reused
 	body body
 	resp *http.Response
-	used bool // it has carried a request: a failure may be a stale connection
-	// staleFailure: the request in flight failed before any byte of an
-	// answer came back (a write or the first read).
-	staleFailure bool
 	// idleSince is when it was last given back.
 	idleSince time.Time
 }
@@ -210,8 +246,9 @@ var probeRequest = &http.Request{Method: http.MethodPost}
 // a new one), and reads the head of its answer. deadline bounds the
 // request, its answer's body included, and ctx the dial. On success the
 // body is the caller's to read, and Release gives the connection back. An
-// error on a reused connection before any byte of an answer is a
-// *StaleError.
+// error before any byte of the request was written is a *StaleError (safe
+// to send again); one after some of it was written and before any byte
+// of an answer, a *ResetError (not safe).
 func (p *Pool) Post(ctx context.Context, body []byte, deadline time.Time, fresh bool) (*http.Response, *Conn, error) {
 	var c *Conn
 	if !fresh {
@@ -225,11 +262,7 @@ func (p *Pool) Post(ctx context.Context, body []byte, deadline time.Time, fresh 
 	}
 	resp, err := c.roundTrip(body, deadline)
 	if err != nil {
-		reused := c.used
 		c.close()
-		if reused && c.staleFailure {
-			return nil, nil, &StaleError{err}
-		}
 		return nil, nil, err
 	}
 	return resp, c, nil
@@ -245,6 +278,9 @@ func (p *Pool) takeIdle() *Conn {
 		idle := now.Sub(c.idleSince)
 		if idle < p.checkAfter || idle < idleTimeout && !peerClosedIdle(c.nc) {
 			return c
+		}
+		if idle < closesAfterAnswer {
+			p.noReuse = true
 		}
 		p.forget(c)
 		c.nc.Close()
@@ -309,10 +345,11 @@ func earliest(a, b time.Time) time.Time {
 	return b
 }
 
-// roundTrip writes the request and reads its answer's head. It sets
-// c.staleFailure when it failed before any byte of an answer.
+// roundTrip writes the request and reads its answer's head. A failure
+// before any byte of an answer is a *StaleError when nothing of the
+// request was written, a *ResetError when some of it was (a timeout is
+// neither: it is the request's own).
 func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error) {
-	c.staleFailure = false
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
@@ -320,14 +357,18 @@ func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error
 	c.out = strconv.AppendInt(c.out, int64(len(body)), 10)
 	c.out = append(c.out, "\r\n\r\n"...)
 	var err error
+	var written int
+	size := len(c.out) + len(body)
 	if len(body) <= 16<<10 {
 		// One write: small bodies are copied rather than sent in a second
 		// segment (or a second TLS record).
 		c.out = append(c.out, body...)
-		_, err = c.nc.Write(c.out)
+		written, err = c.nc.Write(c.out)
 	} else {
 		bufs := net.Buffers{c.out, body}
-		_, err = bufs.WriteTo(c.nc)
+		var n int64
+		n, err = bufs.WriteTo(c.nc)
+		written = int(n)
 	}
 	if cap(c.out) > 64<<10 {
 		c.out = nil // a large body's copy is not kept for the next request
@@ -343,14 +384,22 @@ func (c *Conn) roundTrip(body []byte, deadline time.Time) (*http.Response, error
 			}
 			return resp, rerr
 		}
-		// Else a request not written whole was not processed: safe to
-		// send again, unless its time is up.
-		c.staleFailure = !isTimeout(err)
-		return nil, err
+		// Else: not a byte written, the server cannot have seen it.
+		// Some written, it may have read them (a server can act on a
+		// request before its end): not safe to send again.
+		switch {
+		case isTimeout(err):
+			return nil, err
+		case written == 0:
+			return nil, &StaleError{err}
+		}
+		return nil, &ResetError{Err: err, Written: written, Size: size}
 	}
 	if _, err := c.br.Peek(1); err != nil {
-		c.staleFailure = !isTimeout(err)
-		return nil, err
+		if isTimeout(err) {
+			return nil, err
+		}
+		return nil, &ResetError{Err: err, Written: written, Size: size}
 	}
 	return c.readAnswer()
 }
@@ -398,11 +447,10 @@ func (c *Conn) Release() {
 		c.close()
 		return
 	}
-	c.used = true
 	c.idleSince = time.Now()
 	p := c.pool
 	p.mu.Lock()
-	if p.aborted {
+	if p.aborted || p.noReuse {
 		p.mu.Unlock()
 		c.close()
 		return

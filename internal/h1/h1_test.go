@@ -237,19 +237,29 @@ func closingServer(t *testing.T) (url string, closed chan struct{}) {
 	return url, closed
 }
 
-// TestStale: a connection the server closed, reused before the check
-// for it, fails its request before any answer byte: a StaleError; a fresh
-// connection then succeeds.
+// TestStale: a connection the server reset after its answer, reused
+// before the check for it, fails its request before any byte of it is
+// written: a StaleError (safe to send again); a fresh connection then
+// succeeds.
 func TestStale(t *testing.T) {
-	url, closed := closingServer(t)
+	reset := make(chan struct{}, 10)
+	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+		if readRequest(br) {
+			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nKeep-Alive: timeout=5\r\n\r\nok")
+		}
+		nc.(*net.TCPConn).SetLinger(0)
+		nc.Close()
+		reset <- struct{}{}
+	})
 	p := newPool(t, url, nil)
-	p.checkAfter = time.Hour // never checked: the request finds the close
+	p.checkAfter = time.Hour // never checked: the request finds the reset
 	post(t, p, "one")
-	<-closed
+	<-reset
+	time.Sleep(10 * time.Millisecond) // the RST is in
 	_, _, err := p.Post(context.Background(), []byte("two"), far(), false)
 	var stale *StaleError
 	if !errors.As(err, &stale) {
-		t.Fatalf("second request on the closed connection: %v, want a StaleError", err)
+		t.Fatalf("second request on the reset connection: %v, want a StaleError", err)
 	}
 	resp, c, err := p.Post(context.Background(), []byte("two"), far(), true)
 	if err != nil {
@@ -259,6 +269,40 @@ func TestStale(t *testing.T) {
 	c.Release()
 	if string(b) != "ok" {
 		t.Errorf("fresh connection: %q", b)
+	}
+}
+
+// TestResetAfterRequest: a server that reads a request whole and then
+// resets (or closes) the connection may have processed it: the failure is
+// a ResetError, never a StaleError (issue 27 item 2: send resent such
+// requests, and the server saw them twice). Both on a reused connection
+// (the server's second request) and on a new one.
+func TestResetAfterRequest(t *testing.T) {
+	for _, linger := range []bool{true, false} {
+		var seen atomic.Int64
+		url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) {
+			for i := 0; readRequest(br); i++ {
+				seen.Add(1)
+				if i == 1 {
+					if linger {
+						nc.(*net.TCPConn).SetLinger(0)
+					}
+					return // closes
+				}
+				io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			}
+		})
+		p := newPool(t, url, nil)
+		post(t, p, "one")
+		_, _, err := p.Post(context.Background(), []byte("two"), far(), false)
+		var reset *ResetError
+		var stale *StaleError
+		if !errors.As(err, &reset) || errors.As(err, &stale) || reset.Written != reset.Size {
+			t.Fatalf("linger0=%v: request read whole, then the connection reset: %v, want a ResetError of the whole request", linger, err)
+		}
+		if n := seen.Load(); n != 2 {
+			t.Errorf("server read %d requests, want 2", n)
+		}
 	}
 }
 
@@ -275,6 +319,28 @@ func TestIdleClosedChecked(t *testing.T) {
 			t.Fatalf("%d %q", code, got)
 		}
 		<-closed
+	}
+}
+
+// TestClosesAfterAnswerNotReused: a server seen closing a kept-alive
+// connection right after its answer (llama.cpp) closes them all so: its
+// connections are no longer reused (a request written in the moment
+// before its close could not be sent again), each request gets a new one.
+func TestClosesAfterAnswerNotReused(t *testing.T) {
+	url, closed := closingServer(t)
+	p := newPool(t, url, nil)
+	for i := range 3 {
+		if code, got := post(t, p, "x"); code != 200 || got != "ok" {
+			t.Fatalf("%d %q", code, got)
+		}
+		<-closed
+		p.mu.Lock()
+		noReuse, idle := p.noReuse, len(p.idle)
+		p.mu.Unlock()
+		// The second request found the first's connection closed.
+		if want := i >= 1; noReuse != want || want && idle != 0 {
+			t.Errorf("request %d: noReuse %v, %d idle; want noReuse %v and none idle after", i, noReuse, idle, want)
+		}
 	}
 }
 
@@ -308,8 +374,9 @@ func TestIdleCheckPastDeadline(t *testing.T) {
 	}
 }
 
-// TestFirstRequestNotStale: a failure on a new connection is never
-// stale: sending again could repeat a request the server processed.
+// TestFirstRequestNotStale: a failure on a new connection after the
+// request was written is not stale: sending again could repeat a request
+// the server processed.
 func TestFirstRequestNotStale(t *testing.T) {
 	url := rawServer(t, func(_ int, nc net.Conn, br *bufio.Reader) { readRequest(br) })
 	p := newPool(t, url, nil)

@@ -27,8 +27,11 @@ type Request struct {
 	Pass int `json:"pass"`
 	// TargetISL is compose's target wire ISL for the turn; ExpectedISL is
 	// compose's exact-mode count of the dry-run request (Turn.WireISL),
-	// absent when compose did not run in exact mode, and in live mode after
-	// turn 0 (real replies change the history it was computed over).
+	// absent when compose did not run in exact mode, and in live mode
+	// after turn 0 (real replies change the history it was computed over)
+	// and on recycle passes after the first that carry a marker (their
+	// marker is not the one compose counted): there it is unknown, as send
+	// without --exact has no model to count the request with.
 	//
 	// send --exact counts every live request as its server profile renders
 	// it and sets ExpectedISL to that count: target_isl, unless
@@ -88,8 +91,9 @@ type Result struct {
 	// when its worker was ready to send it (the previous request's end,
 	// or the worker's --ramp-up start). ScheduleLagNs is StartNs −
 	// ScheduledNs, how late it went out: send's own delay, and the wait
-	// for a free worker when --concurrency holds back a --rate. send
-	// writes both on every live record.
+	// for a free worker when --concurrency holds back a --rate, or for
+	// the warmup to end (that wait is QueueNs). send writes both on
+	// every live record.
 	ScheduledNs   *int64 `json:"scheduled_ns,omitempty"`
 	ScheduleLagNs *int64 `json:"schedule_lag_ns,omitempty"`
 	// SizingNs is the part of ScheduleLagNs that send --exact spent making
@@ -97,6 +101,12 @@ type Result struct {
 	// its body) before it went out; absent without --exact. It is not in
 	// LatencyNs.
 	SizingNs *int64 `json:"sizing_ns,omitempty"`
+	// QueueNs is the part of ScheduleLagNs the request waited, due, for a
+	// constraint of the schedule itself: a free worker (--concurrency
+	// holding back a --rate or a trace's times) or the end of the
+	// --warmup requests. Not the client falling behind; absent when the
+	// request did not wait so.
+	QueueNs *int64 `json:"queue_ns,omitempty"`
 	// ClientCPU is send's own CPU use (the whole process, getrusage) over
 	// the last window of at least 100 ms before the record was written, as
 	// a fraction of the cores it may use (GOMAXPROCS; 1 = all busy);
@@ -120,10 +130,16 @@ type Result struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	OutputText   string `json:"output_text,omitempty"`
 	Reasoning    string `json:"reasoning_text,omitempty"`
-	// Retried is set when the request failed on a reused connection
-	// before any response byte (the server had closed it) and was sent
-	// again, once, on a fresh connection; StartNs is the first attempt's.
+	// Retried is set when the request failed before any byte of it was
+	// written (the server had reset the connection) and was sent again,
+	// once, on a fresh connection; the timings are the second attempt's.
+	// A request of which any byte was written is never sent again: its
+	// failure is ErrReset.
 	Retried bool `json:"retried,omitempty"`
+	// Note says what was unusual about a request that succeeded
+	// nonetheless: a stream that ended without data: [DONE] after its
+	// finish_reason and usage (send's NoteNoDone); absent otherwise.
+	Note string `json:"note,omitempty"`
 	// Usage is the server's last non-empty usage object, when reported.
 	Usage *Usage        `json:"usage,omitempty"`
 	Error *RequestError `json:"error,omitempty"`
@@ -135,16 +151,18 @@ type Usage struct {
 	// server count, rather than a count of 0.
 	PromptTokens     *int `json:"prompt_tokens,omitempty"`
 	CompletionTokens int  `json:"completion_tokens"`
-	TotalTokens      int  `json:"total_tokens"`
-	ReasoningTokens  *int `json:"reasoning_tokens,omitempty"`
-	CachedTokens     *int `json:"cached_tokens,omitempty"`
+	// TotalTokens is nil when the server's usage did not carry it
+	// (records written before it was optional carry 0 then).
+	TotalTokens     *int `json:"total_tokens,omitempty"`
+	ReasoningTokens *int `json:"reasoning_tokens,omitempty"`
+	CachedTokens    *int `json:"cached_tokens,omitempty"`
 }
 
 // Counts reports whether u counts anything. A stream may carry usage in
 // several chunks: AIPerf, send and measure take the last one that counts,
 // whole.
 func (u *Usage) Counts() bool {
-	return u != nil && (u.PromptTokens != nil && *u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0)
+	return u != nil && (u.PromptTokens != nil && *u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != nil && *u.TotalTokens != 0)
 }
 
 // Error kinds of a failed request.
@@ -152,11 +170,15 @@ const (
 	ErrHTTP4xx     = "http_4xx"     // a 4xx status other than 429
 	ErrRateLimited = "rate_limited" // 429
 	ErrHTTP5xx     = "http_5xx"
-	ErrConnection  = "connection" // refused, reset, closed before a response
-	ErrTimeout     = "timeout"    // --timeout elapsed (stalls end here)
-	ErrTruncated   = "truncated"  // the body or SSE stream ended early
-	ErrProtocol    = "protocol"   // a response send could not parse
-	ErrCancelled   = "cancelled"  // the run was interrupted past its grace period
+	ErrConnection  = "connection" // refused, or reset before the request was written
+	// ErrReset is a connection reset or closed by the server after the
+	// request (whole or in part) was written, before any response byte:
+	// the server may have processed it, so it is not sent again.
+	ErrReset     = "reset"
+	ErrTimeout   = "timeout"   // --timeout elapsed (stalls end here)
+	ErrTruncated = "truncated" // the body or SSE stream ended early
+	ErrProtocol  = "protocol"  // a response send could not parse
+	ErrCancelled = "cancelled" // the run was interrupted past its grace period
 	// ErrServer is an error the server reported inside a 200 response
 	// (`data: {"error": ...}` mid-stream, or an error object as the body).
 	ErrServer = "server_error"

@@ -16,7 +16,7 @@ func TestRequestJSON(t *testing.T) {
 		CacheBust: cachebust.FirstTurnPrefix, Landing: cachebust.Landing{Slot: cachebust.FirstUserTurn, Prefix: true},
 		Payload: json.RawMessage(`{"model":"m","messages":[{"role":"user","content":"x"}]}`),
 		Result: &Result{StartNs: 1, LatencyNs: 2000, TTFTNs: &ttft, ITLNs: []int64{10}, Status: 200, OK: true, Stream: true,
-			Usage: &Usage{PromptTokens: &twenty, CompletionTokens: 8, TotalTokens: 28, CachedTokens: &cached}}}
+			Usage: &Usage{PromptTokens: &twenty, CompletionTokens: 8, TotalTokens: new(28), CachedTokens: &cached}}}
 	data, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

@@ -61,9 +61,13 @@ type Client struct {
 	LagP99Ms   *float64 `json:"schedule_lag_p99_ms"`
 	LagLimitMs float64  `json:"schedule_lag_limit_ms"`
 	// SizingP99Ms is the p99 of the lags' part spent by send --exact
-	// sizing each request, and OwnLagP99Ms the p99 of the lags less it:
-	// the lag the verdict judges. Both nil when no request was sized.
+	// sizing each request (nil when none was sized); QueueP99Ms the p99
+	// of their part spent waiting for a free worker or for the warmup to
+	// end (result.queue_ns; nil when none waited); OwnLagP99Ms the p99 of
+	// the lags less both: the lag the verdict judges (nil when neither
+	// was recorded; its JSON name predates the queue wait).
 	SizingP99Ms *float64 `json:"sizing_p99_ms,omitempty"`
+	QueueP99Ms  *float64 `json:"queue_p99_ms,omitempty"`
 	OwnLagP99Ms *float64 `json:"schedule_lag_without_sizing_p99_ms,omitempty"`
 	// CPUP99 is the p99 over records of send's CPU use when each was
 	// written, as a fraction of the cores it may use; nil when no record
@@ -76,19 +80,24 @@ type Client struct {
 	Saturated bool     `json:"saturated"`
 	Reasons   []string `json:"reasons"`
 	// Notes say what was late without saturating the client: requests
-	// that --exact's sizing held back (the latencies do not include it).
+	// that --exact's sizing held back, or that waited for a free worker
+	// or for the warmup to end (the latencies include neither).
 	Notes []string `json:"notes,omitempty"`
 }
 
 // CheckClient is the verdict on lags (ns), sizing (the part of each lag
-// spent by send --exact's sizing, ns; nil or one per lag) and cpu
-// (fractions of send's cores); nil when there is neither lags nor cpu.
+// spent by send --exact's sizing, ns), queue (the part of each lag spent
+// waiting for a free worker or for the warmup to end, ns) — each nil or
+// one per lag — and cpu (fractions of send's cores); nil when there is
+// neither lags nor cpu.
 //
 // Sizing is send's work, and it delays the request, but it is done before
-// the request's clock starts: a lag that is sizing alone is noted (the
-// requests went out later than scheduled), not called saturation (the
-// latencies are clean).
-func CheckClient(lags, sizing []int64, cpu []float64, lim ClientLimits) *Client {
+// the request's clock starts; the queue wait is the schedule's own
+// constraint (--concurrency holding back a --rate or a trace, the
+// --warmup barrier), not the client falling behind. A lag that is either
+// alone is noted (the requests went out later than scheduled), not
+// called saturation (the latencies are clean).
+func CheckClient(lags, sizing, queue []int64, cpu []float64, lim ClientLimits) *Client {
 	if len(lags) == 0 && len(cpu) == 0 {
 		return nil
 	}
@@ -98,23 +107,50 @@ func CheckClient(lags, sizing []int64, cpu []float64, lim ClientLimits) *Client 
 		p50, p99 := msPercentiles(lags)
 		c.LagP50Ms, c.LagP99Ms = &p50, &p99
 		own := p99
-		if len(sizing) == len(lags) && slices.ContainsFunc(sizing, func(v int64) bool { return v != 0 }) {
-			_, sp99 := msPercentiles(sizing)
-			rest := make([]int64, len(lags))
-			for i, v := range lags {
-				rest[i] = v - sizing[i]
+		recorded := func(part []int64) bool {
+			return len(part) == len(lags) && slices.ContainsFunc(part, func(v int64) bool { return v != 0 })
+		}
+		sized, queued := recorded(sizing), recorded(queue)
+		if sized || queued {
+			rest := slices.Clone(lags)
+			if sized {
+				_, sp99 := msPercentiles(sizing)
+				c.SizingP99Ms = &sp99
+				for i := range rest {
+					rest[i] -= sizing[i]
+				}
+			}
+			if queued {
+				_, qp99 := msPercentiles(queue)
+				c.QueueP99Ms = &qp99
+				for i := range rest {
+					rest[i] -= queue[i]
+				}
 			}
 			_, own = msPercentiles(rest)
-			c.SizingP99Ms, c.OwnLagP99Ms = &sp99, &own
+			c.OwnLagP99Ms = &own
+		}
+		var besides []string
+		if sized {
+			besides = append(besides, "--exact's sizing")
+		}
+		if queued {
+			besides = append(besides, "the wait for a free worker or the warmup")
 		}
 		switch {
 		case own > c.LagLimitMs && c.OwnLagP99Ms != nil:
-			c.Reasons = append(c.Reasons, fmt.Sprintf("schedule lag p99 %.2f ms, %.2f ms besides --exact's sizing, > %s: requests went out late", p99, own, lim.LagLimit))
+			c.Reasons = append(c.Reasons, fmt.Sprintf("schedule lag p99 %.2f ms, %.2f ms besides %s, > %s: requests went out late", p99, own, strings.Join(besides, " and "), lim.LagLimit))
 		case own > c.LagLimitMs:
 			c.Reasons = append(c.Reasons, fmt.Sprintf("schedule lag p99 %.2f ms > %s: requests went out late", p99, lim.LagLimit))
 		case p99 > c.LagLimitMs:
-			c.Notes = append(c.Notes, fmt.Sprintf("requests went out late (schedule lag p99 %.2f ms > %s) because --exact sized each one first (sizing p99 %.2f ms, the lag besides it %.2f ms): the latencies do not include it",
-				p99, lim.LagLimit, *c.SizingP99Ms, own))
+			if sized {
+				c.Notes = append(c.Notes, fmt.Sprintf("requests went out late (schedule lag p99 %.2f ms > %s) because --exact sized each one first (sizing p99 %.2f ms, the lag besides it %.2f ms): the latencies do not include it",
+					p99, lim.LagLimit, *c.SizingP99Ms, own))
+			}
+			if queued {
+				c.Notes = append(c.Notes, fmt.Sprintf("requests waited for a free worker (--concurrency holds back the --rate or the trace's times) or for the --warmup requests to end (schedule lag p99 %.2f ms > %s, the wait p99 %.2f ms, the lag besides it %.2f ms): the schedule's own constraint, not client lag; the latencies do not include it",
+					p99, lim.LagLimit, *c.QueueP99Ms, own))
+			}
 		}
 	}
 	if len(cpu) > 0 {

@@ -23,9 +23,10 @@ import (
 //   - request_throughput = succeeded / duration_s; output_token_throughput
 //     = Σ usage.completion_tokens of succeeded requests / duration_s;
 //     total_token_throughput adds their usage.prompt_tokens.
-//   - per succeeded streamed request: ttft_ms; e2e_ms (latency); tpot_ms
-//     = (e2e − ttft) / (completion_tokens − 1) when completion_tokens > 1;
-//     itl_ms: every gap between output chunks of those requests, pooled.
+//   - per succeeded request: e2e_ms (latency), streamed or not; per
+//     succeeded streamed request: ttft_ms; tpot_ms = (e2e − ttft) /
+//     (completion_tokens − 1) when completion_tokens > 1; itl_ms: every gap
+//     between output chunks of those requests, pooled.
 //   - mean, std (population, numpy's default ddof=0), min, max and
 //     percentiles by linear interpolation between closest ranks (numpy's
 //     default method).
@@ -39,10 +40,10 @@ const Definitions = `Performance (live records; vLLM bench serve's definitions):
   request start to latest request end. request_throughput = succeeded /
   duration_s; output_token_throughput = sum of usage.completion_tokens of
   succeeded requests / duration_s; total_token_throughput adds their
-  usage.prompt_tokens. Per succeeded streamed request: ttft_ms, e2e_ms
-  (latency), tpot_ms = (e2e - ttft) / (completion_tokens - 1) when
-  completion_tokens > 1; itl_ms = every gap between output chunks of those
-  requests, pooled. Each: mean, std (population), min, max and p50, p90,
+  usage.prompt_tokens. Per succeeded request, streamed or not: e2e_ms
+  (latency). Per succeeded streamed request: ttft_ms, tpot_ms = (e2e -
+  ttft) / (completion_tokens - 1) when completion_tokens > 1; itl_ms =
+  every gap between output chunks of those requests, pooled. Each: mean, std (population), min, max and p50, p90,
   p95, p99 (+ --percentiles) by linear interpolation between closest ranks
   (numpy's default). Goodput (--slo): succeeded requests whose every given
   figure is <= its SLO (tpot counts as 0 when completion_tokens <= 1);
@@ -63,6 +64,7 @@ type Live struct {
 	ITLNs     []int64        `json:"itl_ns"`
 	OK        bool           `json:"ok"`
 	Stream    bool           `json:"stream"`
+	Retried   bool           `json:"retried"`
 	Usage     *records.Usage `json:"usage"`
 	Error     *struct {
 		Kind string `json:"kind"`
@@ -72,6 +74,9 @@ type Live struct {
 	// SizingNs is the part of the lag send --exact spent sizing the
 	// request, when recorded.
 	SizingNs *int64 `json:"sizing_ns"`
+	// QueueNs is the part of the lag spent waiting for a free worker or
+	// for the warmup to end, when recorded.
+	QueueNs *int64 `json:"queue_ns"`
 	// ClientCPU is send's CPU use when it wrote the record, as a fraction
 	// of the cores it may use, when recorded.
 	ClientCPU *float64 `json:"client_cpu"`
@@ -209,8 +214,11 @@ type perfAcc struct {
 	itl    []int64
 	lags   []int64
 	sizing []int64 // each lag's part spent by send --exact's sizing
+	queue  []int64 // each lag's part spent waiting for a worker or the warmup
 	cpu    []float64
 	errors map[string]uint64
+	// retried counts the requests send sent a second time (result.retried).
+	retried uint64
 }
 
 func (p *perfAcc) add(isl records.ISL, l *Live) {
@@ -228,9 +236,17 @@ func (p *perfAcc) add(isl records.ISL, l *Live) {
 			sizing = *l.SizingNs
 		}
 		p.sizing = append(p.sizing, sizing)
+		var queue int64
+		if l.QueueNs != nil {
+			queue = *l.QueueNs
+		}
+		p.queue = append(p.queue, queue)
 	}
 	if l.ClientCPU != nil {
 		p.cpu = append(p.cpu, *l.ClientCPU)
+	}
+	if l.Retried {
+		p.retried++
 	}
 	if !l.OK {
 		kind := records.ErrProtocol
@@ -339,8 +355,8 @@ type Performance struct {
 	Failed    uint64            `json:"failed"`
 	Cancelled uint64            `json:"cancelled"`
 	Errors    map[string]uint64 `json:"errors"`
-	// Streamed is the succeeded requests with a TTFT (the latency
-	// figures' population); WithoutUsage the succeeded ones without
+	// Streamed is the succeeded requests with a TTFT (the population of
+	// ttft, tpot and itl; e2e counts every succeeded one); WithoutUsage the succeeded ones without
 	// usage (no tokens, no TPOT).
 	Streamed              uint64      `json:"streamed"`
 	WithoutUsage          uint64      `json:"without_usage"`
@@ -362,6 +378,9 @@ type Performance struct {
 	ByTurn                []PerfGroup `json:"by_turn"`
 	ByISL                 []PerfGroup `json:"by_isl"`
 	Timeline              Timeline    `json:"timeline"`
+	// Retried is the requests send sent a second time, once, because
+	// not a byte of the first attempt was written (result.retried).
+	Retried uint64 `json:"retried"`
 
 	// values are each latency figure's values in ms, ascending (ttft,
 	// tpot, itl, e2e), for the report's CDFs.
@@ -436,6 +455,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		pr.Errors[k] = n
 	}
 	pr.Requests = uint64(len(p.reqs))
+	pr.Retried = p.retried
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	var inFlight float64
 	for _, r := range p.reqs {
@@ -477,7 +497,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		st := statsOf(slices.Clone(p.lags), pcts)
 		pr.ScheduleLag = &st
 	}
-	pr.Client = CheckClient(p.lags, p.sizing, p.cpu, o.Client)
+	pr.Client = CheckClient(p.lags, p.sizing, p.queue, p.cpu, o.Client)
 	if !o.SLO.empty() {
 		g := &Goodput{SLO: o.SLO}
 		for _, r := range p.reqs {
@@ -546,7 +566,7 @@ func meets(r perfReq, o SLO) bool {
 }
 
 // latencies computes the four latency figures over the succeeded
-// streamed requests of reqs.
+// requests of reqs (e2e) and their streamed ones (the others).
 func (p *perfAcc) latencies(reqs []perfReq, pcts []float64) (ttft, tp, itl, e2e Stats) {
 	st, _ := p.latencyValues(reqs, pcts)
 	return st[0], st[1], st[2], st[3]
@@ -558,11 +578,16 @@ func (p *perfAcc) latencyValues(reqs []perfReq, pcts []float64) ([4]Stats, [4][]
 	var tt, ee, gaps []int64
 	var tps []float64
 	for _, r := range reqs {
+		// e2e counts every succeeded request, streamed or not, as vLLM's
+		// calculate_metrics does (issue 27 item 11: a --no-stream run had
+		// no latency at all); the other figures need a stream.
+		if r.ok {
+			ee = append(ee, r.lat)
+		}
 		if !r.streamed {
 			continue
 		}
 		tt = append(tt, r.ttft)
-		ee = append(ee, r.lat)
 		gaps = append(gaps, p.itl[r.itlOff:r.itlOff+r.itlLen]...)
 		if t, ok := tpot(r); ok {
 			tps = append(tps, t)

@@ -29,7 +29,7 @@ func live(startMs, latMs, ttftMs int64, gaps []int64, prompt, completion int) *L
 		l.ITLNs = append(l.ITLNs, g*msNs)
 	}
 	if prompt >= 0 {
-		l.Usage = &records.Usage{PromptTokens: ip(prompt), CompletionTokens: completion, TotalTokens: prompt + completion}
+		l.Usage = &records.Usage{PromptTokens: ip(prompt), CompletionTokens: completion, TotalTokens: ip(prompt + completion)}
 	}
 	return l
 }
@@ -403,19 +403,28 @@ func TestFailuresInEveryOutput(t *testing.T) {
 }
 
 // A request without usage: no tokens, no TPOT, but TTFT and E2E; a
-// non-streamed success: in throughput, not in the latency figures.
+// non-streamed success: in throughput and E2E (vLLM's e2el counts every
+// successful request; issue 27 item 11: a --no-stream run had e2e n=0),
+// not in TTFT, TPOT or ITL. A retried request is counted.
 func TestWithoutUsageAndUnstreamed(t *testing.T) {
 	s := NewSummary()
 	s.AddRequest(Request{ISL: rec(10, nil, nil, nil), Live: live(0, 1000, 100, []int64{900}, -1, 0)})
 	ns := live(0, 2000, -1, nil, 5, 7)
 	ns.Stream = false
+	ns.Retried = true
 	s.AddRequest(Request{ISL: rec(10, nil, nil, nil), Live: ns})
 	p := s.Report().Performance
-	if p.Succeeded != 2 || p.Streamed != 1 || p.WithoutUsage != 1 || p.OutputTokens != 7 || p.InputTokens != 5 {
+	if p.Succeeded != 2 || p.Streamed != 1 || p.WithoutUsage != 1 || p.OutputTokens != 7 || p.InputTokens != 5 || p.Retried != 1 {
 		t.Errorf("%+v", p)
 	}
-	if p.TTFT.N != 1 || p.TPOT.N != 0 || p.E2E.N != 1 || p.ITL.N != 1 {
-		t.Errorf("n: ttft %d tpot %d e2e %d itl %d", p.TTFT.N, p.TPOT.N, p.E2E.N, p.ITL.N)
+	if p.TTFT.N != 1 || p.TPOT.N != 0 || p.E2E.N != 2 || p.ITL.N != 1 {
+		t.Errorf("n: ttft %d tpot %d e2e %d itl %d; want 1 0 2 1", p.TTFT.N, p.TPOT.N, p.E2E.N, p.ITL.N)
+	}
+	// e2e: 1000 and 2000 ms.
+	near(t, "e2e mean", p.E2E.Mean, 1500)
+	near(t, "e2e max", p.E2E.Max, 2000)
+	if !strings.Contains(strings.Join(p.headline(), "\n"), "retried 1") {
+		t.Errorf("headline without the retried count: %q", p.headline())
 	}
 	nearV(t, "duration", p.DurationS, 2)
 	nearV(t, "output tok/s", p.OutputTokenThroughput, 3.5)

@@ -13,6 +13,9 @@ func (p *Performance) headline() []string {
 		l += " (" + byKind(p.Errors) + ")"
 	}
 	l += fmt.Sprintf("   cancelled %d", p.Cancelled)
+	if p.Retried > 0 {
+		l += fmt.Sprintf("   retried %d", p.Retried)
+	}
 	lines := []string{l,
 		fmt.Sprintf("duration %s s   throughput %s req/s, output %s tok/s, total %s tok/s   concurrency peak %d, mean %s",
 			fixed(p.DurationS, 3), fixed(p.RequestThroughput, 2), fixed(p.OutputTokenThroughput, 1), fixed(p.TotalTokenThroughput, 1),
@@ -33,7 +36,7 @@ func (p *Performance) headline() []string {
 		lines = append(lines, fmt.Sprintf("%d succeeded requests had no usage: no tokens or TPOT counted for them", p.WithoutUsage))
 	}
 	if p.Succeeded > p.Streamed {
-		lines = append(lines, fmt.Sprintf("%d succeeded requests were not streamed (or had no output chunk): not in the latency figures", p.Succeeded-p.Streamed))
+		lines = append(lines, fmt.Sprintf("%d succeeded requests were not streamed (or had no output chunk): in e2e, not in ttft, tpot and itl", p.Succeeded-p.Streamed))
 	}
 	return lines
 }
@@ -55,7 +58,7 @@ func (p *Performance) tables() []table {
 		head = append(head, q.Key())
 	}
 	head = append(head, "max")
-	lat := table{head: head, note: "ttft, e2e: succeeded streamed requests; tpot = (e2e − ttft) / (completion_tokens − 1) when > 1 token; " +
+	lat := table{head: head, note: "ttft: succeeded streamed requests; e2e: every succeeded request; tpot = (e2e − ttft) / (completion_tokens − 1) when > 1 token; " +
 		"itl: every gap between output chunks, pooled; percentiles interpolate linearly between closest ranks (numpy)"}
 	rows := []struct {
 		label string

@@ -79,7 +79,7 @@ func (cannedPoster) do(context.Context, time.Duration, []byte) records.Result {
 	prompt := 1000
 	return records.Result{StartNs: time.Now().UnixNano(), LatencyNs: 50000, Status: 200, OK: true,
 		FinishReason: "length", OutputText: "tok tok",
-		Usage: &records.Usage{PromptTokens: &prompt, CompletionTokens: 2, TotalTokens: 1002}}
+		Usage: &records.Usage{PromptTokens: &prompt, CompletionTokens: 2, TotalTokens: new(1002)}}
 }
 
 // BenchmarkRequestOverhead is send's own work per request around the HTTP

@@ -22,13 +22,15 @@ import (
 	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/version"
+	"github.com/islkit/islkit/internal/wire"
 )
 
 // bodyExcerpt is how much of an error response a record keeps.
 const bodyExcerpt = 512
 
-// maxBody bounds a non-streaming response body.
-const maxBody = 64 << 20
+// maxBody bounds a non-streaming response body (a variable: tests lower
+// it).
+var maxBody = 64 << 20
 
 // client posts bodies to one endpoint URL, over one kept-alive
 // connection per request in flight (internal/h1: net/http's Transport
@@ -67,8 +69,10 @@ func TLSConfig(insecure bool, caFile string) (*tls.Config, error) {
 }
 
 func newClient(kind endpoint.Kind, endpoint, apiKey string, extra http.Header, tc *tls.Config) (*client, error) {
+	// Accept-Encoding identity: send reads answers as they come, and a
+	// compressed stream cannot be read chunk by chunk (issue 27 item 18).
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream, application/json"},
-		"User-Agent": {"islkit-send/" + version.String()}}
+		"Accept-Encoding": {"identity"}, "User-Agent": {"islkit-send/" + version.String()}}
 	if apiKey != "" {
 		h.Set("Authorization", "Bearer "+apiKey)
 	}
@@ -108,7 +112,7 @@ func CheckReachable(ctx context.Context, endpoint string, tc *tls.Config) error 
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
-		return fmt.Errorf("cannot reach %s: %w", endpoint, err)
+		return fmt.Errorf("cannot reach %s: %w", wire.RedactURL(endpoint), err)
 	}
 	defer conn.Close()
 	if u.Scheme == "https" {
@@ -118,7 +122,7 @@ func CheckReachable(ctx context.Context, endpoint string, tc *tls.Config) error 
 		}
 		cfg.ServerName = u.Hostname()
 		if err := tls.Client(conn, cfg).HandshakeContext(ctx); err != nil {
-			return fmt.Errorf("TLS handshake with %s failed: %w", endpoint, err)
+			return fmt.Errorf("TLS handshake with %s failed: %w", wire.RedactURL(endpoint), err)
 		}
 	}
 	return nil
@@ -135,8 +139,10 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	resp, conn, err := c.pool.Post(hard, body, deadline, false)
 	var stale *h1.StaleError
 	if errors.As(err, &stale) && hard.Err() == nil && !c.pool.Aborted() && time.Now().Before(deadline) {
-		// Safe to send again: nothing was processed. Only once, and only
-		// this case; any other failure is recorded as it is.
+		// Safe to send again: not a byte of the request was written. Only
+		// once, and only this case; any other failure is recorded as it
+		// is (a reset after the request was written is ErrReset: the
+		// server may have processed it).
 		res.Retried = true
 		// The timings are the retry's: the first attempt never reached
 		// the server.
@@ -146,7 +152,11 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	}
 	if err != nil {
 		res.LatencyNs = time.Since(start).Nanoseconds()
-		res.Error = c.classify(err, hard, records.ErrConnection)
+		kind := records.ErrConnection
+		if _, ok := errors.AsType[*h1.ResetError](err); ok {
+			kind = records.ErrReset
+		}
+		res.Error = c.classify(err, hard, kind)
 		return res
 	}
 	defer conn.Release()
@@ -155,6 +165,7 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, bodyExcerpt))
 		res.LatencyNs = time.Since(start).Nanoseconds()
 		kind := records.ErrHTTP4xx
+		msg := resp.Status
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
 			kind = records.ErrRateLimited
@@ -162,8 +173,13 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 			kind = records.ErrHTTP5xx
 		case resp.StatusCode < 400:
 			kind = records.ErrProtocol
+			if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 {
+				// send does not follow a redirect (a POST's body would
+				// not follow it everywhere): say where it pointed.
+				msg += ", Location: " + loc + " (send does not follow redirects: give --url the address it points to)"
+			}
 		}
-		res.Error = &records.RequestError{Kind: kind, Message: resp.Status, Body: string(excerpt)}
+		res.Error = &records.RequestError{Kind: kind, Message: msg, Body: string(excerpt)}
 		var body struct {
 			Error json.RawMessage `json:"error"`
 		}
@@ -172,6 +188,15 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 				res.Error.Code, res.Error.Type = se.code, se.typ
 			}
 		}
+		return res
+	}
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		// Asked for identity, the server compressed anyway: its bytes
+		// are no SSE and no JSON (they read as a stream truncated after
+		// 0 chunks).
+		res.LatencyNs = time.Since(start).Nanoseconds()
+		res.Error = &records.RequestError{Kind: records.ErrProtocol,
+			Message: fmt.Sprintf("the server compressed its answer (Content-Encoding: %s) although send asked for Accept-Encoding: identity; send reads answers uncompressed: turn compression off on the server or the proxy in front of it", enc)}
 		return res
 	}
 	readSSE, readWhole := readStream, readJSON
@@ -184,8 +209,12 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	} else {
 		buf := bodies.Get().(*bytes.Buffer)
 		buf.Reset()
-		_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxBody))
-		if err == nil {
+		// One byte past the limit tells a body over it from one of it.
+		_, err = buf.ReadFrom(io.LimitReader(resp.Body, int64(maxBody)+1))
+		switch {
+		case err == nil && buf.Len() > maxBody:
+			err = &protocolError{fmt.Errorf("the response body exceeded send's limit of %s for a non-streamed answer", sizeText(maxBody))}
+		case err == nil:
 			// The parse copies what it keeps: the buffer is free after it.
 			err = readWhole(buf.Bytes(), start, time.Now(), &res)
 		}
@@ -211,6 +240,14 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 	}
 	res.OK = true
 	return res
+}
+
+// sizeText is n bytes in MiB when whole, else in bytes.
+func sizeText(n int) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // bodies are the buffers of non-streamed answers read so far, for the

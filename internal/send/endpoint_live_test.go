@@ -228,19 +228,17 @@ func TestEndpointsFaults(t *testing.T) {
 						got[r.Result.Error.Kind]++
 					}
 				}
-				if len(recs) != n || sum.Requests != n || s.Requests() != n+retried {
-					t.Fatalf("%d records, summary %d, server saw %d (%d retried); want %d", len(recs), sum.Requests, s.Requests(), retried, n)
+				// The server reads each request whole before its reset: none
+				// is sent again (issue 27 item 2).
+				if len(recs) != n || sum.Requests != n || s.Requests() != n || retried != 0 {
+					t.Fatalf("%d records, summary %d, server saw %d (%d retried); want %d, none retried", len(recs), sum.Requests, s.Requests(), retried, n)
 				}
 				want := map[string]int{}
 				for f, c := range s.Faults() {
 					want[wantKind[f]] += c
 				}
-				want[records.ErrConnection] -= retried
-				if want[records.ErrConnection] == 0 {
-					delete(want, records.ErrConnection)
-				}
 				if fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Errorf("errors by kind %v, server injected %v less %d retried", got, want, retried)
+					t.Errorf("errors by kind %v, server injected %v", got, want)
 				}
 			})
 		}

@@ -21,13 +21,20 @@ type session struct {
 	// first is its first request's slot when the issuer admitted it
 	// before handing the session out (take); nil: the worker admits it.
 	first *slot
+	// taken is when a worker became ready to take it (take's ready): a
+	// trace row due before is late for want of a free worker.
+	taken time.Time
 }
 
 // slot is one admitted request: when it was due to go out (its intended
-// start) and whether it is a --warmup request.
+// start), whether it is a --warmup request, and free: the earliest it
+// could go out for the schedule's own constraints (its worker ready, the
+// warmup over). free − due, when positive, is its queue wait
+// (result.queue_ns): late, but not by the client's fault.
 type slot struct {
 	due    time.Time
 	warmup bool
+	free   time.Time
 }
 
 // issuer decides what goes out and when: it hands out sessions (pass
@@ -120,7 +127,9 @@ func (is *issuer) sessions(yield func(session) bool) {
 // their own times, so they are taken first. false: nothing more.
 func (is *issuer) take(ready time.Time) (session, bool) {
 	if is.at != nil {
-		return is.claim()
+		s, ok := is.claim()
+		s.taken = ready
+		return s, ok
 	}
 	if !is.recycle && is.next.Load() >= int64(len(is.convs)) {
 		return session{}, false
@@ -187,10 +196,15 @@ func (is *issuer) admit(ready time.Time) (slot, bool) { return is.admitUntil(rea
 
 // admitUntil is admit, given up when until is closed (nil: never).
 func (is *issuer) admitUntil(ready time.Time, until <-chan struct{}) (slot, bool) {
-	sl := slot{due: ready}
+	sl := slot{due: ready, free: ready}
 	var ok bool
+	warmOver := is.warmOver()
 	if sl.warmup, ok = is.warmPlace(until); !ok {
 		return slot{}, false
+	}
+	if !sl.warmup && !warmOver {
+		// A measured request held back by the warmup barrier.
+		sl.free = time.Now()
 	}
 	ticks := is.ticks
 	if sl.warmup {
@@ -248,6 +262,16 @@ func (is *issuer) warmPlace(until <-chan struct{}) (warm, ok bool) {
 		case <-until:
 			return false, false
 		}
+	}
+}
+
+// warmOver says whether every warmup request has ended.
+func (is *issuer) warmOver() bool {
+	select {
+	case <-is.warmDone:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/wire"
@@ -148,6 +149,13 @@ func (o *LiveOptions) Validate() error {
 	}
 	if _, err := wire.URLFor(o.Endpoint, o.URL); err != nil {
 		return fmt.Errorf("--url %w", err)
+	}
+	if err := h1.CheckHeader(o.Header); err != nil {
+		return fmt.Errorf("-H: %w", err)
+	}
+	if o.APIKey != "" && h1.CheckHeader(http.Header{"Authorization": {"Bearer " + o.APIKey}}) != nil {
+		// Not the key itself in the message.
+		return errors.New("--api-key holds a control character (a line break pasted with it?)")
 	}
 	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
 		o.Concurrency = 1

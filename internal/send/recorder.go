@@ -39,8 +39,11 @@ type recorder struct {
 	lags []int64
 	// sizing is each lag's part spent by --exact's sizing (0 without).
 	sizing []int64
-	cpus   []float64
-	limit  report.ClientLimits
+	// queue is each lag's part spent waiting for a free worker or for
+	// the warmup to end (0 when none).
+	queue []int64
+	cpus  []float64
+	limit report.ClientLimits
 }
 
 func newRecorder(w io.Writer) *recorder {
@@ -73,6 +76,7 @@ func (r *recorder) write(rec *records.Request) error {
 			if res.ScheduleLagNs != nil {
 				r.lags = append(r.lags, *res.ScheduleLagNs)
 				r.sizing = append(r.sizing, deref(res.SizingNs))
+				r.queue = append(r.queue, deref(res.QueueNs))
 			}
 			if res.ClientCPU != nil {
 				r.cpus = append(r.cpus, *res.ClientCPU)
@@ -133,7 +137,7 @@ func (r *recorder) summary() Summary {
 	defer r.mu.Unlock()
 	return Summary{Requests: int(r.done.Load()), Failed: int(r.failed.Load()), Cancelled: int(r.cancelled.Load()),
 		ByKind: maps.Clone(r.byKind), Resized: int(r.resized.Load()), Unreachable: int(r.unreachable.Load()),
-		Client: report.CheckClient(r.lags, r.sizing, r.cpus, r.limit)}
+		Client: report.CheckClient(r.lags, r.sizing, r.queue, r.cpus, r.limit)}
 }
 
 func deref(p *int64) int64 {

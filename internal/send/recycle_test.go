@@ -1,14 +1,18 @@
 package send
 
 import (
+	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/testserver"
 )
 
 // recycleCase is one set of composed conversations whose recycle passes
@@ -126,5 +130,37 @@ func TestExactRecycleFirstTurn(t *testing.T) {
 	}
 	if moved == 0 || resized == 0 {
 		t.Errorf("%d counts moved by a marker, %d first turns resized: the test shows nothing", moved, resized)
+	}
+}
+
+// TestRecycledExpectedISL: without --exact, a recycle pass after the first
+// sends a marker compose did not count, so its first turn's expected_isl
+// is absent (unknown), not compose's pass-0 count (issue 27 item 4: send
+// --recycle recorded 200 where the server counted 197–201). Pass 0 keeps
+// compose's count, and so does every pass without a marker (its request
+// is byte for byte pass 0's).
+func TestRecycledExpectedISL(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	wire := 57
+	marked := conv("marked", 0, cachebust.FirstTurnPrefix, "", "a")
+	plain := conv("plain", 1, cachebust.None, "", "b")
+	marked.Turns[0].WireISL, plain.Turns[0].WireISL = &wire, &wire
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), &out, []records.Conversation{marked, plain}, newBuilder(t, PayloadOptions{Stream: true}),
+		LiveOptions{URL: s.URL(), Concurrency: 1, Requests: 6, Recycle: true, Timeout: time.Minute})
+	if err != nil || sum.Failed != 0 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	first := map[string][]byte{}
+	for _, r := range liveRecords(t, &out) {
+		wantKnown := r.Pass == 0 || r.ConversationID == "plain"
+		if known := r.ExpectedISL != nil && *r.ExpectedISL == wire; known != wantKnown {
+			t.Errorf("%s pass %d: expected_isl %v, want known %v", r.ConversationID, r.Pass, r.ExpectedISL, wantKnown)
+		}
+		if r.Pass == 0 {
+			first[r.ConversationID] = r.Payload
+		} else if same := bytes.Equal(r.Payload, first[r.ConversationID]); same != (r.ConversationID == "plain") {
+			t.Errorf("%s pass %d: payload same as pass 0: %v", r.ConversationID, r.Pass, same)
+		}
 	}
 }

@@ -64,26 +64,26 @@ type responseObject struct {
 // responsesUsage is ResponseUsage: input_tokens, output_tokens,
 // total_tokens and their details.
 type responsesUsage struct {
-	InputTokens        *int `json:"input_tokens"`
-	OutputTokens       int  `json:"output_tokens"`
-	TotalTokens        int  `json:"total_tokens"`
+	InputTokens        *tokens `json:"input_tokens"`
+	OutputTokens       tokens  `json:"output_tokens"`
+	TotalTokens        *tokens `json:"total_tokens"`
 	InputTokensDetails *struct {
-		CachedTokens *int `json:"cached_tokens"`
+		CachedTokens *tokens `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
 	OutputTokensDetails *struct {
-		ReasoningTokens *int `json:"reasoning_tokens"`
+		ReasoningTokens *tokens `json:"reasoning_tokens"`
 	} `json:"output_tokens_details"`
 }
 
 // record maps the Responses names onto the record's (prompt_tokens is
 // input_tokens, completion_tokens output_tokens).
 func (u *responsesUsage) record() *records.Usage {
-	out := &records.Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+	out := &records.Usage{PromptTokens: u.InputTokens.ptr(), CompletionTokens: int(u.OutputTokens), TotalTokens: u.TotalTokens.ptr()}
 	if d := u.InputTokensDetails; d != nil {
-		out.CachedTokens = d.CachedTokens
+		out.CachedTokens = d.CachedTokens.ptr()
 	}
 	if d := u.OutputTokensDetails; d != nil {
-		out.ReasoningTokens = d.ReasoningTokens
+		out.ReasoningTokens = d.ReasoningTokens.ptr()
 	}
 	return out
 }
@@ -178,7 +178,7 @@ func readResponsesStream(r io.Reader, start time.Time, res *records.Result) erro
 		res.Chunks++
 		var ev responseEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return &protocolError{fmt.Errorf("event %d: %w", res.Chunks, err)}
+			return usageError(fmt.Sprintf("event %d", res.Chunks), err)
 		}
 		switch ev.Type {
 		case "response.output_text.delta":
@@ -211,7 +211,7 @@ func readResponsesJSON(body []byte, start, end time.Time, res *records.Result) e
 	defer a.finish()
 	var r responseObject
 	if err := json.Unmarshal(body, &r); err != nil {
-		return &protocolError{err}
+		return usageError("the response body", err)
 	}
 	res.Chunks = 1
 	if r.Object != "response" {

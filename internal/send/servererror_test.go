@@ -79,3 +79,46 @@ func mustClient(t *testing.T, url string, extra http.Header) *client {
 	t.Cleanup(cl.closeIdle)
 	return cl
 }
+
+// TestAnswerMessages: answers send cannot use are named for what they
+// are (issue 27 item 18): a non-streamed body over the size limit (it
+// was "unexpected end of JSON input"), a compressed answer send did not
+// ask for (send asks for Accept-Encoding: identity; a gzip stream was
+// "truncated after 0 chunks"), and a redirect with its Location.
+func TestAnswerMessages(t *testing.T) {
+	defer func(n int) { maxBody = n }(maxBody)
+	maxBody = 1 << 10
+	var encodings []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		encodings = append(encodings, r.Header.Get("Accept-Encoding"))
+		switch r.URL.Path {
+		case "/big":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"choices":[{"message":{"content":"`+strings.Repeat("x", 2<<10)+`"}}]}`)
+		case "/gzip":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Content-Encoding", "gzip")
+			io.WriteString(w, "\x1f\x8b\x08\x00\x00\x00\x00\x00")
+		case "/moved":
+			w.Header().Set("Location", "https://example.test/v1/chat/completions")
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		}
+	}))
+	defer srv.Close()
+	for path, want := range map[string]string{
+		"/big":   "the response body exceeded send's limit of 1024 bytes for a non-streamed answer",
+		"/gzip":  "the server compressed its answer (Content-Encoding: gzip) although send asked for Accept-Encoding: identity",
+		"/moved": "307 Temporary Redirect, Location: https://example.test/v1/chat/completions (send does not follow redirects",
+	} {
+		res := mustClient(t, srv.URL+path, nil).do(context.Background(), time.Minute, []byte(`{}`))
+		if res.OK || res.Error == nil || res.Error.Kind != records.ErrProtocol || !strings.Contains(res.Error.Message, want) {
+			t.Errorf("%s: %+v, want a protocol error saying %q", path, res.Error, want)
+		}
+	}
+	for _, e := range encodings {
+		if e != "identity" {
+			t.Errorf("Accept-Encoding %q, want identity", e)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +32,9 @@ type sseReader struct {
 	br   *bufio.Reader
 	data []byte
 	line []byte
+	// midEvent: the input ended inside an event (a partial line, or
+	// data lines without the blank line that ends the event).
+	midEvent bool
 }
 
 // readers are the 4 KB buffers of finished streams, for the next ones: a
@@ -59,7 +64,8 @@ func (s *sseReader) Next() ([]byte, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) && (have || len(line) > 0) {
+			s.midEvent = have || len(line) > 0
+			if errors.Is(err, io.EOF) && s.midEvent {
 				return nil, io.ErrUnexpectedEOF
 			}
 			return nil, err
@@ -188,28 +194,78 @@ func parseAPIError(raw json.RawMessage) *serverError {
 }
 
 type usageJSON struct {
-	PromptTokens        *int `json:"prompt_tokens"`
-	CompletionTokens    int  `json:"completion_tokens"`
-	TotalTokens         int  `json:"total_tokens"`
-	ReasoningTokens     *int `json:"reasoning_tokens"`
+	PromptTokens        *tokens `json:"prompt_tokens"`
+	CompletionTokens    tokens  `json:"completion_tokens"`
+	TotalTokens         *tokens `json:"total_tokens"`
+	ReasoningTokens     *tokens `json:"reasoning_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens *int `json:"cached_tokens"`
+		CachedTokens *tokens `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
-		ReasoningTokens *int `json:"reasoning_tokens"`
+		ReasoningTokens *tokens `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
 }
 
 func (u *usageJSON) record() *records.Usage {
-	out := &records.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
-		TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens}
+	out := &records.Usage{PromptTokens: u.PromptTokens.ptr(), CompletionTokens: int(u.CompletionTokens),
+		TotalTokens: u.TotalTokens.ptr(), ReasoningTokens: u.ReasoningTokens.ptr()}
 	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
-		out.ReasoningTokens = d.ReasoningTokens
+		out.ReasoningTokens = d.ReasoningTokens.ptr()
 	}
 	if d := u.PromptTokensDetails; d != nil {
-		out.CachedTokens = d.CachedTokens
+		out.CachedTokens = d.CachedTokens.ptr()
 	}
 	return out
+}
+
+// tokens is a token count of a server's usage: a JSON integer, or a
+// number with no fraction (12.0, as some servers write one). Anything
+// else is a protocol error that says what the server sent, not the JSON
+// decoder's words about Go types (issue 27 item 18).
+type tokens int
+
+func (n *tokens) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if v, err := strconv.ParseInt(string(b), 10, 64); err == nil && v == int64(int(v)) {
+		*n = tokens(v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return &tokenCountError{string(b)}
+	}
+	*n = tokens(f)
+	return nil
+}
+
+func (n *tokens) ptr() *int {
+	if n == nil {
+		return nil
+	}
+	v := int(*n)
+	return &v
+}
+
+// tokenCountError is a usage token count that is not a whole number.
+type tokenCountError struct{ value string }
+
+func (e *tokenCountError) Error() string {
+	v := e.value
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return "usage: a token count is " + v + ", not a whole number"
+}
+
+// usageError finds a tokenCountError however the JSON decoder wrapped it:
+// its message alone, with where it was.
+func usageError(where string, err error) error {
+	if te, ok := errors.AsType[*tokenCountError](err); ok {
+		return &protocolError{fmt.Errorf("%s: %w", where, te)}
+	}
+	return &protocolError{fmt.Errorf("%s: %w", where, err)}
 }
 
 // accumulator turns chunks into a Result.
@@ -281,9 +337,16 @@ func (a *accumulator) finish() {
 	a.res.Reasoning = a.reas.String()
 }
 
+// NoteNoDone is result.note of a stream that ended without data: [DONE]
+// after everything a complete answer carries.
+const NoteNoDone = "stream ended without data: [DONE] after its finish_reason and usage: complete"
+
 // readStream parses an SSE response into res. It returns errTruncated
 // (wrapped) when the stream ends without [DONE] and the read error when
-// the connection fails.
+// the connection fails; except that a stream whose last event is whole,
+// and which carried a finish_reason and the usage send asks for, is
+// complete without [DONE] (some servers close the stream there, issue 27
+// item 12): a success, noted in res.Note.
 func readStream(r io.Reader, start time.Time, res *records.Result) error {
 	a := accumulator{res: res, start: start}
 	defer a.finish()
@@ -295,6 +358,10 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 		data, err := sr.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				if !sr.midEvent && res.FinishReason != "" && res.Usage.Counts() {
+					res.Note = NoteNoDone
+					return nil
+				}
 				return fmt.Errorf("%w after %d chunks", errTruncated, res.Chunks)
 			}
 			return err
@@ -308,7 +375,7 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 		// fresh one escapes to the heap at every chunk.
 		c = chunk{}
 		if err := json.Unmarshal(data, &c); err != nil {
-			return &protocolError{fmt.Errorf("chunk %d: %w", res.Chunks, err)}
+			return usageError(fmt.Sprintf("chunk %d", res.Chunks), err)
 		}
 		if err := a.add(&c, now); err != nil {
 			return err
@@ -323,7 +390,7 @@ func readJSON(body []byte, start, end time.Time, res *records.Result) error {
 	defer a.finish()
 	var c chunk
 	if err := json.Unmarshal(body, &c); err != nil {
-		return &protocolError{err}
+		return usageError("the response body", err)
 	}
 	res.Chunks = 1
 	return a.add(&c, end)

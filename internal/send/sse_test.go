@@ -2,8 +2,10 @@ package send
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
@@ -48,6 +50,42 @@ func TestReadStream(t *testing.T) {
 		var res records.Result
 		if err := readStream(strings.NewReader(bad), time.Now(), &res); !errors.As(err, &se) || se.message != "boom" {
 			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// TestStreamWithoutDone: a stream that carried its finish_reason and its
+// usage and then ended without data: [DONE] is complete: a success, with
+// result.note saying so (issue 27 item 12: it was recorded as truncated).
+// Without either, or cut inside an event, it is still truncated; a body
+// cut by the connection (io.ErrUnexpectedEOF from the chunked reader)
+// after a whole event counts as its end.
+func TestStreamWithoutDone(t *testing.T) {
+	finish := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n"
+	usage := "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":1,\"total_tokens\":8}}\n\n"
+	for name, tc := range map[string]struct {
+		in       string
+		cut      bool // the body ends in io.ErrUnexpectedEOF
+		complete bool
+	}{
+		"finish and usage":           {finish + usage, false, true},
+		"finish and usage, cut body": {finish + usage, true, true},
+		"no usage":                   {finish, false, false},
+		"no finish":                  {"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n" + usage, false, false},
+		"last event cut":             {finish + strings.TrimSuffix(usage, "\n"), false, false},
+	} {
+		var r io.Reader = strings.NewReader(tc.in)
+		if tc.cut {
+			r = io.MultiReader(r, iotest.ErrReader(io.ErrUnexpectedEOF))
+		}
+		var res records.Result
+		err := readStream(r, time.Now(), &res)
+		switch {
+		case tc.complete && (err != nil || res.Note != NoteNoDone || res.OutputText != "hi" || res.FinishReason != "length"):
+			t.Errorf("%s: %v, note %q, %+v; want complete, noted", name, err, res.Note, res)
+		case !tc.complete && !errors.Is(err, errTruncated):
+			t.Errorf("%s: %v, want truncated", name, err)
 		}
 	}
 }

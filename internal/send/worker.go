@@ -40,7 +40,8 @@ type worker struct {
 // moment the worker was ready to send it (the previous request's end, or
 // ready: the worker's --ramp-up start); and how late it went out
 // (schedule_lag_ns): send's own delay, plus the wait for a free worker
-// when --concurrency holds back a --rate.
+// when --concurrency holds back a --rate or a trace, or for the warmup to
+// end; that wait, the schedule's own, is queue_ns.
 func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 	replies := make([]string, 0, len(s.c.Turns))
 	synthetic := false
@@ -72,6 +73,9 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 				return false, nil
 			}
 		}
+		if t == 0 && s.taken.After(sl.free) {
+			sl.free = s.taken // a trace row due before a worker was free
+		}
 		ready = time.Time{}
 		t0 := time.Now()
 		var sz sized
@@ -88,7 +92,12 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 		}
 		built := sz.built
 		rec := newRecord(c, t, s.pass, built)
-		if t > 0 {
+		if t > 0 || s.pass > 0 && built.Marker != "" {
+			// compose counted the dry-run request: a later turn's history
+			// holds the server's replies, and a recycle pass's marker is
+			// not pass 0's (its count differs by a few tokens; issue 27
+			// item 4). Without --exact send has no model to count what it
+			// sends: unknown. (--exact sets it below.)
 			rec.ExpectedISL = nil
 		}
 		rec.SyntheticHistory = synthetic
@@ -113,6 +122,9 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 		due := sl.due.UnixNano()
 		late := res.StartNs - due
 		res.ScheduledNs, res.ScheduleLagNs = &due, &late
+		if queue := min(sl.free.UnixNano()-due, late); queue > 0 {
+			res.QueueNs = &queue
+		}
 		if w.sizer != nil {
 			sizing := buildDur.Nanoseconds()
 			res.SizingNs = &sizing

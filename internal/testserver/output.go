@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strconv"
@@ -203,14 +204,17 @@ func (st *streamer) end(buf []byte) []byte {
 		buf = append(buf, u...)
 		buf = append(buf, "}\n\n"...)
 	}
-	return append(buf, "data: [DONE]\n\n"...)
+	return append(buf, doneEvent...)
 }
+
+// doneEvent ends a chat or completions stream.
+const doneEvent = "data: [DONE]\n\n"
 
 func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	if s.cfg.CloseAfterStream {
+	if s.cfg.CloseAfterStream || s.cfg.NoDone {
 		h.Set("Keep-Alive", "timeout=5, max=100")
 		defer closeAfterStream(w)
 	}
@@ -265,5 +269,8 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 		panic(http.ErrAbortHandler)
 	}
 	buf = st.end(buf)
+	if s.cfg.NoDone {
+		buf = bytes.TrimSuffix(buf, []byte(doneEvent))
+	}
 	flush()
 }

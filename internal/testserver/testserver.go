@@ -90,6 +90,10 @@ type Config struct {
 	// response while still advertising Keep-Alive, as llama.cpp's
 	// llama-server does: a client that reuses the connection sees it die.
 	CloseAfterStream bool
+	// NoDone ends every chat and completions stream after its usage
+	// chunk without data: [DONE], and closes the connection: the answer
+	// is complete, its end marker missing.
+	NoDone bool
 	// Profile is the server whose preprocessing prompt accounting follows
 	// (serverprofile.Default when empty).
 	Profile serverprofile.Profile

@@ -94,7 +94,7 @@ func TestServerErrorsAreClear(t *testing.T) {
 	for url, want := range map[string]string{
 		failing.URL(): "HTTP 500",
 		noUsage.URL:   "no usage.prompt_tokens",
-		"localhost:1": "want http:// or https://",
+		"localhost:1": "has no scheme: add http://",
 	} {
 		_, err := Run(context.Background(), Options{URL: url, Model: "x", Counter: wordCounter{}, Timeout: 5 * time.Second})
 		if err == nil || !strings.Contains(err.Error(), "--verify-url") || !strings.Contains(err.Error(), want) {

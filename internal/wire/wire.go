@@ -5,6 +5,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -133,19 +134,61 @@ func EndpointURL(raw string) (string, error) { return URLFor(endpoint.Chat, raw)
 // http://HOST:PORT (or one ending in /v1) gets k's standard path; any
 // other path is used as given.
 func URLFor(k endpoint.Kind, raw string) (string, error) {
+	shown := RedactURL(raw)
+	if !strings.Contains(raw, "://") {
+		// url.Parse reads "127.0.0.1:8000" as a bad path and
+		// "localhost:8000" as the scheme "localhost".
+		return "", fmt.Errorf("%q has no scheme: add http:// (http://%s) or https://", shown, shown)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", err
+		// Its message repeats the URL, password and all.
+		msg := err.Error()
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			msg = ue.Err.Error()
+		}
+		return "", fmt.Errorf("%q: %s", shown, msg)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("%q: want http:// or https://", raw)
+		return "", fmt.Errorf("%q: want http:// or https://", shown)
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("%q: no host", raw)
+		return "", fmt.Errorf("%q: no host", shown)
 	}
 	switch strings.TrimSuffix(u.Path, "/") {
 	case "", "/v1":
 		u.Path = k.Path()
 	}
 	return u.String(), nil
+}
+
+// RedactURL is raw with the password of its user information replaced by
+// xxxxx (user:xxxxx@host), for messages: a URL may carry one
+// (http://user:secret@host) and errors must not repeat it. A URL that
+// does not parse (or has no scheme) is redacted by its shape: the
+// password is what lies between the first ":" after "://" (or the
+// start) and the last "@" before the path.
+func RedactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	prefix, rest, ok := strings.Cut(raw, "://")
+	if ok {
+		prefix += "://"
+	} else {
+		prefix, rest = "", raw // user:secret@host:8000, no scheme
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword {
+		return raw
+	}
+	return prefix + user + ":xxxxx" + rest[at:]
 }

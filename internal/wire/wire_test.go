@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -86,6 +87,35 @@ func TestEndpointURL(t *testing.T) {
 	for _, bad := range []string{"h:8000", "ftp://h", "http://", "http://h:port"} {
 		if got, err := EndpointURL(bad); err == nil {
 			t.Errorf("EndpointURL(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+// TestURLMessages: a URL without a scheme says to add one, not a URL
+// parser's words; and no message repeats the password of a URL's user
+// information (issue 27 item 18).
+func TestURLMessages(t *testing.T) {
+	for bad, want := range map[string]string{
+		"127.0.0.1:8000":               `"127.0.0.1:8000" has no scheme: add http:// (http://127.0.0.1:8000) or https://`,
+		"localhost:8000":               `"localhost:8000" has no scheme: add http://`,
+		"u:hunter2@h:8000":             `"u:xxxxx@h:8000" has no scheme`,
+		"http://u:hunter2@h:port":      `"http://u:xxxxx@h:port": invalid port`,
+		"ftp://u:hunter2@h":            `"ftp://u:xxxxx@h": want http:// or https://`,
+		"http://u:hunter2@h:8000/%zz":  `"http://u:xxxxx@h:8000/%zz": invalid URL escape`,
+		"http://u:hunter2@[::1:8000/x": `"http://u:xxxxx@[::1:8000/x"`,
+	} {
+		_, err := EndpointURL(bad)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("EndpointURL(%q): %v; want %q and no password", bad, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"http://u:hunter2@h:8000/v1": "http://u:xxxxx@h:8000/v1",
+		"http://u@h:8000":            "http://u@h:8000",
+		"http://h:8000":              "http://h:8000",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
