@@ -416,16 +416,14 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 }
 
 // wireCount is the ISL of turn k's request as send builds it, counted as
-// the server counts its endpoint (wire.CountEndpoint): for chat, rendered
-// through the template with the generation prompt and encoded without
-// special tokens; without a template, the message texts joined by one
-// space (measure's bare count).
+// the conversation's server profile counts its endpoint (compose's
+// wireIDs: serverprofile.Render).
 func (c *Composer) wireCount(conv *records.Conversation, k int, marker string) (int, error) {
-	msgs, err := wire.Messages(conv, k, marker, nil)
+	pr, err := prompt(c.model, conv, k, marker)
 	if err != nil {
 		return 0, err
 	}
-	return wire.CountEndpoint(conv.Endpoint, msgs, c.model.Template, c.model.Tokenizer, c.model.Now)
+	return pr.Count(c.model.Tokenizer), nil
 }
 
 // Conversation builds conversation i; the result depends only on the

@@ -8,11 +8,9 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
@@ -214,10 +212,10 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 				t.MaxTokens = replyTokens
 			}
 		}
-		ids, err := d.wireIDs(conv, k, marker)
+		ids, n, err := d.wireIDs(conv, k, marker)
 		switch {
 		case err == nil && d.opts.ISL > 0:
-			ids, err = d.resize(conv, k, marker, len(ids), rng.IntN(len(d.gen.ids)))
+			ids, n, err = d.resize(conv, k, marker, n, rng.IntN(len(d.gen.ids)))
 		case err == nil && d.opts.Live:
 			own := d.model.Tokenizer.Encode(t.Text)
 			r := liveReserve(conv, k)
@@ -233,7 +231,6 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		if err != nil {
 			return nil, fmt.Errorf("dataset line %d turn %d: %w", dl.Line, k, err)
 		}
-		n := len(ids)
 		t.WireISL = &n
 		if d.opts.ISL == 0 {
 			t.TargetISL = max(n, 1)
@@ -251,18 +248,18 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 // count with the dataset's own text, which gives the first budget (the
 // count is nearly linear in the text's tokens); start is where in the
 // corpus a too-short text continues.
-func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs, start int) ([]int, error) {
+func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs, start int) ([]int, int, error) {
 	t := &conv.Turns[k]
 	own := t.Text
 	ownIDs := d.model.Tokenizer.Encode(own)
 	guess := len(ownIDs) + t.TargetISL - asIs
 	eval := func(text string) (sizing.Attempt, error) {
 		t.Text = text
-		ids, err := d.wireIDs(conv, k, marker)
+		_, n, err := d.wireIDs(conv, k, marker)
 		if err != nil {
 			return sizing.Attempt{}, err
 		}
-		return sizing.Attempt{Text: text, Wire: len(ids)}, nil
+		return sizing.Attempt{Text: text, Wire: n}, nil
 	}
 	var a sizing.Attempt
 	var src *sizing.Gen
@@ -277,11 +274,11 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 		src = d.gen.Continued(own, ownIDs, start+try*(len(d.gen.ids)/5+1), max(0, guess-len(ownIDs))+guess/4+64+reserve)
 		var err error
 		if a, out, err = src.SearchPrefix(guess, t.TargetISL, eval); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if out == stuck {
-		return nil, fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", t.TargetISL, a.Wire)
+		return nil, 0, fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", t.TargetISL, a.Wire)
 	}
 	t.Text = a.Text
 	t.BareTokens = d.model.Tokenizer.Count(t.Text)
@@ -290,65 +287,27 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 		// rest of its own, then the corpus.
 		t.Reserve = src.Continuation(a.Start, a.Len, reserve)
 	}
-	ids, err := d.wireIDs(conv, k, marker)
+	ids, n, err := d.wireIDs(conv, k, marker)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if out == unreachable {
-		t.Unreachable = &records.Unreachable{MinISL: len(ids), Short: len(ids) - t.TargetISL,
+		t.Unreachable = &records.Unreachable{MinISL: n, Short: n - t.TargetISL,
 			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
-	} else if len(ids) != t.TargetISL {
-		return nil, fmt.Errorf("the resized request encodes to %d tokens, not its target %d", len(ids), t.TargetISL)
+	} else if n != t.TargetISL {
+		return nil, 0, fmt.Errorf("the resized request encodes to %d tokens, not its target %d", n, t.TargetISL)
 	}
-	return ids, nil
+	return ids, n, nil
 }
 
 // liveSeed sets the reserves' random stream apart from the sizes'.
 const liveSeed = 0x6c697665
 
-// wireIDs is turn k's request's wire tokens, built as send builds it.
-func (d *Dataset) wireIDs(conv *records.Conversation, k int, marker string) ([]int, error) {
+// wireIDs is turn k's request's wire tokens and count, built as send
+// builds it (compose's wireIDs).
+func (d *Dataset) wireIDs(conv *records.Conversation, k int, marker string) ([]int, int, error) {
 	return wireIDs(d.model, conv, k, marker)
 }
-
-// wireIDs is the wire tokens of turn k's request of conv as send builds
-// it, as wire.CountEndpoint counts them: rendered with the generation
-// prompt and encoded without special tokens (with them for responses; a
-// completions prompt is not rendered and encoded with them); without a
-// template, the contents joined by one space (wire.Count's rule). A
-// template that raises gives a *templateError.
-func wireIDs(m *Model, conv *records.Conversation, k int, marker string) ([]int, error) {
-	msgs, err := wire.Messages(conv, k, marker, nil)
-	if err != nil {
-		return nil, err
-	}
-	encode := m.Tokenizer.Encode
-	if conv.Endpoint.AddsSpecialTokens() {
-		// vLLM's completions and responses encode with special tokens
-		// (wire.CountEndpoint).
-		encode = m.Tokenizer.EncodeWithSpecialTokens
-	}
-	if !conv.Endpoint.Templated() {
-		prompt, _ := msgs[0]["content"].(string)
-		return encode(prompt), nil
-	}
-	if m.Template == nil {
-		parts := make([]string, len(msgs))
-		for i, msg := range msgs {
-			parts[i], _ = msg["content"].(string)
-		}
-		return m.Tokenizer.Encode(strings.Join(parts, " ")), nil // measure's bare count, as wire.CountEndpoint
-	}
-	text, err := m.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: m.Now})
-	if err != nil {
-		return nil, &templateError{err}
-	}
-	return encode(text), nil
-}
-
-type templateError struct{ err error }
-
-func (e *templateError) Error() string { return "rendering the request: " + e.err.Error() }
 
 // runOrdered makes conversations 0..n-1 with up to workers at a time and
 // writes them in order, leaving out those make1 returns nil for; it stops

@@ -77,7 +77,7 @@ func TestDatasetKeepsTexts(t *testing.T) {
 		}
 		testutil.ValidateSchema(t, "conversation.schema.json", line)
 		for k, turn := range c.Turns {
-			w, err := d.wireIDs(&c, k, wire.Marker(&c, 0))
+			w, _, err := d.wireIDs(&c, k, wire.Marker(&c, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,12 +143,12 @@ func TestDatasetReference(t *testing.T) {
 			for ci := range convs {
 				c := &convs[ci]
 				for ti := range c.Turns {
-					m, err := wire.Messages(c, ti, wire.Marker(c, 0), nil)
+					req, err := wire.Build(c, ti, wire.Marker(c, 0), nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					byReq[[2]int{c.Index, ti}] = &c.Turns[ti]
-					msgs[[2]int{c.Index, ti}] = messagesSHA256(m)
+					msgs[[2]int{c.Index, ti}] = messagesSHA256(req.Messages)
 				}
 			}
 			if len(byReq) != len(rows) {
@@ -259,7 +259,7 @@ func TestDatasetResize(t *testing.T) {
 				} else {
 					want += wrap + tok.Count(*dl.Turns[k-1].Reply) + isl
 				}
-				ids, err := d.wireIDs(&c, k, wire.Marker(&c, 0))
+				ids, _, err := d.wireIDs(&c, k, wire.Marker(&c, 0))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -302,7 +302,7 @@ func TestDatasetResizeUnreachable(t *testing.T) {
 			}
 		}
 		turn := c.Turns[0]
-		ids, err := d.wireIDs(&c, 0, wire.Marker(&c, 0))
+		ids, _, err := d.wireIDs(&c, 0, wire.Marker(&c, 0))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -105,7 +105,7 @@ func (c *Composer) checkPrefix(conv *records.Conversation, marker string) error 
 	if conv.PrefixGroup == nil {
 		return nil
 	}
-	ids, err := wireIDs(c.model, conv, 0, marker)
+	ids, _, err := wireIDs(c.model, conv, 0, marker)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (c *Composer) nameCacheBlocks(conv *records.Conversation, marker string) er
 	}
 	conv.CacheBlockSize = c.opts.CacheBlockSize
 	for k := range conv.Turns {
-		ids, err := wireIDs(c.model, conv, k, marker)
+		ids, _, err := wireIDs(c.model, conv, k, marker)
 		if err != nil {
 			return fmt.Errorf("conversation %s turn %d: %w", conv.ID, k, err)
 		}

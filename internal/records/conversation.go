@@ -21,6 +21,11 @@ type Conversation struct {
 	// --endpoint); send builds that endpoint's bodies. Absent in records
 	// written before the field existed: chat.
 	Endpoint endpoint.Kind `json:"endpoint,omitempty"`
+	// Server is the server profile the turns were sized for (compose
+	// --server: vllm, sglang, transformers, aiperf), whose count of each
+	// request is its wire ISL. Absent in records written before the field
+	// existed: vllm.
+	Server string `json:"server,omitempty"`
 	// CacheBust is the marker target and Landing where it lands (the
 	// routing table's answer for this conversation).
 	CacheBust cachebust.Target  `json:"cache_bust"`

@@ -9,7 +9,6 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
-	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
@@ -74,7 +73,6 @@ func (e *MismatchError) Unwrap() error { return e.Err }
 type Sizer struct {
 	m       *model.Model
 	profile serverprofile.Profile
-	rules   serverprofile.Rules
 	// bare: the conversations were composed without the chat template,
 	// so their targets are bare counts (the message texts joined by one
 	// space, as compose counted them).
@@ -109,7 +107,7 @@ func NewSizer(f *records.ComposedFor, m *model.Model, chatTemplate string, profi
 			return nil, fmt.Errorf("composed_for.now: %w", err)
 		}
 	}
-	z := &Sizer{m: m, profile: profile, rules: serverprofile.RulesOf(profile), bare: !f.ChatTemplateApplied}
+	z := &Sizer{m: m, profile: profile, bare: !f.ChatTemplateApplied}
 	if z.bare {
 		return z, nil
 	}
@@ -136,33 +134,27 @@ func NewSizer(f *records.ComposedFor, m *model.Model, chatTemplate string, profi
 	return z, nil
 }
 
-// count is the request's ISL as the server renders body (or the bare
-// count when the conversations were composed without a template); a
-// completions prompt as the server encodes it, special tokens included
-// (compose's target counts them too).
-func (z *Sizer) count(c *records.Conversation, turn, pass int, replies []string, built Built) (int, error) {
-	if c.Endpoint.Or() == endpoint.Completions {
-		z.renders.Add(1)
-		ex, err := extract.Body(built.Body)
-		if err != nil {
-			return 0, err
-		}
-		return serverprofile.CountCompletions(z.profile, ex, z.m.Tokenizer)
-	}
-	if z.bare {
-		msgs, err := wire.Messages(c, turn, built.Marker, replies)
-		if err != nil {
-			return 0, err
-		}
-		z.renders.Add(1)
-		return wire.Count(msgs, nil, z.m.Tokenizer, z.m.Now)
-	}
+// count is the request's ISL as the server profile counts body
+// (serverprofile.Render): rendered through the template, or the bare
+// count when the conversations were composed without one (their targets
+// are bare counts, the message texts joined by one space, as compose
+// counted them); a completions prompt as the server encodes it, special
+// tokens included (compose's target counts them too).
+func (z *Sizer) count(body []byte) (int, error) {
 	z.renders.Add(1)
-	ex, err := extract.Body(built.Body)
+	ex, err := extract.Body(body)
 	if err != nil {
 		return 0, err
 	}
-	return serverprofile.CountBody(z.rules, ex, z.m.Template, z.m.Tokenizer, z.m.Now)
+	var t *chat.Template
+	if !z.bare {
+		t = z.m.Template
+	}
+	pr, err := serverprofile.Render(z.profile, ex, t, z.m.Now, nil)
+	if err != nil {
+		return 0, err
+	}
+	return pr.Count(z.m.Tokenizer), nil
 }
 
 // sized is a request made exact, with what its record says about it.
@@ -218,7 +210,7 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		if err != nil {
 			return sizing.Attempt{}, err
 		}
-		n, err := z.count(c, turn, pass, replies, built)
+		n, err := z.count(built.Body)
 		if err != nil {
 			return sizing.Attempt{}, fmt.Errorf("conversation %s turn %d: counting the request: %w", c.ID, turn, err)
 		}

@@ -305,7 +305,7 @@ func FuzzExactFit(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reply %q reserve %q: %v", reply, reserve, err)
 		}
-		n, err := z.count(&c, 1, 0, hist, s.built)
+		n, err := z.count(s.built.Body)
 		if err != nil || n != s.wire {
 			t.Fatalf("the request counts %d (%v), sizing said %d", n, err, s.wire)
 		}
