@@ -20,6 +20,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/workload"
 )
 
@@ -87,6 +88,7 @@ type flags struct {
 	BenchmarkID              string  `help:"Benchmark id in the marker digest. Default: derived from --seed." placeholder:"ID"`
 	Corpus                   string  `help:"UTF-8 text file to cut prompts from. Default: Moby Dick (embedded)." placeholder:"FILE" type:"existingfile"`
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
+	Server                   string  `help:"Server whose count every request is sized for, as measure --server counts it: vllm, sglang, transformers (apply_chat_template on the messages as given) or aiperf (AIPerf's own count); recorded on each conversation (send --exact counts with it)." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
 	Live                     bool    `help:"Write what send --exact needs to make every live request exact against the server's real replies: the model the conversations were composed for (composed_for) and, per turn, the corpus text that follows it (reserve: the previous turn's --osl draw + 32 tokens). Needs --exact (--dataset: always exact; the reserve continues the turn's own text, then the corpus)."`
@@ -141,7 +143,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 		SharedSystemPromptLength: f.SharedSystemPromptLength,
 		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
 		Workers: f.Workers, AllowOverContext: f.AllowOverContext, Live: f.Live,
-		PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength,
+		PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength, Server: serverprofile.Profile(f.Server),
 		CacheBlockSize: given(set, "cache-block-size", f.CacheBlockSize),
 		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
@@ -315,7 +317,8 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 		return err
 	}
 	opts := compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
-		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live}
+		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live,
+		Server: serverprofile.Profile(f.Server)}
 	if set["isl"] {
 		opts.ISL, opts.ISLStddev = f.ISL, f.ISLStddev
 	}
@@ -364,7 +367,8 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 		return err
 	}
 	tr, err := compose.NewTracer(p, m, text, compose.TraceOptions{
-		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers})
+		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers,
+		Server: serverprofile.Profile(f.Server)})
 	if err != nil {
 		return usage(err)
 	}

@@ -6,6 +6,14 @@ import (
 	"github.com/islkit/islkit/internal/wire"
 )
 
+// orDefault is p, or the default profile (vllm) for "".
+func orDefault(p serverprofile.Profile) serverprofile.Profile {
+	if p == "" {
+		return serverprofile.Default
+	}
+	return p
+}
+
 // serverOf is the server profile conv is sized for (records.Conversation
 // .Server; absent: vllm).
 func serverOf(conv *records.Conversation) serverprofile.Profile {

@@ -16,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
@@ -44,6 +45,8 @@ type DatasetOptions struct {
 	Live bool
 	// AllowOverContext: as Options.
 	AllowOverContext bool
+	// Server: as Options.
+	Server serverprofile.Profile
 }
 
 // Dataset replays dataset dialogs, with the dataset's replies as history
@@ -175,6 +178,7 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		Landing:        cachebust.Route(d.probe.CacheBust, dl.System != nil),
 		Exact:          true,
 		Model:          d.opts.Model,
+		Server:         string(orDefault(d.opts.Server)),
 		CacheBlockSize: d.opts.CacheBlockSize,
 		ComposedFor:    composedFor(d.opts.Live, d.probe, d.model),
 	}

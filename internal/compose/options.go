@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/serverprofile"
 )
 
 // Options are compose's flags (AIPerf's names). Lengths are tokens.
@@ -28,6 +29,9 @@ type Options struct {
 	// false gives AIPerf's average compensation.
 	Exact bool
 	Model string // copied into each record's "model"
+	// Server is the server profile whose count the turns are sized for
+	// (--server; "" is vllm), recorded on each conversation.
+	Server serverprofile.Profile
 	// Workers composes conversations in parallel; output order and bytes
 	// do not depend on it. <= 0 means 1.
 	Workers int

@@ -16,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -31,6 +32,8 @@ type TraceOptions struct {
 	// CacheBlockSize is the prefix-cache block each request's cache
 	// blocks are named in (--cache-block-size; 0: none named).
 	CacheBlockSize int
+	// Server: as Options.
+	Server serverprofile.Profile
 }
 
 // Tracer turns Mooncake trace rows into single-turn conversations whose
@@ -113,7 +116,7 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 		return nil, err
 	}
 	t.stride = coprimeStride(len(t.gen.ids))
-	if t.header, t.tail, err = splitTemplate(m); err != nil {
+	if t.header, t.tail, err = splitTemplate(m, t.opts.Server); err != nil {
 		return nil, err
 	}
 	t.headerTokens = m.Tokenizer.Count(t.header)
@@ -249,6 +252,7 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 		Landing:        cachebust.Route(t.target, false),
 		Exact:          true,
 		Model:          t.opts.Model,
+		Server:         string(orDefault(t.opts.Server)),
 		CacheBlockSize: t.opts.CacheBlockSize,
 		Trace:          &records.TraceRef{Line: r.Line, TimestampMs: r.Timestamp, HashIDs: r.HashIDs, BlockSize: t.opts.BlockSize},
 		Turns:          []records.Turn{{TargetISL: r.InputLength, MaxTokens: r.OutputLength}},

@@ -34,6 +34,10 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 		Endpoint:       ex.Endpoint,
 		ServerField:    usageField(ex.Endpoint),
 	}
+	if meta.sizedFor != "" && meta.sizedFor != isl.Profile {
+		isl.SizedFor = meta.sizedFor
+		m.sizedForOther(meta.sizedFor)
+	}
 	if ex.Endpoint == endpoint.Completions {
 		return m.measureCompletions(ex, meta, isl)
 	}

@@ -8,6 +8,8 @@ package measure
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +67,20 @@ type Measurer struct {
 	// was asked for; firstTemplateError is the first one's reason.
 	templateFailures   atomic.Int64
 	firstTemplateError atomic.Pointer[string]
+	// sizedOther counts the records sized for another server profile
+	// than the one counted with, by that profile.
+	sizedMu    sync.Mutex
+	sizedOther map[string]int
+}
+
+// sizedForOther records one request sized for profile p, not ours.
+func (m *Measurer) sizedForOther(p string) {
+	m.sizedMu.Lock()
+	defer m.sizedMu.Unlock()
+	if m.sizedOther == nil {
+		m.sizedOther = map[string]int{}
+	}
+	m.sizedOther[p]++
 }
 
 // noTemplate is the template error of a model without a chat template.
@@ -78,12 +94,19 @@ func (m *Measurer) templateFailed(reason string) {
 
 // Warnings returns what the run should tell on stderr once, at its end:
 // how many requests were counted bare because the chat template failed.
+// and how many were sized for another server profile than the one they
+// are counted with (send's "server": compose --server).
 func (m *Measurer) Warnings() []string {
-	n := m.templateFailures.Load()
-	if n == 0 {
-		return nil
+	var out []string
+	if n := m.templateFailures.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load()))
 	}
-	return []string{fmt.Sprintf("warning: %d request(s) counted bare instead of through the chat template: %s", n, *m.firstTemplateError.Load())}
+	m.sizedMu.Lock()
+	defer m.sizedMu.Unlock()
+	for _, p := range slices.Sorted(maps.Keys(m.sizedOther)) {
+		out = append(out, fmt.Sprintf("warning: %d request(s) were sized for --server %s and are counted as %s (their isl says sized_for): their gaps to the target include the two servers' difference; measure them with --server %s", m.sizedOther[p], p, m.profile(), p))
+	}
+	return out
 }
 
 // New returns a Measurer.

@@ -221,6 +221,7 @@ func newRecord(c *records.Conversation, turn, pass int, built Built) records.Req
 		SchemaVersion:     records.SchemaVersion,
 		BenchmarkID:       c.BenchmarkID,
 		Endpoint:          c.Endpoint,
+		Server:            c.Server,
 		ConversationID:    c.ID,
 		ConversationIndex: c.Index,
 		Turn:              turn,

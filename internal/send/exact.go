@@ -42,6 +42,34 @@ func ComposedFor(convs []records.Conversation) (*records.ComposedFor, error) {
 	return first, nil
 }
 
+// ServerFor is the server profile send --exact counts convs with: want
+// (send --server) when given, else the one the conversations were sized
+// for (compose --server, records.Conversation.Server; absent: vllm). Their
+// targets are that profile's counts, so conversations sized for another
+// profile than want, or for two profiles, are refused (a usage error).
+func ServerFor(convs []records.Conversation, want string) (serverprofile.Profile, error) {
+	got := ""
+	for i := range convs {
+		c := &convs[i]
+		s := c.Server
+		if s == "" {
+			s = string(serverprofile.Default)
+		}
+		switch {
+		case want != "" && s != want:
+			return "", fmt.Errorf("conversation %s was composed for --server %s (its targets are %s's counts), not %s: send it with --server %s (or leave --server out), or compose it again with --server %s", c.ID, s, s, want, s, want)
+		case got == "":
+			got = s
+		case s != got:
+			return "", fmt.Errorf("conversation %s was composed for --server %s but an earlier one for %s: send --exact counts as one server; send them separately", c.ID, s, got)
+		}
+	}
+	if want != "" {
+		got = want
+	}
+	return serverprofile.Parse(got)
+}
+
 // ExactModelOptions are the model flags of send --exact with the
 // records' defaults filled in: the tokenizer and chat template compose
 // used; the clock of --now, else $ISLKIT_NOW (model.Load), else the
