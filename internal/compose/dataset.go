@@ -181,10 +181,11 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		Server:         string(orDefault(d.opts.Server)),
 		CacheBlockSize: d.opts.CacheBlockSize,
 		ComposedFor:    composedFor(d.opts.Live, d.probe, d.model),
+		Tools:          dl.Tools,
 	}
 	if dl.System != nil {
 		n := tok.Count(*dl.System)
-		conv.SystemPrompt = &records.SystemPrompt{Text: *dl.System, RequestedTokens: n, BareTokens: n}
+		conv.SystemPrompt = &records.SystemPrompt{Text: *dl.System, Parts: dl.SystemParts, RequestedTokens: n, BareTokens: n}
 	}
 	marker := wire.Marker(conv, 0)
 	// The draws depend only on the seed and i, as compose's.
@@ -197,14 +198,25 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 	for k, dt := range dl.Turns {
 		t := &conv.Turns[k]
 		t.Index, t.Text, t.BareTokens, t.MaxTokens = k, dt.User, tok.Count(dt.User), d.opts.OSL
+		t.User, t.History = dt.UserMessage, dt.History
 		if d.opts.ISL > 0 {
 			isl := min(positiveNormal(rng, float64(d.opts.ISL), d.opts.ISLStddev), MaxLength)
-			if k == 0 {
+			switch {
+			case t.User != nil || k == 0 && conv.Tools != nil || k > 0 && conv.Turns[k-1].History != nil:
+				// What the dataset's tools, other text parts or history of
+				// tool calls and results add is what they count: the
+				// request with an empty text, then the ISL.
+				base, err := d.emptyCount(conv, k, marker)
+				if err != nil {
+					return d.skip(dl, k, err)
+				}
+				target = base + isl
+			case k == 0:
 				target = isl
 				if conv.SystemPrompt != nil {
 					target += d.probe.Overhead.Wrap + conv.SystemPrompt.BareTokens
 				}
-			} else {
+			default:
 				target += d.probe.Overhead.Wrap + replyTokens + isl
 			}
 			t.TargetISL = target
@@ -225,15 +237,8 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 			r := liveReserve(conv, k)
 			t.Reserve = d.gen.Continued(t.Text, own, reserveAt.IntN(len(d.gen.ids)), r).Continuation(0, len(own), r)
 		}
-		var te *templateError
-		if errors.As(err, &te) {
-			d.mu.Lock()
-			d.skipped = append(d.skipped, workload.Skipped{Line: dl.Line, Reason: fmt.Sprintf("turn %d: the chat template refuses the request (%v): skipped", k, te.err)})
-			d.mu.Unlock()
-			return nil, nil
-		}
 		if err != nil {
-			return nil, fmt.Errorf("dataset line %d turn %d: %w", dl.Line, k, err)
+			return d.skip(dl, k, err)
 		}
 		t.WireISL = &n
 		if d.opts.ISL == 0 {
@@ -244,6 +249,34 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		}
 	}
 	return conv, nil
+}
+
+// skip leaves dialog dl out when err says the server refuses turn k's
+// request (its rules or its template: a server of that profile would
+// refuse it too); any other error is returned.
+func (d *Dataset) skip(dl workload.Dialog, k int, err error) (*records.Conversation, error) {
+	var te *templateError
+	if !errors.As(err, &te) {
+		return nil, fmt.Errorf("dataset line %d turn %d: %w", dl.Line, k, err)
+	}
+	reason := fmt.Sprintf("turn %d: the chat template refuses the request (%v): skipped", k, te.err)
+	if serverprofile.IsRefusal(te.err) {
+		reason = fmt.Sprintf("turn %d: %v: skipped", k, te.err)
+	}
+	d.mu.Lock()
+	d.skipped = append(d.skipped, workload.Skipped{Line: dl.Line, Reason: reason})
+	d.mu.Unlock()
+	return nil, nil
+}
+
+// emptyCount is turn k's request's count with an empty text.
+func (d *Dataset) emptyCount(conv *records.Conversation, k int, marker string) (int, error) {
+	t := &conv.Turns[k]
+	text := t.Text
+	t.Text = ""
+	_, n, err := d.wireIDs(conv, k, marker)
+	t.Text = text
+	return n, err
 }
 
 // resize sets turn k's text so that its request counts exactly the turn's

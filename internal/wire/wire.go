@@ -44,20 +44,29 @@ func Build(c *records.Conversation, turn int, marker string, replies []string) (
 		return nil, fmt.Errorf("conversation %s: a %s request is one prompt: no turn %d, no system prompt", c.ID, c.Endpoint, turn)
 	}
 	msgs := make([]request.Message, 0, 2*turn+2)
-	if c.SystemPrompt != nil {
-		msgs = append(msgs, request.Message{Role: "system", Content: c.SystemPrompt.Text})
+	if sp := c.SystemPrompt; sp != nil {
+		m := request.Message{Role: "system", Content: sp.Text}
+		if sp.Parts != nil {
+			m.Content, m.Parts = "", textParts(sp.Parts)
+		}
+		msgs = append(msgs, m)
 	}
 	for k := 0; k < turn; k++ {
-		reply := c.Turns[k].Assistant
-		if k < len(replies) {
-			reply = replies[k]
+		t := &c.Turns[k]
+		msgs = append(msgs, userMessage(t))
+		switch {
+		case k < len(replies):
+			msgs = append(msgs, request.Message{Role: "assistant", Content: replies[k]})
+		case t.History != nil:
+			for i := range t.History {
+				msgs = append(msgs, message(&t.History[i]))
+			}
+		default:
+			msgs = append(msgs, request.Message{Role: "assistant", Content: t.Assistant})
 		}
-		msgs = append(msgs,
-			request.Message{Role: "user", Content: c.Turns[k].Text},
-			request.Message{Role: "assistant", Content: reply})
 	}
-	msgs = append(msgs, request.Message{Role: "user", Content: c.Turns[turn].Text})
-	req := &request.Request{Endpoint: c.Endpoint, Messages: msgs}
+	msgs = append(msgs, userMessage(&c.Turns[turn]))
+	req := &request.Request{Endpoint: c.Endpoint, Messages: msgs, Tools: c.Tools}
 	if marker == "" || c.CacheBust == cachebust.None {
 		return req, nil
 	}
@@ -67,6 +76,45 @@ func Build(c *records.Conversation, turn int, marker string, replies []string) (
 	}
 	req.Messages = res.Messages
 	return req, nil
+}
+
+// userMessage is turn t's user message: its text, in the dataset's
+// message when the turn has one (as its last text part).
+func userMessage(t *records.Turn) request.Message {
+	if t.User == nil {
+		return request.Message{Role: "user", Content: t.Text}
+	}
+	m := message(t.User)
+	switch {
+	case len(m.Parts) > 0:
+		m.Parts[len(m.Parts)-1].Text = t.Text
+	case m.Parts == nil:
+		m.Content, m.Null = t.Text, false
+	}
+	return m
+}
+
+// message is a dataset message as it goes on the wire.
+func message(m *records.Message) request.Message {
+	out := request.Message{Role: m.Role, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Reasoning: m.ReasoningContent}
+	switch {
+	case m.Parts != nil:
+		out.Parts = textParts(m.Parts)
+	case m.Content != nil:
+		out.Content = *m.Content
+	default:
+		out.Null = true
+	}
+	return out
+}
+
+// textParts are texts as parts.
+func textParts(texts []string) []request.Part {
+	parts := make([]request.Part, len(texts))
+	for i, t := range texts {
+		parts[i] = request.Part{Text: t}
+	}
+	return parts
 }
 
 // EndpointURL turns a server URL into its chat-completions URL: a bare
