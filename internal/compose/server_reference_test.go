@@ -247,3 +247,54 @@ func measuredAs(t *testing.T, m *Model, body []byte, p serverprofile.Profile) in
 	}
 	return *out.ISL.Templated
 }
+
+// TestDatasetSentAsItIs: a dataset's messages go out with their shape:
+// text parts stay parts (the last one the turn's text), names, reasoning,
+// tool calls (arguments as given), tool results and the tools are
+// replayed (their JSON compacted, keys in the dataset's order), and a final assistant message is the last turn's reply (its
+// length max_tokens), not sent.
+func TestDatasetSentAsItIs(t *testing.T) {
+	_, convs, skipped := composeToolsDataset(t, "", cachebust.None, 0, serverprofile.VLLM)
+	if len(convs) != 4 || len(skipped) != 0 {
+		t.Fatalf("%d conversations, skipped %v", len(convs), skipped)
+	}
+	b, err := send.NewBuilder(send.PayloadOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(c *records.Conversation, turn int) string {
+		built, err := b.Build(c, turn, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(built.Body)
+	}
+	for _, c := range []struct {
+		conv, turn int
+		want       []string
+	}{
+		{0, 0, []string{`{"content":[{"text":"I am going to Paris next week.","type":"text"},{"text":"What is the weather there today?","type":"text"}],"role":"user"}`,
+			`"tools":[{"type":"function","function":{"name":"get_weather","description":"Current weather of a city",`}},
+		{0, 1, []string{`{"content":null,"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\",\"unit\":\"celsius\"}"}}]}`,
+			`{"content":"Sunny, 21 degrees, light wind from the west.","role":"tool","tool_call_id":"call_1"}`,
+			`{"content":"It is sunny in Paris today, 21 degrees with a light westerly wind.","role":"assistant"},{"content":"And what should I pack for a week of walking around the city?","role":"user"}]`}},
+		{1, 1, []string{`{"content":"Summarise the plot of Moby Dick in two sentences.","name":"reader","role":"user"}`,
+			`"reasoning_content":"The user wants a very short summary; keep the two key beats.","role":"assistant"`,
+			`{"content":[{"text":"Now the same for","type":"text"},{"text":"Bartleby,","type":"text"},{"text":"the Scrivener.","type":"text"}],"role":"user"}]`}},
+		{2, 1, []string{`{"content":[{"text":"You convert currencies.","type":"text"},{"text":"Answer with numbers only.","type":"text"}],"role":"system"}`,
+			`{"content":[{"text":"108.5","type":"text"},{"text":"USD","type":"text"}],"role":"tool","tool_call_id":"c1"}`}},
+	} {
+		got := body(&convs[c.conv], c.turn)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("conv %d turn %d: body lacks %s\n%s", c.conv, c.turn, w, got)
+			}
+		}
+	}
+	// The final assistant message is the reply of the last turn: its
+	// length is max_tokens, and no request carries it.
+	last := convs[1].Turns[1]
+	if last.Assistant != "A Wall Street lawyer hires a copyist who gradually refuses every task. Bartleby ends up dying in prison, still preferring not to." || last.Text != "the Scrivener." {
+		t.Errorf("conv 1 turn 1: text %q, assistant %q", last.Text, last.Assistant)
+	}
+}
