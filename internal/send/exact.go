@@ -435,7 +435,7 @@ func (z *Sizer) markerStep(c *records.Conversation, pass int) int {
 	if was == now || was == "" {
 		return 0
 	}
-	// The message wire.Messages puts the marker in (RouteMessages on a
+	// The message wire.Build puts the marker in (RouteMessages on a
 	// request whose first message is the system prompt iff c has one).
 	l := cachebust.Route(c.CacheBust, c.SystemPrompt != nil)
 	var text string

@@ -6,7 +6,7 @@
 // tools, the template kwargs, add_generation_prompt and
 // continue_final_message, and whether the rendered prompt is encoded with
 // special tokens. Each rule names the section of
-// ../shared/reference/server-preprocessing.md ("§1.2") and the source file
+// docs/reference/server-preprocessing.md ("§1.2") and the source file
 // it was read from.
 //
 // A profile is a choice of server for each of a fixed list of rule
