@@ -35,6 +35,13 @@ func composeDataset(t *testing.T, model string, target cachebust.Target, isl int
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, runDataset(t, d, dialogs)
+}
+
+// runDataset runs d over dialogs and reads its conversations back, each
+// checked against the schema.
+func runDataset(t *testing.T, d *Dataset, dialogs []workload.Dialog) []records.Conversation {
+	t.Helper()
 	var buf bytes.Buffer
 	w := jsonl.NewWriter(&buf)
 	if err := d.Run(context.Background(), w, dialogs); err != nil {
@@ -43,13 +50,14 @@ func composeDataset(t *testing.T, model string, target cachebust.Target, isl int
 	w.Flush()
 	var convs []records.Conversation
 	for l := range strings.Lines(buf.String()) {
+		testutil.ValidateSchema(t, "conversation.schema.json", []byte(l))
 		var c records.Conversation
 		if err := records.Decode(jsonl.Line{File: "out", Data: []byte(l)}, records.KindConversation, &c); err != nil {
 			t.Fatal(err)
 		}
 		convs = append(convs, c)
 	}
-	return d, convs
+	return convs
 }
 
 // TestDatasetKeepsTexts: the dataset's texts and replies are kept as they

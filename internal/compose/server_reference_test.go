@@ -1,8 +1,6 @@
 package compose
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,14 +9,11 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
-	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/send"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testutil"
-	"github.com/islkit/islkit/internal/testutil/testmodel"
 	"github.com/islkit/islkit/internal/workload"
 )
 
@@ -49,15 +44,7 @@ type serverRefCase struct {
 // dialogs compose skipped.
 func composeToolsDataset(t *testing.T, model string, target cachebust.Target, isl int, server serverprofile.Profile) (*Model, []records.Conversation, []workload.Skipped) {
 	t.Helper()
-	src := testmodel.Source(t, model)
-	p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinned})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := modelFor(p, src, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, m := realProbe(t, model, target)
 	f, err := os.Open(filepath.Join("testdata", "openai_tools.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,23 +58,11 @@ func composeToolsDataset(t *testing.T, model string, target cachebust.Target, is
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w := jsonl.NewWriter(&buf)
-	if err := d.Run(context.Background(), w, dialogs); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	var convs []records.Conversation
-	for l := range strings.Lines(buf.String()) {
-		testutil.ValidateSchema(t, "conversation.schema.json", []byte(l))
-		var c records.Conversation
-		if err := records.Decode(jsonl.Line{File: "out", Data: []byte(l)}, records.KindConversation, &c); err != nil {
-			t.Fatal(err)
-		}
+	convs := runDataset(t, d, dialogs)
+	for _, c := range convs {
 		if c.Server != string(server) {
 			t.Fatalf("conversation %s records server %q, want %s", c.ID, c.Server, server)
 		}
-		convs = append(convs, c)
 	}
 	return m, convs, d.Skipped()
 }
