@@ -18,6 +18,7 @@ package request
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
@@ -60,8 +61,20 @@ func (m *Message) Plain() bool {
 type Request struct {
 	Endpoint endpoint.Kind
 	Messages []Message
+	// Marker is the cache-bust marker the messages carry ("" for none)
+	// and MarkerAt the message it sits in (-1 for none).
+	Marker   string
+	MarkerAt int
 	// Tools is the request's "tools" (a JSON array as given), nil for none.
 	Tools json.RawMessage
+	// Kwargs is "chat_template_kwargs" (a JSON object as given), nil for
+	// none.
+	Kwargs json.RawMessage
+	// AddGenerationPrompt, when not nil, and ContinueFinalMessage, when
+	// true, are written as the chat request's fields; otherwise a server
+	// applies its defaults (true and false).
+	AddGenerationPrompt  *bool
+	ContinueFinalMessage bool
 }
 
 // AppendMessage writes m as a JSON object, its keys in sorted order (as
@@ -132,7 +145,8 @@ func (m Message) MarshalJSON() ([]byte, error) { return AppendMessage(nil, &m), 
 var ErrShape = errors.New("request: shape not carried by the endpoint")
 
 // AppendInput writes r's members of the body, each preceded by a comma:
-//   - chat: "messages" (then "tools");
+//   - chat: "messages" (then "tools", "chat_template_kwargs",
+//     "add_generation_prompt" and "continue_final_message" when set);
 //   - responses: a leading system message as "instructions", the other
 //     messages as "input" message items ({"type", "role", "content"}, as
 //     AIPerf writes them), which is how the server turns them back into
@@ -143,7 +157,7 @@ var ErrShape = errors.New("request: shape not carried by the endpoint")
 func (r *Request) AppendInput(buf []byte, promptList bool) ([]byte, error) {
 	switch r.Endpoint.Or() {
 	case endpoint.Completions:
-		if len(r.Messages) != 1 || !r.Messages[0].Plain() || r.Tools != nil {
+		if len(r.Messages) != 1 || !r.Messages[0].Plain() || r.Tools != nil || r.Kwargs != nil || r.AddGenerationPrompt != nil || r.ContinueFinalMessage {
 			return buf, fmt.Errorf("%w: a completions request is one prompt, not %d messages", ErrShape, len(r.Messages))
 		}
 		buf = append(buf, `,"prompt":`...)
@@ -162,8 +176,8 @@ func (r *Request) AppendInput(buf []byte, promptList bool) ([]byte, error) {
 				return buf, fmt.Errorf("%w: message %d of a Responses request has more than a role and text", ErrShape, i)
 			}
 		}
-		if r.Tools != nil {
-			return buf, fmt.Errorf("%w: tools on a Responses request", ErrShape)
+		if r.Tools != nil || r.Kwargs != nil || r.AddGenerationPrompt != nil || r.ContinueFinalMessage {
+			return buf, fmt.Errorf("%w: tools or chat fields on a Responses request", ErrShape)
 		}
 		if len(msgs) > 0 && msgs[0].Role == "system" {
 			buf = append(buf, `,"instructions":`...)
@@ -188,6 +202,17 @@ func (r *Request) AppendInput(buf []byte, promptList bool) ([]byte, error) {
 	if r.Tools != nil {
 		buf = append(buf, `,"tools":`...)
 		buf = append(buf, r.Tools...)
+	}
+	if r.Kwargs != nil {
+		buf = append(buf, `,"chat_template_kwargs":`...)
+		buf = append(buf, r.Kwargs...)
+	}
+	if r.AddGenerationPrompt != nil {
+		buf = append(buf, `,"add_generation_prompt":`...)
+		buf = strconv.AppendBool(buf, *r.AddGenerationPrompt)
+	}
+	if r.ContinueFinalMessage {
+		buf = append(buf, `,"continue_final_message":true`...)
 	}
 	return buf, nil
 }

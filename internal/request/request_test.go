@@ -62,12 +62,15 @@ func TestAppendMessages(t *testing.T) {
 // and its own fields.
 func TestBody(t *testing.T) {
 	msgs := []Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U"}}
+	no := false
 	for _, c := range []struct {
 		req  Request
 		want string
 	}{
 		{Request{Messages: msgs, Tools: json.RawMessage(`[{"type":"function","function":{"name":"f"}}]`)},
 			`{ "messages":[{"content":"S","role":"system"},{"content":"U","role":"user"}],"tools":[{"type":"function","function":{"name":"f"}}]}`},
+		{Request{Messages: msgs[1:], Kwargs: json.RawMessage(`{"enable_thinking":false}`), AddGenerationPrompt: &no, ContinueFinalMessage: true},
+			`{ "messages":[{"content":"U","role":"user"}],"chat_template_kwargs":{"enable_thinking":false},"add_generation_prompt":false,"continue_final_message":true}`},
 		{Request{Endpoint: endpoint.Responses, Messages: msgs},
 			`{ "instructions":"S","input":[{"type":"message","role":"user","content":"U"}]}`},
 		{Request{Endpoint: endpoint.Completions, Messages: msgs[1:]}, `{ "prompt":"U"}`},

@@ -66,7 +66,7 @@ func Build(c *records.Conversation, turn int, marker string, replies []string) (
 		}
 	}
 	msgs = append(msgs, userMessage(&c.Turns[turn]))
-	req := &request.Request{Endpoint: c.Endpoint, Messages: msgs, Tools: c.Tools}
+	req := &request.Request{Endpoint: c.Endpoint, Messages: msgs, Tools: c.Tools, MarkerAt: -1}
 	if marker == "" || c.CacheBust == cachebust.None {
 		return req, nil
 	}
@@ -74,7 +74,7 @@ func Build(c *records.Conversation, turn int, marker string, replies []string) (
 	if res.Dropped != nil {
 		return nil, fmt.Errorf("conversation %s: %w", c.ID, res.Dropped)
 	}
-	req.Messages = res.Messages
+	req.Messages, req.Marker, req.MarkerAt = res.Messages, marker, res.Index
 	return req, nil
 }
 

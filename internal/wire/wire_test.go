@@ -55,6 +55,9 @@ func TestBuildHistoryAndMarker(t *testing.T) {
 	if got := marshal(t, req.Messages); got != want {
 		t.Errorf("messages\n got %s\nwant %s", got, want)
 	}
+	if req.Marker != m || req.MarkerAt != 1 {
+		t.Errorf("marker %q at %d, want %q at 1", req.Marker, req.MarkerAt, m)
+	}
 	// A system target lands on the system prompt.
 	c = conv(cachebust.SystemPrefix, true)
 	req, _ = Build(c, 0, Marker(c, 0), nil)

@@ -200,7 +200,7 @@ func build(msgs []message) (*Dialog, string) {
 			return nil, fmt.Sprintf("message %d (%s) where a user turn belongs: skipped", i, m.role)
 		}
 		t := DialogTurn{User: m.content, UserMessage: m.rich}
-		if m.rich != nil && m.rich.Parts == nil && m.rich.Content == nil {
+		if m.rich != nil && len(m.rich.Parts) == 0 && m.rich.Content == nil {
 			return nil, fmt.Sprintf("message %d: a user message without text: skipped", i)
 		}
 		// The reply: what follows up to the next user (or system) message.
