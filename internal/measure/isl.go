@@ -252,7 +252,7 @@ func (m *Measurer) render(messages []chat.Message, ex *extract.Inputs, withTools
 
 func (m *Measurer) renderInput(messages []chat.Message, ex *extract.Inputs, withTools bool) chat.RenderInput {
 	in := chat.RenderInput{
-		Messages:            messages,
+		Messages:            chat.MessagesValue(messages),
 		AddGenerationPrompt: true,
 		Kwargs:              ex.Kwargs,
 		Now:                 m.opts.Now,

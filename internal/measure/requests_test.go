@@ -39,7 +39,11 @@ func lineISL(t *testing.T, line []byte) records.ISL {
 // counts them: the independent expectation for the tests below.
 func templatedCount(t *testing.T, m *Measurer, messages string, tools string) int {
 	t.Helper()
-	in := chat.RenderInput{Messages: json.RawMessage(messages), AddGenerationPrompt: true, Now: m.opts.Now}
+	msgs, err := chat.DecodeJSON([]byte(messages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: m.opts.Now}
 	if tools != "" {
 		in.Tools = json.RawMessage(tools)
 	}

@@ -280,7 +280,7 @@ func checkRoles(rules Rules, ex *extract.Inputs) error {
 // Input is the apply_chat_template call for r.
 func (r *Request) Input() chat.RenderInput {
 	in := chat.RenderInput{
-		Messages:             r.Messages,
+		Messages:             chat.ObjectsValue(r.Messages),
 		Documents:            r.Documents,
 		AddGenerationPrompt:  r.AddGenerationPrompt,
 		ContinueFinalMessage: r.ContinueFinalMessage,
