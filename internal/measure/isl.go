@@ -50,25 +50,25 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 	counted := 0
 	var req *serverprofile.Request
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil && templates {
-		var err error
-		if req, err = m.prepare(ex); err != nil {
-			return records.ISL{}, err
-		}
 		buf := renderBufs.Get().(*[]byte)
-		text, err := req.Append(m.opts.Template, m.opts.Now, (*buf)[:0])
-		if err != nil {
+		pr, err := m.serverPrompt(ex, (*buf)[:0])
+		req = pr.Request
+		switch {
+		case serverprofile.IsTemplateError(err):
 			isl.TemplateError = err.Error()
 			m.templateFailed("chat template: " + err.Error())
-		} else {
+		case err != nil:
+			return records.ISL{}, err
+		default:
 			if meta.server != nil { // explainServer asks
-				startsBOS = m.startsWithBOS(text)
+				startsBOS = m.startsWithBOS(pr.Text)
 			}
-			t := req.Count(tok, text)
+			t := pr.Count(tok)
 			isl.Templated, isl.Counted, counted = &t, "templated", t
-		}
-		if cap(text) <= maxPooledRender {
-			*buf = text
-			renderBufs.Put(buf)
+			if cap(pr.Text) <= maxPooledRender {
+				*buf = pr.Text
+				renderBufs.Put(buf)
+			}
 		}
 	}
 	if m.opts.ApplyChatTemplate && m.opts.Template == nil && templates {
@@ -180,16 +180,11 @@ func (m *Measurer) profile() serverprofile.Profile {
 	return m.opts.Server
 }
 
-// prepare is the request as the profile's server renders it.
-func (m *Measurer) prepare(ex *extract.Inputs) (*serverprofile.Request, error) {
-	req, err := serverprofile.Prepare(serverprofile.RulesOf(m.profile()), ex, m.opts.Template)
-	if err != nil {
-		return nil, err
-	}
-	if m.opts.NoTools {
-		req.WithoutTools(ex)
-	}
-	return req, nil
+// serverPrompt is ex as the profile's server renders it
+// (serverprofile.RenderRules; --no-tools leaves the tools out of the
+// render and counts their texts bare), appended to dst.
+func (m *Measurer) serverPrompt(ex *extract.Inputs, dst []byte) (serverprofile.Prompt, error) {
+	return serverprofile.RenderRules(serverprofile.RulesOf(m.profile()), ex, m.opts.Template, m.opts.Now, m.opts.NoTools, dst)
 }
 
 // compareProfile counts the request under --compare-server and splits the

@@ -301,16 +301,15 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 	var renderErr error
 	var rendered []byte
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil {
-		req, err := m.prepare(ex)
-		if err != nil {
-			return nil, err
-		}
-		rendered, renderErr = req.Append(m.opts.Template, m.opts.Now, nil)
-		if renderErr == nil {
-			tokens = req.Count(m.opts.Tokenizer, rendered)
-			counted = "templated"
-		} else {
+		pr, err := m.serverPrompt(ex, nil)
+		switch {
+		case serverprofile.IsTemplateError(err):
+			renderErr = err
 			m.templateFailed("chat template: " + renderErr.Error())
+		case err != nil:
+			return nil, err
+		default:
+			rendered, tokens, counted = pr.Text, pr.Count(m.opts.Tokenizer), "templated"
 		}
 	} else if m.opts.ApplyChatTemplate {
 		renderErr = errors.New(noTemplate)

@@ -47,7 +47,7 @@ func Explain(primary Profile, primaryCount int, other Profile, ex *extract.Input
 }
 
 func countRules(r Rules, ex *extract.Inputs, t *chat.Template, tok Counter, now time.Time, noTools bool) (int, error) {
-	pr, err := renderRules(r, ex, t, now, noTools, nil)
+	pr, err := RenderRules(r, ex, t, now, noTools, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -20,6 +20,9 @@ type Prompt struct {
 	Text             []byte
 	AddSpecialTokens bool
 	Bare             []string
+	// Request is the chat request the server prepared and rendered (nil
+	// where nothing is rendered: completions, a bare count).
+	Request *Request
 }
 
 // Count is the server's prompt_tokens for the prompt.
@@ -78,11 +81,16 @@ func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst 
 	case t == nil || !Templated(p, ex):
 		return Prompt{Text: append(dst, strings.Join(ex.Texts, " ")...)}, nil
 	}
-	return renderRules(RulesOf(p), ex, t, now, false, dst)
+	return RenderRules(RulesOf(p), ex, t, now, false, dst)
 }
 
-// renderRules prepares ex under rules and renders it through t.
-func renderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, noTools bool, dst []byte) (Prompt, error) {
+// RenderRules is Render's templated path for a chat or Responses body
+// under rules (one profile's, or a mix: Compare), the tools left out
+// of the render and their texts counted bare on top when noTools
+// (measure --no-tools, AIPerf's way). A request the rules refuse is a
+// *RefusalError; a template that raises gives a *TemplateError, with the
+// prepared request in the Prompt.
+func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, noTools bool, dst []byte) (Prompt, error) {
 	req, err := Prepare(r, ex, t)
 	if err != nil {
 		return Prompt{}, err
@@ -92,9 +100,9 @@ func renderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, n
 	}
 	text, err := req.Append(t, now, dst)
 	if err != nil {
-		return Prompt{}, &TemplateError{Err: err}
+		return Prompt{Request: req}, &TemplateError{Err: err}
 	}
-	return Prompt{Text: text, AddSpecialTokens: req.AddSpecialTokens, Bare: req.BareTexts}, nil
+	return Prompt{Text: text, AddSpecialTokens: req.AddSpecialTokens, Bare: req.BareTexts, Request: req}, nil
 }
 
 // TemplateError is a chat template that raises (or cannot be rendered)
@@ -104,11 +112,16 @@ type TemplateError struct{ Err error }
 func (e *TemplateError) Error() string { return e.Err.Error() }
 func (e *TemplateError) Unwrap() error { return e.Err }
 
+// IsTemplateError reports whether err is a template that raised.
+func IsTemplateError(err error) bool {
+	var te *TemplateError
+	return errors.As(err, &te)
+}
+
 // Refused reports whether err says that a server would refuse the
 // request: a rule of its preprocessing (RefusalError) or its template.
 func Refused(err error) bool {
-	var te *TemplateError
-	return IsRefusal(err) || errors.As(err, &te)
+	return IsRefusal(err) || IsTemplateError(err)
 }
 
 // PromptOf is Render for a request compose or send built: its body
