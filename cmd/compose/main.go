@@ -20,6 +20,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/workload"
 )
 
@@ -89,6 +90,7 @@ type flags struct {
 	BenchmarkID              string  `help:"Benchmark id in the marker digest, recorded in every conversation; give a run's id to reproduce its markers. Default: a fresh random one per run (12 hex digits), so a second run does not hit a prefix cache on the first run's markers." placeholder:"ID"`
 	Corpus                   string  `help:"UTF-8 text file to cut prompts from. Default: Moby Dick (embedded)." placeholder:"FILE" type:"existingfile"`
 	Model                    string  `help:"Model name written into each record for send's payload." placeholder:"NAME"`
+	Server                   string  `help:"Server whose count every request is sized for, as measure --server counts it: vllm, sglang, transformers (apply_chat_template on the messages as given) or aiperf (AIPerf's own count); recorded on each conversation (send --exact counts with it)." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
 	Exact                    bool    `help:"Render every request and make its templated count exact (--exact=false: AIPerf's average compensation)." default:"true" negatable:""`
 	Workers                  int     `help:"Conversations composed in parallel (output is identical for any value)." default:"${cpus}"`
 	Live                     bool    `help:"Write what send --exact needs to make every live request exact against the server's real replies: the model the conversations were composed for (composed_for) and, per turn, the corpus text that follows it (reserve: the previous turn's --osl draw + 32 tokens). Needs --exact (--dataset: always exact; the reserve continues the turn's own text, then the corpus)."`
@@ -147,7 +149,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 		SharedSystemPromptLength: f.SharedSystemPromptLength,
 		Seed:                     f.Seed, BenchmarkID: f.BenchmarkID, Exact: f.Exact, Model: f.Model,
 		Workers: f.Workers, AllowOverContext: f.AllowOverContext, Live: f.Live,
-		PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength,
+		PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength, Server: serverprofile.Profile(f.Server),
 		CacheBlockSize: given(set, "cache-block-size", f.CacheBlockSize),
 		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
 	}
@@ -328,7 +330,7 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	}
 	opts := compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
 		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live,
-		OverContext: compose.OverContext(f.OverContext)}
+		OverContext: compose.OverContext(f.OverContext), Server: serverprofile.Profile(f.Server)}
 	if set["isl"] {
 		opts.ISL, opts.ISLStddev = f.ISL, f.ISLStddev
 	}
@@ -379,7 +381,7 @@ func (f *flags) runTrace(stdin io.Reader, stdout, stderr io.Writer, set map[stri
 	}
 	tr, err := compose.NewTracer(p, m, text, compose.TraceOptions{
 		BlockSize: f.BlockSize, CacheBlockSize: f.CacheBlockSize, Seed: f.Seed, BenchmarkID: f.BenchmarkID, Model: f.Model, Workers: f.Workers,
-		OverContext: compose.OverContext(f.OverContext)})
+		OverContext: compose.OverContext(f.OverContext), Server: serverprofile.Profile(f.Server)})
 	if err != nil {
 		return err
 	}

@@ -199,3 +199,28 @@ func TestDatasetISL(t *testing.T) {
 		t.Errorf("--isl 2: exit %d, stderr %q, output %s", code, errs, out)
 	}
 }
+
+// TestServerFlag: --server is recorded on every conversation (vllm by
+// default); an unknown name is a usage error.
+func TestServerFlag(t *testing.T) {
+	p := probeLine(t)
+	for args, want := range map[string]string{"": "vllm", "sglang": "sglang", "aiperf": "aiperf", "transformers": "transformers"} {
+		a := []string{"--isl", "50", "--conversations", "2", "--workers", "1"}
+		if args != "" {
+			a = append(a, "--server", args)
+		}
+		code, out, errs := runCLI(p, a...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", a, code, errs)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var c records.Conversation
+			if err := json.Unmarshal([]byte(l), &c); err != nil || c.Server != want {
+				t.Errorf("%v: server %q, %v; want %s", a, c.Server, err, want)
+			}
+		}
+	}
+	if code, out, errs := runCLI(p, "--isl", "50", "--server", "tgi"); code != 2 || out != "" || !strings.Contains(errs, "--server") {
+		t.Errorf("--server tgi: exit %d, stderr %q", code, errs)
+	}
+}

@@ -24,7 +24,6 @@ import (
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/send"
-	"github.com/islkit/islkit/internal/serverprofile"
 )
 
 const description = `Send compose's conversations as requests to their endpoint (or write them with --dry-run).
@@ -91,7 +90,7 @@ type flags struct {
 	Revision     string `help:"With --exact: Hub revision of --tokenizer ORG/NAME." default:"main" placeholder:"REV" group:"exact"`
 	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
 	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
-	Server       string `help:"With --exact: the server whose preprocessing the count follows (as measure --server)." default:"vllm" enum:"vllm,sglang,transformers,aiperf" group:"exact"`
+	Server       string `help:"With --exact: the server whose preprocessing the count follows (as measure --server): vllm, sglang, transformers or aiperf. Default: the one the conversations were composed for (compose --server); another is refused." default:"" enum:",vllm,sglang,transformers,aiperf" group:"exact"`
 }
 
 // signals gives the context a signal cancels (tests deliver one).
@@ -304,16 +303,16 @@ func (c *flags) sizer(convs []records.Conversation, name string) (*send.Sizer, e
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
+	profile, err := send.ServerFor(convs, c.Server)
+	if err != nil {
+		return nil, usage(fmt.Errorf("%s: %w", name, err))
+	}
 	m, err := send.LoadExactModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now})
 	if cli.IsUsage(err) {
 		return nil, fmt.Errorf("%s: %w", name, err) // another model than the records' (exit 2 still)
 	}
 	if err != nil {
 		return nil, err
-	}
-	profile, err := serverprofile.Parse(c.Server)
-	if err != nil {
-		return nil, usage(err)
 	}
 	return send.NewSizer(m, profile), nil
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/request"
 )
 
 // The markers of AIPerf's tests/unit/workers/test_worker_cache_bust_injection.py.
@@ -14,14 +16,42 @@ const (
 	suf = "\n\n[rid:abc123def456]"
 )
 
-// msgs decodes JSON so the tests see exactly what send will see.
-func msgs(t *testing.T, js string) []map[string]any {
+// msgs decodes JSON messages (role, name, content: a string, null or
+// text parts) into the typed messages send writes.
+func msgs(t *testing.T, js string) []request.Message {
 	t.Helper()
-	var m []map[string]any
-	if err := json.Unmarshal([]byte(js), &m); err != nil {
+	var raw []struct {
+		Role    string          `json:"role"`
+		Name    string          `json:"name"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(js), &raw); err != nil {
 		t.Fatal(err)
 	}
-	return m
+	out := make([]request.Message, len(raw))
+	for i, r := range raw {
+		m := request.Message{Role: r.Role, Name: r.Name}
+		var parts []struct {
+			Type, Text string
+		}
+		switch {
+		case string(r.Content) == "null":
+			m.Null = true
+		case json.Unmarshal(r.Content, &m.Content) == nil:
+		case json.Unmarshal(r.Content, &parts) == nil:
+			m.Parts = []request.Part{}
+			for _, p := range parts {
+				if p.Type != "text" {
+					t.Fatalf("part type %q", p.Type)
+				}
+				m.Parts = append(m.Parts, request.Part{Text: p.Text})
+			}
+		default:
+			t.Fatalf("content %s", r.Content)
+		}
+		out[i] = m
+	}
+	return out
 }
 
 func TestInjectString(t *testing.T) {
@@ -62,8 +92,8 @@ func TestInjectWorkerCases(t *testing.T) {
 			`[{"role":"system","content":"[rid:abc123def456]\n\nBe brief."},{"role":"user","content":"Hi"}]`,
 			SharedSystemPrompt, 0},
 		{"raw system multimodal prefix", SystemPrefix, pre,
-			`[{"role":"system","content":[{"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"Be brief."}]},{"role":"user","content":"Hi"}]`,
-			`[{"role":"system","content":[{"type":"text","text":"[rid:abc123def456]"},{"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"Be brief."}]},{"role":"user","content":"Hi"}]`,
+			`[{"role":"system","content":[{"type":"text","text":"A"},{"type":"text","text":"Be brief."}]},{"role":"user","content":"Hi"}]`,
+			`[{"role":"system","content":[{"type":"text","text":"[rid:abc123def456]"},{"type":"text","text":"A"},{"type":"text","text":"Be brief."}]},{"role":"user","content":"Hi"}]`,
 			SharedSystemPrompt, 0},
 		{"raw system multimodal prefix idempotent", SystemPrefix, pre,
 			`[{"role":"system","content":[{"type":"text","text":"[rid:abc123def456]"},{"type":"text","text":"Be brief."}]}]`,
@@ -100,16 +130,16 @@ func TestInjectWorkerCases(t *testing.T) {
 			`[{"role":"system","content":"S"},{"role":"user","content":"[rid:abc123def456]\n\nQ1"}]`,
 			FirstUserTurn, 1},
 		{"first user multimodal suffix", FirstTurnSuffix, suf,
-			`[{"role":"user","content":[{"type":"text","text":"Look"},{"type":"image_url","image_url":{"url":"u"}}]}]`,
-			`[{"role":"user","content":[{"type":"text","text":"Look"},{"type":"image_url","image_url":{"url":"u"}},{"type":"text","text":"[rid:abc123def456]"}]}]`,
+			`[{"role":"user","content":[{"type":"text","text":"Look"},{"type":"text","text":"More"}]}]`,
+			`[{"role":"user","content":[{"type":"text","text":"Look"},{"type":"text","text":"More"},{"type":"text","text":"[rid:abc123def456]"}]}]`,
 			FirstUserTurn, 0},
 		{"none passthrough", None, pre,
 			`[{"role":"system","content":"S"},{"role":"user","content":"Q1"}]`,
 			`[{"role":"system","content":"S"},{"role":"user","content":"Q1"}]`,
 			NoSlot, -1},
 		{"other fields kept", FirstTurnPrefix, pre,
-			`[{"role":"user","name":"bob","content":"Q1","x":{"y":[1,2]}}]`,
-			`[{"role":"user","name":"bob","content":"[rid:abc123def456]\n\nQ1","x":{"y":[1,2]}}]`,
+			`[{"role":"user","name":"bob","content":"Q1"}]`,
+			`[{"role":"user","name":"bob","content":"[rid:abc123def456]\n\nQ1"}]`,
 			FirstUserTurn, 0},
 	}
 	for _, tt := range tests {
@@ -133,7 +163,7 @@ func TestInjectWorkerCases(t *testing.T) {
 			if !reflect.DeepEqual(in, orig) {
 				t.Error("caller's messages were modified")
 			}
-			// InjectOwned: the same result, in the caller's own maps.
+			// InjectOwned: the same result, in the caller's own slice.
 			owned := msgs(t, tt.in)
 			ores := InjectOwned(tt.target, tt.marker, owned)
 			if !reflect.DeepEqual(ores.Messages, res.Messages) || ores.Landing != res.Landing || ores.Index != res.Index ||
@@ -153,10 +183,8 @@ func TestInjectDropped(t *testing.T) {
 	}{
 		{"null content", FirstTurnPrefix, `[{"role":"user","content":null}]`,
 			"cache-bust marker dropped: cannot inject into messages[0].content of type null"},
-		{"object system content", SystemPrefix, `[{"role":"system","content":{"a":1}},{"role":"user","content":"Q"}]`,
-			"cache-bust marker dropped: cannot inject into messages[0].content of type object"},
-		{"number content", FirstTurnSuffix, `[{"role":"user","content":3}]`,
-			"cache-bust marker dropped: cannot inject into messages[0].content of type number"},
+		{"null system content", SystemPrefix, `[{"role":"system","content":null},{"role":"user","content":"Q"}]`,
+			"cache-bust marker dropped: cannot inject into messages[0].content of type null"},
 		{"no user message", FirstTurnPrefix, `[{"role":"assistant","content":"A"}]`,
 			"cache-bust marker dropped: target first_turn_prefix found no user message to carry it"},
 	} {
@@ -172,14 +200,14 @@ func TestInjectDropped(t *testing.T) {
 	}
 }
 
-func TestInjectGoBuiltParts(t *testing.T) {
-	in := []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Q"}}}}
+func TestInjectParts(t *testing.T) {
+	in := []request.Message{{Role: "user", Parts: []request.Part{{Text: "Q"}}}}
 	res := Inject(FirstTurnPrefix, pre, in)
-	want := []map[string]any{{"type": "text", "text": "[rid:abc123def456]"}, {"type": "text", "text": "Q"}}
-	if !reflect.DeepEqual(res.Messages[0]["content"], want) {
-		t.Fatalf("content = %v", res.Messages[0]["content"])
+	want := []request.Part{{Text: "[rid:abc123def456]"}, {Text: "Q"}}
+	if !reflect.DeepEqual(res.Messages[0].Parts, want) {
+		t.Fatalf("content = %v", res.Messages[0].Parts)
 	}
-	if len(in[0]["content"].([]map[string]any)) != 1 {
+	if len(in[0].Parts) != 1 {
 		t.Fatal("caller's parts modified")
 	}
 	if again := Inject(FirstTurnPrefix, pre, res.Messages); again.Changed {
@@ -230,26 +258,23 @@ func TestRouteAgreesWithInjector(t *testing.T) {
 
 // conversation is a 2-turn history as send puts it on the wire: system
 // prompt first when there is one.
-func conversation(hasSystem, list bool) []map[string]any {
-	content := func(s string) any {
+func conversation(hasSystem, list bool) []request.Message {
+	msg := func(role, s string) request.Message {
 		if list {
-			return []any{map[string]any{"type": "text", "text": s}}
+			return request.Message{Role: role, Parts: []request.Part{{Text: s}}}
 		}
-		return s
+		return request.Message{Role: role, Content: s}
 	}
-	var m []map[string]any
+	var m []request.Message
 	if hasSystem {
-		m = append(m, map[string]any{"role": "system", "content": content("S")})
+		m = append(m, msg("system", "S"))
 	}
-	return append(m,
-		map[string]any{"role": "user", "content": content("U1")},
-		map[string]any{"role": "assistant", "content": content("A1")},
-		map[string]any{"role": "user", "content": content("U2")})
+	return append(m, msg("user", "U1"), msg("assistant", "A1"), msg("user", "U2"))
 }
 
 // whereMarked classifies the one message that differs between before and
 // after, independently of RouteMessages.
-func whereMarked(t *testing.T, before, after []map[string]any, marker string) (Slot, bool) {
+func whereMarked(t *testing.T, before, after []request.Message, marker string) (Slot, bool) {
 	t.Helper()
 	changed := -1
 	for i := range before {
@@ -265,27 +290,22 @@ func whereMarked(t *testing.T, before, after []map[string]any, marker string) (S
 	}
 	var slot Slot
 	switch {
-	case before[changed]["role"] == "system" && changed == 0:
+	case before[changed].Role == "system" && changed == 0:
 		slot = SharedSystemPrompt
-	case before[changed]["role"] == "user" && firstUser(before) == changed:
+	case before[changed].Role == "user" && firstUser(before) == changed:
 		slot = FirstUserTurn
 	default:
-		t.Fatalf("marker landed on message %d (%v)", changed, before[changed]["role"])
+		t.Fatalf("marker landed on message %d (%v)", changed, before[changed].Role)
 	}
-	switch c := after[changed]["content"].(type) {
-	case string:
-		return slot, c[:len(marker)] == marker
-	case []any:
-		first := c[0].(map[string]any)["text"]
-		return slot, first == "[rid:"+Digest("bench", 1, 2, "trace")+"]"
+	if c := after[changed]; c.Parts != nil {
+		return slot, c.Parts[0].Text == "[rid:"+Digest("bench", 1, 2, "trace")+"]"
 	}
-	t.Fatal("unexpected content")
-	return 0, false
+	return slot, after[changed].Content[:len(marker)] == marker
 }
 
-func firstUser(m []map[string]any) int {
+func firstUser(m []request.Message) int {
 	for i := range m {
-		if m[i]["role"] == "user" {
+		if m[i].Role == "user" {
 			return i
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/request"
 )
 
 // Slot is the message a marker lands in.
@@ -115,23 +116,18 @@ func RouteEndpoint(k endpoint.Kind, t Target, hasSystemPrompt bool) Landing {
 // looks only at the first message). It returns the landing and the index
 // of the message that receives the marker, or -1 when there is none (None,
 // or a history without any user message).
-func RouteMessages(t Target, messages []map[string]any) (Landing, int) {
-	hasSystem := len(messages) > 0 && role(messages[0]) == "system"
+func RouteMessages(t Target, messages []request.Message) (Landing, int) {
+	hasSystem := len(messages) > 0 && messages[0].Role == "system"
 	l := Route(t, hasSystem)
 	switch l.Slot {
 	case SharedSystemPrompt:
 		return l, 0
 	case FirstUserTurn:
 		for i, m := range messages {
-			if role(m) == "user" {
+			if m.Role == "user" {
 				return l, i
 			}
 		}
 	}
 	return l, -1
-}
-
-func role(m map[string]any) string {
-	r, _ := m["role"].(string)
-	return r
 }

@@ -23,16 +23,18 @@ func BenchmarkRender(b *testing.B) {
 				b.Fatal(err)
 			}
 			var in RenderInput
+			var msgs json.RawMessage
 			for _, c := range testutil.ReadJSONL[testutil.WireCase](b, filepath.Join(shared, "golden", "wire", model+".jsonl")) {
 				if c.Case == benchCase {
-					in = RenderInput{Messages: c.Messages, Tools: c.Tools, AddGenerationPrompt: true, FlattenContent: true, Now: testutil.WireNow}
+					in = RenderInput{Tools: c.Tools, AddGenerationPrompt: true, FlattenContent: true, Now: testutil.WireNow}
+					msgs = c.Messages
 				}
 			}
-			if in.Messages == nil {
+			if msgs == nil {
 				b.Fatalf("no %s case for %s", benchCase, model)
 			}
 			// Decode once, as Python's benchmark receives decoded objects.
-			if in.Messages, err = DecodeJSON(c0(in.Messages)); err != nil {
+			if in.Messages, err = DecodeJSON(msgs); err != nil {
 				b.Fatal(err)
 			}
 			if in.Tools, err = DecodeJSON(c0(in.Tools)); err != nil {

@@ -168,12 +168,17 @@ func (t *Template) SpecialTokens() map[string]any {
 
 // RenderInput is one apply_chat_template call.
 //
-// Messages, Tools and Documents accept []map[string]any, []any, any other
-// JSON-like Go value, or json.RawMessage. Prefer json.RawMessage for request
-// bodies: it keeps object keys in document order, as Python dicts do, which
-// tojson and dict iteration expose; Go maps are rendered in sorted key order.
+// Messages is one shape, a template value: ObjectsValue of messages whose
+// keys keep their order (what a server profile prepares), MessagesValue of
+// role, content and tool calls, or DecodeJSON of a JSON array (keys in
+// document order, as Python dicts keep them, which tojson and dict
+// iteration expose). The zero Value renders as None.
+//
+// Tools and Documents accept []Object, []any, any other JSON-like Go
+// value, or json.RawMessage (kept in document order); Go maps are rendered
+// in sorted key order.
 type RenderInput struct {
-	Messages            any
+	Messages            Value
 	Tools               any // nil renders as None
 	Documents           any // nil renders as None
 	AddGenerationPrompt bool
@@ -200,8 +205,8 @@ type RenderInput struct {
 
 var reservedKeys = [...]string{"messages", "tools", "documents", "add_generation_prompt"}
 
-// Object is a dict whose keys keep their order, as in Python: pass
-// messages as []Object to render them without a JSON round trip (a Go map
+// Object is a dict whose keys keep their order, as in Python: messages
+// as []Object (ObjectsValue) render without a JSON round trip (a Go map
 // would be iterated in sorted key order).
 type Object []Field
 
@@ -214,28 +219,37 @@ type Field struct {
 
 // Message is a chat message with the keys request payloads give a
 // template: role, content and, when not nil, tool_calls (JSON), in that
-// order. []Message renders like the equivalent []Object, for less work.
+// order. MessagesValue renders them like the equivalent ObjectsValue, for
+// less work.
 type Message struct {
 	Role      string
 	Content   string
 	ToolCalls json.RawMessage
 }
 
-// value converts Render's inputs, with Object and Message understood.
+// MessagesValue is msgs as the template sees them: dicts of role, content
+// and, when not nil, tool_calls, in that order.
+func MessagesValue(msgs []Message) Value {
+	items := make([]jinja.Value, len(msgs))
+	for i, m := range msgs {
+		d := jinja.NewDictSize(3)
+		d.AsDict().Set("role", jinja.NewString(m.Role))
+		d.AsDict().Set("content", jinja.NewString(m.Content))
+		if m.ToolCalls != nil {
+			d.AsDict().Set("tool_calls", jinja.FromGoValue(m.ToolCalls))
+		}
+		items[i] = d
+	}
+	return jinja.NewList(items)
+}
+
+// ObjectsValue is msgs as the template sees them: dicts whose keys keep
+// the objects' order (values as Render's Tools accept them).
+func ObjectsValue(msgs []Object) Value { return value(msgs) }
+
+// value converts Render's inputs, with Object understood.
 func value(v any) jinja.Value {
 	switch v := v.(type) {
-	case []Message:
-		items := make([]jinja.Value, len(v))
-		for i, m := range v {
-			d := jinja.NewDictSize(3)
-			d.AsDict().Set("role", jinja.NewString(m.Role))
-			d.AsDict().Set("content", jinja.NewString(m.Content))
-			if m.ToolCalls != nil {
-				d.AsDict().Set("tool_calls", jinja.FromGoValue(m.ToolCalls))
-			}
-			items[i] = d
-		}
-		return jinja.NewList(items)
 	case Object:
 		d := jinja.NewDictSize(len(v))
 		for _, f := range v {
@@ -328,7 +342,10 @@ func (t *Template) context(in RenderInput) (*jinja.Template, *jinja.Dict, string
 		}
 		ctx.Set(k, jinja.FromGoValue(v))
 	}
-	msgs := value(in.Messages)
+	msgs := in.Messages
+	if msgs.IsUndefined() {
+		msgs = jinja.None() // no messages: None, as apply_chat_template's default
+	}
 	if in.FlattenContent {
 		msgs = flattenContent(msgs)
 	}

@@ -113,7 +113,7 @@ func TestLoadFS(t *testing.T) {
 		"file/chat_template.jinja":   {Data: []byte("file {{ bos_token }}\n")},
 	}
 	sub := func(dir string) fstestSub { return fstestSub{fsys, dir} }
-	msgs := []map[string]any{{"role": "user", "content": "hi"}}
+	msgs := MessagesValue([]Message{{Role: "user", Content: "hi"}})
 
 	for _, dir := range []string{"none", "absent", "empty"} {
 		if _, err := LoadFS(sub(dir), ""); !errors.Is(err, ErrNoTemplate) {
@@ -188,7 +188,7 @@ func TestConcurrentRender(t *testing.T) {
 			for i := range 50 {
 				content := fmt.Sprintf("g%d-%d", g, i)
 				out, err := tmpl.Render(RenderInput{
-					Messages: []any{map[string]any{"content": content}},
+					Messages: ObjectsValue([]Object{{{Key: "content", Value: content}}}),
 					Now:      time.Date(2000+g, 1, 1, 0, 0, 0, 0, time.UTC),
 				})
 				want := fmt.Sprintf("[%s]11%d", content, 2000+g)

@@ -33,7 +33,11 @@ func inputFromContext(t *testing.T, ctx map[string]json.RawMessage, now string) 
 	for k, raw := range ctx {
 		switch k {
 		case "messages":
-			in.Messages = raw
+			msgs, err := DecodeJSON(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Messages = msgs
 		case "tools":
 			if string(raw) != "null" {
 				in.Tools = raw
@@ -137,7 +141,11 @@ func TestGoldenWire(t *testing.T) {
 		}
 		for _, c := range testutil.ReadJSONL[testutil.WireCase](t, path) {
 			total++
-			in := RenderInput{Messages: c.Messages, AddGenerationPrompt: c.Generation(), FlattenContent: true, Now: testutil.WireNow}
+			msgs, err := DecodeJSON(c.Messages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := RenderInput{Messages: msgs, AddGenerationPrompt: c.Generation(), FlattenContent: true, Now: testutil.WireNow}
 			if c.HasTools() {
 				in.Tools = c.Tools
 			}
@@ -156,7 +164,7 @@ func TestGoldenWire(t *testing.T) {
 			}
 			// Typed messages must render as the JSON ones they stand for.
 			if typed, ok := typedMessages(t, c.Messages); ok {
-				in.Messages = typed
+				in.Messages = MessagesValue(typed)
 				if got, err := tmpl.Render(in); err != nil || got != c.Text {
 					t.Errorf("%s/%s: []Message: %v %s", model, c.Case, err, firstDiff(got, c.Text))
 				}

@@ -24,7 +24,7 @@ func TestContinueFinalMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := RenderInput{Messages: []Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: c.final}}, ContinueFinalMessage: true}
+		in := RenderInput{Messages: MessagesValue([]Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: c.final}}), ContinueFinalMessage: true}
 		got, err := tmpl.Render(in)
 		if err != nil || got != c.want {
 			t.Errorf("%q: got %q, %v; want %q", c.final, got, err, c.want)
@@ -36,17 +36,17 @@ func TestContinueFinalMessage(t *testing.T) {
 	}
 	tmpl, _ := Compile(kept)
 	// The last text part of list content is continued.
-	got, err := tmpl.Render(RenderInput{Messages: []Object{{{Key: "role", Value: "assistant"}, {Key: "content", Value: []Object{{{Key: "text", Value: "A"}}, {{Key: "text", Value: "B"}}}}}}, ContinueFinalMessage: true})
+	got, err := tmpl.Render(RenderInput{Messages: ObjectsValue([]Object{{{Key: "role", Value: "assistant"}, {Key: "content", Value: []Object{{{Key: "text", Value: "A"}}, {{Key: "text", Value: "B"}}}}}}), ContinueFinalMessage: true})
 	if want := `<assistant>[{'text': 'A'}, {'text': 'B`; err != nil || got != want {
 		t.Errorf("list content: %q, %v; want %q", got, err, want)
 	}
 	// transformers refuses continue_final_message with add_generation_prompt.
-	if _, err := tmpl.Render(RenderInput{Messages: []Message{{Role: "assistant", Content: "x"}}, ContinueFinalMessage: true, AddGenerationPrompt: true}); !errors.Is(err, ErrContinueWithGenerationPrompt) {
+	if _, err := tmpl.Render(RenderInput{Messages: MessagesValue([]Message{{Role: "assistant", Content: "x"}}), ContinueFinalMessage: true, AddGenerationPrompt: true}); !errors.Is(err, ErrContinueWithGenerationPrompt) {
 		t.Errorf("both flags: %v", err)
 	}
 	// A final message the template drops cannot be continued.
 	drop, _ := Compile("{% for m in messages %}{{ m.role }}{% endfor %}")
-	if _, err := drop.Render(RenderInput{Messages: []Message{{Role: "assistant", Content: "gone"}}, ContinueFinalMessage: true}); err == nil {
+	if _, err := drop.Render(RenderInput{Messages: MessagesValue([]Message{{Role: "assistant", Content: "gone"}}), ContinueFinalMessage: true}); err == nil {
 		t.Error("a final message missing from the render was continued")
 	}
 }

@@ -31,7 +31,11 @@ var templateSeeds = []string{
 // the bounds and a bound must be reported as ErrLimit.
 func renderFuzzed(t *testing.T, tmpl *Template) {
 	t.Helper()
-	out, err := tmpl.Render(RenderInput{Messages: fuzzMessages, AddGenerationPrompt: true,
+	msgs, err := DecodeJSON(fuzzMessages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tmpl.Render(RenderInput{Messages: msgs, AddGenerationPrompt: true,
 		Tools: json.RawMessage(`[{"type":"function","function":{"name":"f","parameters":{}}}]`), Now: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)})
 	if err == nil && len(out) > fuzzLimits.MaxOutput {
 		t.Fatalf("output of %d bytes, above MaxOutput %d", len(out), fuzzLimits.MaxOutput)

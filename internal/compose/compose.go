@@ -31,10 +31,11 @@ import (
 
 	"github.com/islkit/islkit/internal/budget"
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/request"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -139,11 +140,8 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	if hasSystem && m.Template != nil {
 		// Templates such as Mistral v0.1's raise on a system message: the
 		// server would reject every request, so refuse up front.
-		_, err := m.Template.Render(chat.RenderInput{
-			Messages:            []map[string]any{{"role": "system", "content": "x"}, {"role": "user", "content": "y"}},
-			AddGenerationPrompt: true, Now: m.Now,
-		})
-		if err != nil {
+		req := &request.Request{Messages: []request.Message{{Role: "system", Content: "x"}, {Role: "user", Content: "y"}}}
+		if _, err := serverprofile.PromptOf(orDefault(opts.Server), req, m.Template, m.Now); err != nil {
 			return nil, usagef("--shared-system-prompt-length: the chat template of %s cannot take a system message (%v); drop the flag for this model", m.Source.Name, err)
 		}
 	}
@@ -349,6 +347,7 @@ func (c *Composer) newConversation(i int) *records.Conversation {
 		Landing:       c.comp.Landing,
 		Exact:         c.opts.Exact,
 		Model:         c.opts.Model,
+		Server:        string(orDefault(c.opts.Server)),
 		ComposedFor:   c.pin,
 	}
 }
@@ -426,16 +425,14 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 }
 
 // wireCount is the ISL of turn k's request as send builds it, counted as
-// the server counts its endpoint (wire.CountEndpoint): for chat, rendered
-// through the template with the generation prompt and encoded without
-// special tokens; without a template, the message texts joined by one
-// space (measure's bare count).
+// the conversation's server profile counts its endpoint (compose's
+// wireIDs: serverprofile.Render).
 func (c *Composer) wireCount(conv *records.Conversation, k int, marker string) (int, error) {
-	msgs, err := wire.Messages(conv, k, marker, nil)
+	pr, err := prompt(c.model, conv, k, marker)
 	if err != nil {
 		return 0, err
 	}
-	return wire.CountEndpoint(conv.Endpoint, msgs, c.model.Template, c.model.Tokenizer, c.model.Now)
+	return pr.Count(c.model.Tokenizer), nil
 }
 
 // Conversation builds conversation i; the result depends only on the

@@ -8,16 +8,15 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
@@ -49,6 +48,8 @@ type DatasetOptions struct {
 	// OverContext says what to do with a dialog one of whose requests is
 	// above the model's context length ("" is skip).
 	OverContext OverContext
+	// Server: as Options.
+	Server serverprofile.Profile
 }
 
 // Dataset replays dataset dialogs, with the dataset's replies as history
@@ -191,12 +192,14 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		Landing:        cachebust.Route(d.probe.CacheBust, dl.System != nil),
 		Exact:          true,
 		Model:          d.opts.Model,
+		Server:         string(orDefault(d.opts.Server)),
 		CacheBlockSize: d.opts.CacheBlockSize,
 		ComposedFor:    d.pin,
+		Tools:          dl.Tools,
 	}
 	if dl.System != nil {
 		n := tok.Count(*dl.System)
-		conv.SystemPrompt = &records.SystemPrompt{Text: *dl.System, RequestedTokens: n, BareTokens: n}
+		conv.SystemPrompt = &records.SystemPrompt{Text: *dl.System, Parts: dl.SystemParts, RequestedTokens: n, BareTokens: n}
 	}
 	marker := wire.Marker(conv, 0)
 	// The draws depend only on the seed and i, as compose's.
@@ -210,14 +213,25 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 	for k, dt := range dl.Turns {
 		t := &conv.Turns[k]
 		t.Index, t.Text, t.BareTokens, t.MaxTokens = k, dt.User, tok.Count(dt.User), d.opts.OSL
+		t.User, t.History = dt.UserMessage, dt.History
 		if d.opts.ISL > 0 {
 			isl := min(positiveNormal(rng, float64(d.opts.ISL), d.opts.ISLStddev), MaxLength)
-			if k == 0 {
+			switch {
+			case t.User != nil || k == 0 && conv.Tools != nil || k > 0 && conv.Turns[k-1].History != nil:
+				// What the dataset's tools, other text parts or history of
+				// tool calls and results add is what they count: the
+				// request with an empty text, then the ISL.
+				base, err := d.emptyCount(conv, k, marker)
+				if err != nil {
+					return d.skip(dl, k, err)
+				}
+				target = base + isl
+			case k == 0:
 				target = isl
 				if conv.SystemPrompt != nil {
 					target += d.probe.Overhead.Wrap + conv.SystemPrompt.BareTokens
 				}
-			} else {
+			default:
 				target += d.probe.Overhead.Wrap + replyTokens + isl
 			}
 			t.TargetISL = target
@@ -229,26 +243,18 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 				t.MaxTokens = replyTokens
 			}
 		}
-		ids, err := d.wireIDs(conv, k, marker)
+		ids, n, err := d.wireIDs(conv, k, marker)
 		switch {
 		case err == nil && d.opts.ISL > 0:
-			ids, err = d.resize(conv, k, marker, len(ids), rng.IntN(len(d.gen.ids)))
+			ids, n, err = d.resize(conv, k, marker, n, rng.IntN(len(d.gen.ids)))
 		case err == nil && d.opts.Live:
 			own := d.model.Tokenizer.Encode(t.Text)
 			r := liveReserve(conv, k)
 			t.Reserve = d.gen.Continued(t.Text, own, reserveAt.IntN(len(d.gen.ids)), r).Continuation(0, len(own), r)
 		}
-		var te *templateError
-		if errors.As(err, &te) {
-			d.mu.Lock()
-			d.skipped = append(d.skipped, workload.Skipped{Line: dl.Line, InArray: dl.InArray, Reason: fmt.Sprintf("turn %d: the chat template refuses the request (%v): skipped", k, te.err)})
-			d.mu.Unlock()
-			return nil, nil
-		}
 		if err != nil {
-			return nil, fmt.Errorf("dataset %s turn %d: %w", dl.Pos(), k, err)
+			return d.skip(dl, k, err)
 		}
-		n := len(ids)
 		t.WireISL = &n
 		if !overNoted { // a dialog is noted once, at its first request above
 			over, skip := d.over.above(dl.Line, dl.InArray, k, n)
@@ -267,24 +273,52 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 	return conv, nil
 }
 
+// skip leaves dialog dl out when err says the server refuses turn k's
+// request (its rules or its template: a server of that profile would
+// refuse it too); any other error is returned.
+func (d *Dataset) skip(dl workload.Dialog, k int, err error) (*records.Conversation, error) {
+	var te *templateError
+	if !errors.As(err, &te) {
+		return nil, fmt.Errorf("dataset %s turn %d: %w", dl.Pos(), k, err)
+	}
+	reason := fmt.Sprintf("turn %d: the chat template refuses the request (%v): skipped", k, te.err)
+	if serverprofile.IsRefusal(te.err) {
+		reason = fmt.Sprintf("turn %d: %v: skipped", k, te.err)
+	}
+	d.mu.Lock()
+	d.skipped = append(d.skipped, workload.Skipped{Line: dl.Line, InArray: dl.InArray, Reason: reason})
+	d.mu.Unlock()
+	return nil, nil
+}
+
+// emptyCount is turn k's request's count with an empty text.
+func (d *Dataset) emptyCount(conv *records.Conversation, k int, marker string) (int, error) {
+	t := &conv.Turns[k]
+	text := t.Text
+	t.Text = ""
+	_, n, err := d.wireIDs(conv, k, marker)
+	t.Text = text
+	return n, err
+}
+
 // resize sets turn k's text so that its request counts exactly the turn's
 // target, or marks it unreachable when a one-token text already
 // overshoots, and returns the request's wire tokens. asIs is the request's
 // count with the dataset's own text, which gives the first budget (the
 // count is nearly linear in the text's tokens); start is where in the
 // corpus a too-short text continues.
-func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs, start int) ([]int, error) {
+func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs, start int) ([]int, int, error) {
 	t := &conv.Turns[k]
 	own := t.Text
 	ownIDs := d.model.Tokenizer.Encode(own)
 	guess := len(ownIDs) + t.TargetISL - asIs
 	eval := func(text string) (sizing.Attempt, error) {
 		t.Text = text
-		ids, err := d.wireIDs(conv, k, marker)
+		_, n, err := d.wireIDs(conv, k, marker)
 		if err != nil {
 			return sizing.Attempt{}, err
 		}
-		return sizing.Attempt{Text: text, Wire: len(ids)}, nil
+		return sizing.Attempt{Text: text, Wire: n}, nil
 	}
 	var a sizing.Attempt
 	var src *sizing.Gen
@@ -299,11 +333,11 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 		src = d.gen.Continued(own, ownIDs, start+try*(len(d.gen.ids)/5+1), max(0, guess-len(ownIDs))+guess/4+64+reserve)
 		var err error
 		if a, out, err = src.SearchPrefix(guess, t.TargetISL, eval); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if out == stuck {
-		return nil, fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", t.TargetISL, a.Wire)
+		return nil, 0, fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", t.TargetISL, a.Wire)
 	}
 	t.Text = a.Text
 	t.BareTokens = d.model.Tokenizer.Count(t.Text)
@@ -312,65 +346,27 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 		// rest of its own, then the corpus.
 		t.Reserve = src.Continuation(a.Start, a.Len, reserve)
 	}
-	ids, err := d.wireIDs(conv, k, marker)
+	ids, n, err := d.wireIDs(conv, k, marker)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if out == unreachable {
-		t.Unreachable = &records.Unreachable{MinISL: len(ids), Short: len(ids) - t.TargetISL,
+		t.Unreachable = &records.Unreachable{MinISL: n, Short: n - t.TargetISL,
 			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
-	} else if len(ids) != t.TargetISL {
-		return nil, fmt.Errorf("the resized request encodes to %d tokens, not its target %d", len(ids), t.TargetISL)
+	} else if n != t.TargetISL {
+		return nil, 0, fmt.Errorf("the resized request encodes to %d tokens, not its target %d", n, t.TargetISL)
 	}
-	return ids, nil
+	return ids, n, nil
 }
 
 // liveSeed sets the reserves' random stream apart from the sizes'.
 const liveSeed = 0x6c697665
 
-// wireIDs is turn k's request's wire tokens, built as send builds it.
-func (d *Dataset) wireIDs(conv *records.Conversation, k int, marker string) ([]int, error) {
+// wireIDs is turn k's request's wire tokens and count, built as send
+// builds it (compose's wireIDs).
+func (d *Dataset) wireIDs(conv *records.Conversation, k int, marker string) ([]int, int, error) {
 	return wireIDs(d.model, conv, k, marker)
 }
-
-// wireIDs is the wire tokens of turn k's request of conv as send builds
-// it, as wire.CountEndpoint counts them: rendered with the generation
-// prompt and encoded without special tokens (with them for responses; a
-// completions prompt is not rendered and encoded with them); without a
-// template, the contents joined by one space (wire.Count's rule). A
-// template that raises gives a *templateError.
-func wireIDs(m *Model, conv *records.Conversation, k int, marker string) ([]int, error) {
-	msgs, err := wire.Messages(conv, k, marker, nil)
-	if err != nil {
-		return nil, err
-	}
-	encode := m.Tokenizer.Encode
-	if conv.Endpoint.AddsSpecialTokens() {
-		// vLLM's completions and responses encode with special tokens
-		// (wire.CountEndpoint).
-		encode = m.Tokenizer.EncodeWithSpecialTokens
-	}
-	if !conv.Endpoint.Templated() {
-		prompt, _ := msgs[0]["content"].(string)
-		return encode(prompt), nil
-	}
-	if m.Template == nil {
-		parts := make([]string, len(msgs))
-		for i, msg := range msgs {
-			parts[i], _ = msg["content"].(string)
-		}
-		return m.Tokenizer.Encode(strings.Join(parts, " ")), nil // measure's bare count, as wire.CountEndpoint
-	}
-	text, err := m.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: m.Now})
-	if err != nil {
-		return nil, &templateError{err}
-	}
-	return encode(text), nil
-}
-
-type templateError struct{ err error }
-
-func (e *templateError) Error() string { return "rendering the request: " + e.err.Error() }
 
 // runOrdered makes conversations 0..n-1 with up to workers at a time and
 // writes them in order, leaving out those make1 returns nil for; it stops

@@ -36,6 +36,13 @@ func composeDataset(t *testing.T, model string, target cachebust.Target, isl int
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, runDataset(t, d, dialogs)
+}
+
+// runDataset runs d over dialogs and reads its conversations back, each
+// checked against the schema.
+func runDataset(t *testing.T, d *Dataset, dialogs []workload.Dialog) []records.Conversation {
+	t.Helper()
 	var buf bytes.Buffer
 	w := jsonl.NewWriter(&buf)
 	if err := d.Run(context.Background(), w, dialogs); err != nil {
@@ -44,13 +51,14 @@ func composeDataset(t *testing.T, model string, target cachebust.Target, isl int
 	w.Flush()
 	var convs []records.Conversation
 	for l := range strings.Lines(buf.String()) {
+		testutil.ValidateSchema(t, "conversation.schema.json", []byte(l))
 		var c records.Conversation
 		if err := records.Decode(jsonl.Line{File: "out", Data: []byte(l)}, records.KindConversation, &c); err != nil {
 			t.Fatal(err)
 		}
 		convs = append(convs, c)
 	}
-	return d, convs
+	return convs
 }
 
 // TestDatasetKeepsTexts: the dataset's texts and replies are kept as they
@@ -78,7 +86,7 @@ func TestDatasetKeepsTexts(t *testing.T) {
 		}
 		testutil.ValidateSchema(t, "conversation.schema.json", line)
 		for k, turn := range c.Turns {
-			w, err := d.wireIDs(&c, k, wire.Marker(&c, 0))
+			w, _, err := d.wireIDs(&c, k, wire.Marker(&c, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,12 +152,12 @@ func TestDatasetReference(t *testing.T) {
 			for ci := range convs {
 				c := &convs[ci]
 				for ti := range c.Turns {
-					m, err := wire.Messages(c, ti, wire.Marker(c, 0), nil)
+					req, err := wire.Build(c, ti, wire.Marker(c, 0), nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					byReq[[2]int{c.Index, ti}] = &c.Turns[ti]
-					msgs[[2]int{c.Index, ti}] = messagesSHA256(m)
+					msgs[[2]int{c.Index, ti}] = messagesSHA256(req.Messages)
 				}
 			}
 			if len(byReq) != len(rows) {
@@ -260,7 +268,7 @@ func TestDatasetResize(t *testing.T) {
 				} else {
 					want += wrap + tok.Count(*dl.Turns[k-1].Reply) + isl
 				}
-				ids, err := d.wireIDs(&c, k, wire.Marker(&c, 0))
+				ids, _, err := d.wireIDs(&c, k, wire.Marker(&c, 0))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -303,7 +311,7 @@ func TestDatasetResizeUnreachable(t *testing.T) {
 			}
 		}
 		turn := c.Turns[0]
-		ids, err := d.wireIDs(&c, 0, wire.Marker(&c, 0))
+		ids, _, err := d.wireIDs(&c, 0, wire.Marker(&c, 0))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/endpoint"
-	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/send"
@@ -162,21 +161,7 @@ func TestEndpointsDryRunReference(t *testing.T) {
 // server adds).
 func measured(t *testing.T, m *Model, body []byte) int {
 	t.Helper()
-	res, err := measure.New(measure.Options{Tokenizer: m.Tokenizer, Template: m.Template, ApplyChatTemplate: true,
-		Now: pinned, Server: serverprofile.VLLM}).Record(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct {
-		ISL records.ISL `json:"isl"`
-	}
-	if err := json.Unmarshal(res.Lines[0], &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.ISL.Counted != "templated" || out.ISL.Templated == nil {
-		t.Fatalf("measure counted %q (templated %v): %s", out.ISL.Counted, out.ISL.Templated, out.ISL.TemplateError)
-	}
-	return *out.ISL.Templated
+	return measuredAs(t, m, body, serverprofile.VLLM)
 }
 
 // payloadHash matches the script: SHA-256 of the payload re-serialised

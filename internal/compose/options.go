@@ -7,6 +7,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/serverprofile"
 )
 
 // Options are compose's flags (AIPerf's names). Lengths are tokens.
@@ -30,6 +31,9 @@ type Options struct {
 	// false gives AIPerf's average compensation.
 	Exact bool
 	Model string // copied into each record's "model"
+	// Server is the server profile whose count the turns are sized for
+	// (--server; "" is vllm), recorded on each conversation.
+	Server serverprofile.Profile
 	// Workers composes conversations in parallel; output order and bytes
 	// do not depend on it. <= 0 means 1.
 	Workers int

@@ -5,9 +5,10 @@ import (
 	"strings"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/request"
+	"github.com/islkit/islkit/internal/serverprofile"
 )
 
 // prefixGroup is the text every conversation of one group opens its first
@@ -18,19 +19,19 @@ type prefixGroup struct {
 	sum  [32]byte
 }
 
-// splitTemplate renders a one-message request around a sentinel: header
-// is what precedes the user content on the wire, tail what follows it.
-func splitTemplate(m *Model) (header, tail string, err error) {
+// splitTemplate renders a one-message chat request around a sentinel as
+// server profile p does: header is what precedes the user content on the
+// wire, tail what follows it.
+func splitTemplate(m *Model, p serverprofile.Profile) (header, tail string, err error) {
 	if m.Template == nil {
 		return "", "", nil
 	}
-	text, err := m.Template.Render(chat.RenderInput{
-		Messages:            []map[string]any{{"role": "user", "content": sentinel}},
-		AddGenerationPrompt: true, Now: m.Now,
-	})
+	req := &request.Request{Messages: []request.Message{{Role: "user", Content: sentinel}}}
+	pr, err := serverprofile.PromptOf(orDefault(p), req, m.Template, m.Now)
 	if err != nil {
 		return "", "", fmt.Errorf("rendering a request: %w", err)
 	}
+	text := string(pr.Text)
 	if strings.Count(text, sentinel) != 1 {
 		return "", "", fmt.Errorf("the chat template of %s does not place the user content verbatim once", m.Source.Name)
 	}
@@ -53,7 +54,7 @@ func (c *Composer) preparePrefixes() error {
 	case c.comp.Landing.Slot != cachebust.NoSlot && c.comp.Landing.Prefix:
 		return usagef("--prefix-groups with cache-bust target %s: the marker would open every prompt, before the shared prefix, so no prefix could be cached; probe with --cache-bust first_turn_suffix or none", c.probe.CacheBust)
 	}
-	header, _, err := splitTemplate(c.model)
+	header, _, err := splitTemplate(c.model, c.opts.Server)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (c *Composer) checkPrefix(conv *records.Conversation, marker string) error 
 	if conv.PrefixGroup == nil {
 		return nil
 	}
-	ids, err := wireIDs(c.model, conv, 0, marker)
+	ids, _, err := wireIDs(c.model, conv, 0, marker)
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func (c *Composer) nameCacheBlocks(conv *records.Conversation, marker string) er
 	}
 	conv.CacheBlockSize = c.opts.CacheBlockSize
 	for k := range conv.Turns {
-		ids, err := wireIDs(c.model, conv, k, marker)
+		ids, _, err := wireIDs(c.model, conv, k, marker)
 		if err != nil {
 			return fmt.Errorf("conversation %s turn %d: %w", conv.ID, k, err)
 		}

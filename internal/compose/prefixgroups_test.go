@@ -132,7 +132,7 @@ func TestPrefixGroupsReference(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				msgs, err := wire.Messages(conv, r.Turn, wire.Marker(conv, 0), nil)
+				req, err := wire.Build(conv, r.Turn, wire.Marker(conv, 0), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,7 +140,7 @@ func TestPrefixGroupsReference(t *testing.T) {
 				case r.Error != "":
 					t.Errorf("conv %d turn %d: the reference failed: %s", r.Conv, r.Turn, r.Error)
 					continue
-				case messagesSHA256(msgs) != r.MessagesSHA256:
+				case messagesSHA256(req.Messages) != r.MessagesSHA256:
 					t.Errorf("conv %d turn %d: another request than the reference encoded", r.Conv, r.Turn)
 					continue
 				case r.RefTokens != r.TargetISL:

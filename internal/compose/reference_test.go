@@ -10,6 +10,7 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/probe"
+	"github.com/islkit/islkit/internal/request"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 	"github.com/islkit/islkit/internal/wire"
@@ -98,11 +99,11 @@ func TestReferenceCounts(t *testing.T) {
 					}
 					continue
 				}
-				msgs, err := wire.Messages(conv, r.Turn, wire.Marker(conv, 0), nil)
+				req, err := wire.Build(conv, r.Turn, wire.Marker(conv, 0), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if h := messagesHash(msgs); h != r.MessagesSHA256 {
+				if h := messagesHash(req.Messages); h != r.MessagesSHA256 {
 					t.Fatalf("conv %d turn %d: request differs from the one the reference counted (regenerate with scripts/check-compose-reference.sh --update)", r.Conv, r.Turn)
 				}
 				turn := conv.Turns[r.Turn]
@@ -125,12 +126,10 @@ func TestReferenceCounts(t *testing.T) {
 }
 
 // messagesHash matches the script: SHA-256 over role NUL content NUL.
-func messagesHash(msgs []map[string]any) string {
+func messagesHash(msgs []request.Message) string {
 	h := sha256.New()
 	for _, m := range msgs {
-		role, _ := m["role"].(string)
-		content, _ := m["content"].(string)
-		h.Write([]byte(role + "\x00" + content + "\x00"))
+		h.Write([]byte(m.Role + "\x00" + m.Content + "\x00"))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -11,12 +11,12 @@ import (
 	"sync"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -35,6 +35,8 @@ type TraceOptions struct {
 	// OverContext says what to do with a row whose input_length is above
 	// the model's context length ("" is skip).
 	OverContext OverContext
+	// Server: as Options.
+	Server serverprofile.Profile
 }
 
 // Tracer turns Mooncake trace rows into single-turn conversations whose
@@ -125,7 +127,7 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 		return nil, err
 	}
 	t.stride = coprimeStride(len(t.gen.ids))
-	if t.header, t.tail, err = splitTemplate(m); err != nil {
+	if t.header, t.tail, err = splitTemplate(m, t.opts.Server); err != nil {
 		return nil, err
 	}
 	t.headerTokens = m.Tokenizer.Count(t.header)
@@ -269,6 +271,7 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 		Landing:        cachebust.Route(t.target, false),
 		Exact:          true,
 		Model:          t.opts.Model,
+		Server:         string(orDefault(t.opts.Server)),
 		CacheBlockSize: t.opts.CacheBlockSize,
 		Trace:          &records.TraceRef{Line: r.Line, TimestampMs: r.Timestamp, HashIDs: r.HashIDs, BlockSize: t.opts.BlockSize},
 		Turns:          []records.Turn{{TargetISL: r.InputLength, MaxTokens: r.OutputLength}},
@@ -346,7 +349,8 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 
 // wireIDs is the request's wire tokens, built as send builds it.
 func (t *Tracer) wireIDs(conv *records.Conversation, marker string) ([]int, error) {
-	return wireIDs(t.model, conv, 0, marker)
+	ids, _, err := wireIDs(t.model, conv, 0, marker)
+	return ids, err
 }
 
 // wireAndBare is wireIDs and the turn's bare count, Count(turn.Text). The
@@ -356,18 +360,14 @@ func (t *Tracer) wireIDs(conv *records.Conversation, marker string) ([]int, erro
 // which saves encoding the text a second time; elsewhere it is counted.
 func (t *Tracer) wireAndBare(conv *records.Conversation, marker string) ([]int, int, error) {
 	text := conv.Turns[0].Text
-	if t.model.Template == nil || !conv.Endpoint.Templated() || conv.Endpoint.AddsSpecialTokens() {
-		ids, err := t.wireIDs(conv, marker)
-		return ids, t.model.Tokenizer.Count(text), err
-	}
-	msgs, err := wire.Messages(conv, 0, marker, nil)
+	pr, err := prompt(t.model, conv, 0, marker)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, refused(err)
 	}
-	rendered, err := t.model.Template.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: t.model.Now})
-	if err != nil {
-		return nil, 0, &templateError{err}
+	if t.model.Template == nil || pr.AddSpecialTokens || len(pr.Bare) > 0 {
+		return pr.IDs(t.model.Tokenizer), t.model.Tokenizer.Count(text), nil
 	}
+	rendered := string(pr.Text)
 	// Any place the text sits in the request will do: the span's count is
 	// the count of the same string.
 	p := len(t.header)

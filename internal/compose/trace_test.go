@@ -16,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/request"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
@@ -119,11 +120,11 @@ func TestTraceReference(t *testing.T) {
 					t.Errorf("line %d: the reference could not render the request: %s", r.Line, r.Error)
 					continue
 				}
-				msgs, err := wire.Messages(c, 0, wire.Marker(c, 0), nil)
+				req, err := wire.Build(c, 0, wire.Marker(c, 0), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := messagesSHA256(msgs); got != r.MessagesSHA256 || c.Trace.Line != r.Line {
+				if got := messagesSHA256(req.Messages); got != r.MessagesSHA256 || c.Trace.Line != r.Line {
 					t.Errorf("line %d: compose made another request than the reference encoded (messages %s, reference %s)", r.Line, got, r.MessagesSHA256)
 					continue
 				}
@@ -199,10 +200,10 @@ func blockSums(ids []int, block int) []string {
 	return out
 }
 
-func messagesSHA256(msgs []map[string]any) string {
+func messagesSHA256(msgs []request.Message) string {
 	var sb strings.Builder
 	for _, m := range msgs {
-		sb.WriteString(m["role"].(string) + "\x00" + m["content"].(string) + "\x00")
+		sb.WriteString(m.Role + "\x00" + m.Content + "\x00")
 	}
 	s := sha256.Sum256([]byte(sb.String()))
 	return hex.EncodeToString(s[:])

@@ -6,7 +6,9 @@
 // template kwargs a server would pass. measure reads every payload and
 // message record through it, so there is one notion of "the text of a
 // request". The other direction, building a body from a conversation, is
-// send.Builder (send/body.go) over wire.Messages.
+// send.Builder (send/body.go) over wire.Build's request.Request; a typed
+// request is counted by reading its body back through this package
+// (serverprofile.PromptOf).
 package extract
 
 import (

@@ -34,6 +34,10 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 		Endpoint:       ex.Endpoint,
 		ServerField:    usageField(ex.Endpoint),
 	}
+	if meta.sizedFor != "" && meta.sizedFor != isl.Profile {
+		isl.SizedFor = meta.sizedFor
+		m.sizedForOther(meta.sizedFor)
+	}
 	if ex.Endpoint == endpoint.Completions {
 		return m.measureCompletions(ex, meta, isl)
 	}
@@ -46,32 +50,32 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 	counted := 0
 	var req *serverprofile.Request
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil && templates {
-		var err error
-		if req, err = m.prepare(ex); err != nil {
-			return records.ISL{}, err
-		}
 		buf := renderBufs.Get().(*[]byte)
-		text, err := req.Append(m.opts.Template, m.opts.Now, (*buf)[:0])
-		if err != nil {
+		pr, err := m.serverPrompt(ex, (*buf)[:0])
+		req = pr.Request
+		switch {
+		case serverprofile.IsTemplateError(err):
 			isl.TemplateError = err.Error()
 			m.templateFailed("chat template: " + err.Error())
-		} else {
+		case err != nil:
+			return records.ISL{}, err
+		default:
 			if meta.server != nil { // explainServer asks
-				startsBOS = m.startsWithBOS(text)
+				startsBOS = m.startsWithBOS(pr.Text)
 			}
-			t := req.Count(tok, text)
+			t := pr.Count(tok)
 			isl.Templated, isl.Counted, counted = &t, "templated", t
 			if markerAsked(meta) {
 				special := 0
-				if req.AddSpecialTokens {
+				if pr.AddSpecialTokens {
 					special = tok.NumSpecialTokensToAdd(false)
 				}
-				isl.MarkerEnd = markerEnd(text, meta.marker, func(b []byte) int { return tok.CountBytes(b) + special })
+				isl.MarkerEnd = markerEnd(pr.Text, meta.marker, func(b []byte) int { return tok.CountBytes(b) + special })
 			}
-		}
-		if cap(text) <= maxPooledRender {
-			*buf = text
-			renderBufs.Put(buf)
+			if cap(pr.Text) <= maxPooledRender {
+				*buf = pr.Text
+				renderBufs.Put(buf)
+			}
 		}
 	}
 	if m.opts.ApplyChatTemplate && m.opts.Template == nil && templates {
@@ -189,16 +193,11 @@ func (m *Measurer) profile() serverprofile.Profile {
 	return m.opts.Server
 }
 
-// prepare is the request as the profile's server renders it.
-func (m *Measurer) prepare(ex *extract.Inputs) (*serverprofile.Request, error) {
-	req, err := serverprofile.Prepare(serverprofile.RulesOf(m.profile()), ex, m.opts.Template)
-	if err != nil {
-		return nil, err
-	}
-	if m.opts.NoTools {
-		req.WithoutTools(ex)
-	}
-	return req, nil
+// serverPrompt is ex as the profile's server renders it
+// (serverprofile.RenderRules; --no-tools leaves the tools out of the
+// render and counts their texts bare), appended to dst.
+func (m *Measurer) serverPrompt(ex *extract.Inputs, dst []byte) (serverprofile.Prompt, error) {
+	return serverprofile.RenderRules(serverprofile.RulesOf(m.profile()), ex, m.opts.Template, m.opts.Now, m.opts.NoTools, dst)
 }
 
 // compareProfile counts the request under --compare-server and splits the
@@ -261,7 +260,7 @@ func (m *Measurer) render(messages []chat.Message, ex *extract.Inputs, withTools
 
 func (m *Measurer) renderInput(messages []chat.Message, ex *extract.Inputs, withTools bool) chat.RenderInput {
 	in := chat.RenderInput{
-		Messages:            messages,
+		Messages:            chat.MessagesValue(messages),
 		AddGenerationPrompt: true,
 		Kwargs:              ex.Kwargs,
 		Now:                 m.opts.Now,

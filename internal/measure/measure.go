@@ -8,6 +8,8 @@ package measure
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,6 +83,10 @@ type Measurer struct {
 	pins             map[records.ModelPin]string
 	pinMismatches    atomic.Int64
 	firstPinMismatch atomic.Pointer[string]
+	// sizedOther counts the records sized for another server profile
+	// than the one counted with, by that profile.
+	sizedMu    sync.Mutex
+	sizedOther map[string]int
 }
 
 // checkPin says how the model measure counts with differs from pin, the
@@ -118,6 +124,16 @@ func (m *Measurer) markerHit(conversation string, cached, end int) {
 	m.firstMarkerHit.CompareAndSwap(nil, &what)
 }
 
+// sizedForOther records one request sized for profile p, not ours.
+func (m *Measurer) sizedForOther(p string) {
+	m.sizedMu.Lock()
+	defer m.sizedMu.Unlock()
+	if m.sizedOther == nil {
+		m.sizedOther = map[string]int{}
+	}
+	m.sizedOther[p]++
+}
+
 // noTemplate is the template error of a model without a chat template.
 const noTemplate = "the model has no chat template (give one with --chat-template)"
 
@@ -129,7 +145,9 @@ func (m *Measurer) templateFailed(reason string) {
 
 // Warnings returns what the run should tell on stderr once, at its end:
 // how many requests were counted bare because the chat template failed,
-// and how many first requests hit their cache-bust marker in a cache.
+// how many first requests hit their cache-bust marker in a cache, and
+// how many were sized for another server profile than the one they are
+// counted with (send's "server": compose --server).
 func (m *Measurer) Warnings() []string {
 	var out []string
 	if n := m.templateFailures.Load(); n > 0 {
@@ -140,6 +158,11 @@ func (m *Measurer) Warnings() []string {
 	}
 	if n := m.markerHits.Load(); n > 0 {
 		out = append(out, fmt.Sprintf("warning: %s", report.MarkerHitWarning(uint64(n), *m.firstMarkerHit.Load())))
+	}
+	m.sizedMu.Lock()
+	defer m.sizedMu.Unlock()
+	for _, p := range slices.Sorted(maps.Keys(m.sizedOther)) {
+		out = append(out, fmt.Sprintf("warning: %d request(s) were sized for --server %s and are counted as %s (their isl says sized_for): their gaps to the target include the two servers' difference; measure them with --server %s", m.sizedOther[p], p, m.profile(), p))
 	}
 	return out
 }
@@ -336,16 +359,15 @@ func (m *Measurer) messages(obj jsonobj.Object) ([]byte, error) {
 	var renderErr error
 	var rendered []byte
 	if m.opts.ApplyChatTemplate && m.opts.Template != nil {
-		req, err := m.prepare(ex)
-		if err != nil {
-			return nil, err
-		}
-		rendered, renderErr = req.Append(m.opts.Template, m.opts.Now, nil)
-		if renderErr == nil {
-			tokens = req.Count(m.opts.Tokenizer, rendered)
-			counted = "templated"
-		} else {
+		pr, err := m.serverPrompt(ex, nil)
+		switch {
+		case serverprofile.IsTemplateError(err):
+			renderErr = err
 			m.templateFailed("chat template: " + renderErr.Error())
+		case err != nil:
+			return nil, err
+		default:
+			rendered, tokens, counted = pr.Text, pr.Count(m.opts.Tokenizer), "templated"
 		}
 	} else if m.opts.ApplyChatTemplate {
 		renderErr = errors.New(noTemplate)

@@ -20,10 +20,13 @@ type requestMeta struct {
 	target, expected, server *int
 	expectedCached, cached   *int // send's expected_cached_tokens, the server's cached_tokens
 	conversationID           string
-	turn                     *int
-	marker                   string           // the injected marker text, when known
-	cacheBust                cachebust.Target // the marker's target, when known
-	maxTokens                int              // the turn's max_tokens, 0 when unknown
+	// sizedFor is the server profile send's record was sized for ("":
+	// vllm, or not said).
+	sizedFor  string
+	turn      *int
+	marker    string           // the injected marker text, when known
+	cacheBust cachebust.Target // the marker's target, when known
+	maxTokens int              // the turn's max_tokens, 0 when unknown
 }
 
 // withISL measures body (a member of obj, already validated) and adds the
@@ -90,7 +93,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 	if isNull(body) {
 		return nil, req, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
 	}
-	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens}
+	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens, sizedFor: rec.Server}
 	target, turn := rec.TargetISL, rec.Turn
 	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
 	meta.expectedCached = rec.ExpectedCachedTokens

@@ -39,7 +39,11 @@ func lineISL(t *testing.T, line []byte) records.ISL {
 // counts them: the independent expectation for the tests below.
 func templatedCount(t *testing.T, m *Measurer, messages string, tools string) int {
 	t.Helper()
-	in := chat.RenderInput{Messages: json.RawMessage(messages), AddGenerationPrompt: true, Now: m.opts.Now}
+	msgs, err := chat.DecodeJSON([]byte(messages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: m.opts.Now}
 	if tools != "" {
 		in.Tools = json.RawMessage(tools)
 	}
@@ -338,4 +342,33 @@ func deref(p *int) any {
 		return nil
 	}
 	return *p
+}
+
+// A send record sized for another server profile than measure counts
+// with (compose --server, copied by send) says so: isl.sized_for, and one
+// warning at the end naming both profiles; a record sized for the profile
+// measure counts with, or one that does not say, has no sized_for.
+func TestSizedForAnotherProfile(t *testing.T) {
+	rec := func(server string) string {
+		s := ""
+		if server != "" {
+			s = `"server":"` + server + `",`
+		}
+		return `{"kind":"islkit.request","schema_version":1,` + s + `"conversation_id":"c","turn":0,"target_isl":12,"marker":"","payload":{"model":"m","messages":[{"role":"user","content":"Call me Ishmael."}]}}`
+	}
+	m := sharedMeasurer(t, "", Options{ApplyChatTemplate: true, Server: serverprofile.VLLM})
+	line := one(t, m, rec("sglang"))
+	testutil.ValidateSchema(t, "measurement.schema.json", line)
+	if isl := lineISL(t, line); isl.SizedFor != "sglang" || isl.Profile != "vllm" {
+		t.Errorf("sized_for %q profile %q, want sglang and vllm", isl.SizedFor, isl.Profile)
+	}
+	for _, server := range []string{"vllm", ""} {
+		if isl := lineISL(t, one(t, m, rec(server))); isl.SizedFor != "" {
+			t.Errorf("server %q: sized_for %q", server, isl.SizedFor)
+		}
+	}
+	w := m.Warnings()
+	if len(w) != 1 || !strings.Contains(w[0], "1 request(s) were sized for --server sglang and are counted as vllm") {
+		t.Errorf("warnings %q", w)
+	}
 }

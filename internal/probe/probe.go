@@ -49,11 +49,13 @@ type Counter interface {
 // post-#850 AIPerf probe, §3.4), so a BOS the template prints counts once.
 func Renderer(t Renderable, c Counter, now time.Time) budget.Renderer {
 	return func(msgs []budget.Message) (int, error) {
-		in := make([]map[string]any, len(msgs))
+		// Keys in sorted order, as the Go maps the probe rendered before
+		// were: content, then role.
+		in := make([]chat.Object, len(msgs))
 		for i, m := range msgs {
-			in[i] = map[string]any{"role": m.Role, "content": m.Content}
+			in[i] = chat.Object{{Key: "content", Value: m.Content}, {Key: "role", Value: m.Role}}
 		}
-		text, err := t.Render(chat.RenderInput{Messages: in, AddGenerationPrompt: true, Now: now})
+		text, err := t.Render(chat.RenderInput{Messages: chat.ObjectsValue(in), AddGenerationPrompt: true, Now: now})
 		if err != nil {
 			return 0, err
 		}

@@ -1,6 +1,8 @@
 package records
 
 import (
+	"encoding/json"
+
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/endpoint"
 )
@@ -21,6 +23,11 @@ type Conversation struct {
 	// --endpoint); send builds that endpoint's bodies. Absent in records
 	// written before the field existed: chat.
 	Endpoint endpoint.Kind `json:"endpoint,omitempty"`
+	// Server is the server profile the turns were sized for (compose
+	// --server: vllm, sglang, transformers, aiperf), whose count of each
+	// request is its wire ISL. Absent in records written before the field
+	// existed: vllm.
+	Server string `json:"server,omitempty"`
 	// CacheBust is the marker target and Landing where it lands (the
 	// routing table's answer for this conversation).
 	CacheBust cachebust.Target  `json:"cache_bust"`
@@ -51,6 +58,23 @@ type Conversation struct {
 	// another model's). Written by every compose run; records from before
 	// carry it only when composed with --live.
 	ComposedFor *ModelPin `json:"composed_for,omitempty"`
+	// Tools is the dataset dialog's "tools" (compose --dataset, OpenAI
+	// messages), sent with every request as given.
+	Tools json.RawMessage `json:"tools,omitempty"`
+}
+
+// Message is a dataset message replayed as the dataset gave it (compose
+// --dataset, OpenAI messages): its content a string (Content), text parts
+// (Parts) or null (neither), and its name, tool calls, tool call id and
+// reasoning (the dataset's reasoning_content or reasoning).
+type Message struct {
+	Role             string          `json:"role"`
+	Content          *string         `json:"content,omitempty"`
+	Parts            []string        `json:"parts,omitempty"`
+	Name             string          `json:"name,omitempty"`
+	ToolCalls        json.RawMessage `json:"tool_calls,omitempty"`
+	ToolCallID       string          `json:"tool_call_id,omitempty"`
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
 }
 
 // TraceRef is where a conversation came from in a Mooncake trace and how
@@ -75,6 +99,10 @@ type TraceRef struct {
 // SystemPrompt is the shared system prompt of a conversation.
 type SystemPrompt struct {
 	Text string `json:"text"`
+	// Parts, when set, are the text parts the system message carries on
+	// the wire (a dataset's list content); Text is then their
+	// concatenation.
+	Parts []string `json:"parts,omitempty"`
 	// RequestedTokens is the user's --shared-system-prompt-length;
 	// BareTokens is the text's own count, which is smaller by the marker
 	// cost when the marker lands here.
@@ -106,6 +134,15 @@ type Turn struct {
 	// the conversation's CacheBlockSize), so send can predict a server's
 	// cached tokens without a tokenizer.
 	CacheBlocks string `json:"cache_blocks,omitempty"`
+	// User is the user message when the dataset gave more than a string
+	// (text parts, a name): Text is then its last text part, the one
+	// --isl resizes, and the message goes on the wire with its shape.
+	User *Message `json:"user,omitempty"`
+	// History is what follows the user message in the dataset up to the
+	// next one, when it is more than one assistant text: assistant tool
+	// calls, tool results, names, reasoning, parts. Later requests replay
+	// it in place of Assistant (which is then the last assistant text).
+	History []Message `json:"history,omitempty"`
 	// Reserve is the corpus text that follows Text (compose --live), a
 	// little more than the previous turn's MaxTokens: send --exact grows
 	// the turn with a prefix of it when the live history is shorter than

@@ -17,6 +17,10 @@ type ISL struct {
 	// Profile is the server profile the templated count follows (vllm,
 	// sglang, transformers or aiperf; see internal/serverprofile).
 	Profile string `json:"profile,omitempty"`
+	// SizedFor is the server profile send's record says the request was
+	// sized for (compose --server), when it is not Profile: the gap to the
+	// target is then partly the two servers' difference.
+	SizedFor string `json:"sized_for,omitempty"`
 	// Counted names the member holding the count measure reports as the
 	// request's ISL: "templated" (the request as the profile's server
 	// counts it: chat and Responses bodies through the chat template,

@@ -17,6 +17,10 @@ type Request struct {
 	// Endpoint is the endpoint the payload is for (the conversation's);
 	// absent in records written before the field existed: chat.
 	Endpoint endpoint.Kind `json:"endpoint,omitempty"`
+	// Server is the server profile the request was sized for (the
+	// conversation's server, compose --server); absent: vllm, or not
+	// known (a record not written by send).
+	Server string `json:"server,omitempty"`
 	// ConversationID and ConversationIndex identify the source
 	// conversation (Conversation.ID / Index); Turn is the turn index.
 	ConversationID    string `json:"conversation_id"`

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"testing"
-
-	json "github.com/goccy/go-json"
 )
 
 // FuzzParseObject: --extra-body splits as encoding/json reads it: accepted
@@ -81,43 +79,3 @@ func referenceFields(data []byte) ([]field, error) {
 }
 
 var errNotObject = errors.New("not one JSON object")
-
-// FuzzAppendString: appendString writes what json.Marshal (goccy, the
-// bodies' encoder before it) writes for every string, and what
-// encoding/json does.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "\b\f\n\r\t\x00\x01\x1f\x7f", `<a href="x">&amp;</a>`, "\u2028\u2029", "a\xffb\xed\xa0\x80", "é\"\\/ 😀", "\xf0\x9f"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := appendString([]byte("x"), s)
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got[1:]) != string(want) {
-			t.Fatalf("appendString(%q) = %s, goccy json.Marshal %s", s, got[1:], want)
-		}
-		std, _ := stdjson.Marshal(s)
-		if string(got[1:]) != string(std) {
-			t.Fatalf("appendString(%q) = %s, encoding/json %s", s, got[1:], std)
-		}
-	})
-}
-
-// TestAppendMessages: the messages of a multi-turn chat body are written
-// as json.Marshal writes them, and any other shape is left to it.
-func TestAppendMessages(t *testing.T) {
-	msgs := []map[string]any{{"role": "system", "content": "<sys>"}, {"role": "user", "content": "[rid:1]\n\nhi & \"bye\""},
-		{"role": "assistant", "content": "é\u2028"}, {"role": "user", "content": "\x01\xff"}}
-	got, ok := appendMessages(nil, msgs)
-	want, _ := json.Marshal(msgs)
-	if !ok || string(got) != string(want) {
-		t.Fatalf("appendMessages = %s, %v; json.Marshal %s", got, ok, want)
-	}
-	for _, odd := range [][]map[string]any{{{"role": "user", "content": []any{"x"}}}, {{"role": "user", "content": "x", "name": "n"}}, {{"content": "x"}}} {
-		if _, ok := appendMessages(nil, odd); ok {
-			t.Errorf("appendMessages(%v) took a shape it does not write", odd)
-		}
-	}
-}

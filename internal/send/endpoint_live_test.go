@@ -15,6 +15,7 @@ import (
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
@@ -91,7 +92,7 @@ func composeConversations(t testing.TB, name string, ep endpoint.Kind, target ca
 // streamed or not, reports the count compose and the dry run promised:
 // exactly --isl for first requests; a later Responses turn, whose history
 // holds the server's real reply, the count of that very request
-// (wire.CountEndpoint over the live history).
+// (serverprofile.PromptOf over the live history).
 func TestEndpointsLiveUsage(t *testing.T) {
 	for _, name := range []string{"", "mistral7b"} { // mistral's tokenizer adds a BOS
 		for _, ep := range []endpoint.Kind{endpoint.Completions, endpoint.Responses} {
@@ -173,15 +174,15 @@ func liveCount(t *testing.T, convs []records.Conversation, l records.Request, by
 	for k := range replies {
 		replies[k] = byKey[fmt.Sprint(l.ConversationID, "/", k)].Result.OutputText
 	}
-	msgs, err := wire.Messages(c, l.Turn, l.Marker, replies)
+	req, err := wire.Build(c, l.Turn, l.Marker, replies)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := wire.CountEndpoint(c.Endpoint, msgs, m.Template, m.Tokenizer, m.Now)
+	pr, err := serverprofile.PromptOf(serverprofile.VLLM, req, m.Template, m.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return pr.Count(m.Tokenizer)
 }
 
 // TestEndpointsFaults: with the server injecting faults on both

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/records"
@@ -38,6 +38,34 @@ func ComposedFor(convs []records.Conversation) (*records.ModelPin, error) {
 		}
 	}
 	return first, nil
+}
+
+// ServerFor is the server profile send --exact counts convs with: want
+// (send --server) when given, else the one the conversations were sized
+// for (compose --server, records.Conversation.Server; absent: vllm). Their
+// targets are that profile's counts, so conversations sized for another
+// profile than want, or for two profiles, are refused (a usage error).
+func ServerFor(convs []records.Conversation, want string) (serverprofile.Profile, error) {
+	got := ""
+	for i := range convs {
+		c := &convs[i]
+		s := c.Server
+		if s == "" {
+			s = string(serverprofile.Default)
+		}
+		switch {
+		case want != "" && s != want:
+			return "", fmt.Errorf("conversation %s was composed for --server %s (its targets are %s's counts), not %s: send it with --server %s (or leave --server out), or compose it again with --server %s", c.ID, s, s, want, s, want)
+		case got == "":
+			got = s
+		case s != got:
+			return "", fmt.Errorf("conversation %s was composed for --server %s but an earlier one for %s: send --exact counts as one server; send them separately", c.ID, s, got)
+		}
+	}
+	if want != "" {
+		got = want
+	}
+	return serverprofile.Parse(got)
 }
 
 // hasReserve tells a conversation composed with --live: each of its turns
@@ -72,7 +100,6 @@ func ExactPinFix(pin records.ModelPin) string {
 type Sizer struct {
 	m       *model.Model
 	profile serverprofile.Profile
-	rules   serverprofile.Rules
 	// bare: the conversations were composed without the chat template,
 	// so their targets are bare counts (the message texts joined by one
 	// space, as compose counted them).
@@ -94,36 +121,30 @@ func (z *Sizer) Renders() (renders, requests int64) {
 // conversations were composed bare, or the model has none) the targets are
 // bare counts.
 func NewSizer(m *model.Model, profile serverprofile.Profile) *Sizer {
-	return &Sizer{m: m, profile: profile, rules: serverprofile.RulesOf(profile), bare: m.Template == nil}
+	return &Sizer{m: m, profile: profile, bare: m.Template == nil}
 }
 
-// count is the request's ISL as the server renders body (or the bare
-// count when the conversations were composed without a template); a
-// completions prompt as the server encodes it, special tokens included
-// (compose's target counts them too).
-func (z *Sizer) count(c *records.Conversation, turn, pass int, replies []string, built Built) (int, error) {
-	if c.Endpoint.Or() == endpoint.Completions {
-		z.renders.Add(1)
-		ex, err := extract.Body(built.Body)
-		if err != nil {
-			return 0, err
-		}
-		return serverprofile.CountCompletions(z.profile, ex, z.m.Tokenizer)
-	}
-	if z.bare {
-		msgs, err := wire.Messages(c, turn, built.Marker, replies)
-		if err != nil {
-			return 0, err
-		}
-		z.renders.Add(1)
-		return wire.Count(msgs, nil, z.m.Tokenizer, z.m.Now)
-	}
+// count is the request's ISL as the server profile counts body
+// (serverprofile.Render): rendered through the template, or the bare
+// count when the conversations were composed without one (their targets
+// are bare counts, the message texts joined by one space, as compose
+// counted them); a completions prompt as the server encodes it, special
+// tokens included (compose's target counts them too).
+func (z *Sizer) count(body []byte) (int, error) {
 	z.renders.Add(1)
-	ex, err := extract.Body(built.Body)
+	ex, err := extract.Body(body)
 	if err != nil {
 		return 0, err
 	}
-	return serverprofile.CountBody(z.rules, ex, z.m.Template, z.m.Tokenizer, z.m.Now)
+	var t *chat.Template
+	if !z.bare {
+		t = z.m.Template
+	}
+	pr, err := serverprofile.Render(z.profile, ex, t, z.m.Now, nil)
+	if err != nil {
+		return 0, err
+	}
+	return pr.Count(z.m.Tokenizer), nil
 }
 
 // sized is a request made exact, with what its record says about it.
@@ -179,7 +200,7 @@ func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, tur
 		if err != nil {
 			return sizing.Attempt{}, err
 		}
-		n, err := z.count(c, turn, pass, replies, built)
+		n, err := z.count(built.Body)
 		if err != nil {
 			return sizing.Attempt{}, fmt.Errorf("conversation %s turn %d: counting the request: %w", c.ID, turn, err)
 		}
@@ -376,7 +397,7 @@ func (z *Sizer) markerStep(c *records.Conversation, pass int) int {
 	if was == now || was == "" {
 		return 0
 	}
-	// The message wire.Messages puts the marker in (RouteMessages on a
+	// The message wire.Build puts the marker in (RouteMessages on a
 	// request whose first message is the system prompt iff c has one).
 	l := cachebust.Route(c.CacheBust, c.SystemPrompt != nil)
 	var text string

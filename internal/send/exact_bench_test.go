@@ -83,7 +83,7 @@ func exactOverhead(b *testing.B, recycled bool) {
 			added = append(added, t2.Sub(t1)-t1.Sub(t0))
 			renders, requests = z.Renders()
 			t3 := time.Now()
-			if _, err := z.count(&c, 1, pass, hist, s.built); err != nil {
+			if _, err := z.count(s.built.Body); err != nil {
 				b.Fatal(err)
 			}
 			count = append(count, time.Since(t3))

@@ -3,7 +3,7 @@ package send
 import (
 	"bytes"
 	"context"
-
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -305,7 +305,7 @@ func FuzzExactFit(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reply %q reserve %q: %v", reply, reserve, err)
 		}
-		n, err := z.count(&c, 1, 0, hist, s.built)
+		n, err := z.count(s.built.Body)
 		if err != nil || n != s.wire {
 			t.Fatalf("the request counts %d (%v), sizing said %d", n, err, s.wire)
 		}
@@ -313,4 +313,43 @@ func FuzzExactFit(f *testing.F) {
 			t.Errorf("counts %d, target %d, unreachable %+v", s.wire, target, s.unreachable)
 		}
 	})
+}
+
+// TestServerFor: send --exact counts as the conversations were sized
+// (absent: vllm, as in records written before compose --server), unless
+// --server says otherwise, and refuses a profile the conversations were
+// not sized for, or a mix.
+func TestServerFor(t *testing.T) {
+	convs := func(servers ...string) []records.Conversation {
+		out := make([]records.Conversation, len(servers))
+		for i, s := range servers {
+			out[i] = records.Conversation{ID: fmt.Sprint("c", i), Server: s}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		servers []string
+		want    string
+		got     serverprofile.Profile
+		err     string
+	}{
+		{[]string{"", ""}, "", serverprofile.VLLM, ""},
+		{[]string{"sglang", "sglang"}, "", serverprofile.SGLang, ""},
+		{[]string{"sglang"}, "sglang", serverprofile.SGLang, ""},
+		{[]string{"", "vllm"}, "vllm", serverprofile.VLLM, ""},
+		{[]string{"aiperf"}, "vllm", "", "conversation c0 was composed for --server aiperf (its targets are aiperf's counts), not vllm"},
+		{[]string{""}, "sglang", "", "conversation c0 was composed for --server vllm"},
+		{[]string{"vllm", "transformers"}, "", "", "conversation c1 was composed for --server transformers but an earlier one for vllm"},
+	} {
+		got, err := ServerFor(convs(c.servers...), c.want)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v --server %q: %v, want an error with %q", c.servers, c.want, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.got {
+			t.Errorf("%v --server %q: %q, %v; want %q", c.servers, c.want, got, err, c.got)
+		}
+	}
 }

@@ -100,7 +100,7 @@ func TestExactRecycleFirstTurn(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					n, err := z.count(orig, 0, pass, nil, built)
+					n, err := z.count(built.Body)
 					if err != nil {
 						t.Fatal(err)
 					}

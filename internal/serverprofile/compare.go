@@ -47,18 +47,11 @@ func Explain(primary Profile, primaryCount int, other Profile, ex *extract.Input
 }
 
 func countRules(r Rules, ex *extract.Inputs, t *chat.Template, tok Counter, now time.Time, noTools bool) (int, error) {
-	req, err := Prepare(r, ex, t)
+	pr, err := RenderRules(r, ex, t, now, noTools, nil)
 	if err != nil {
 		return 0, err
 	}
-	if noTools {
-		req.WithoutTools(ex)
-	}
-	text, err := req.Append(t, now, nil)
-	if err != nil {
-		return 0, err
-	}
-	return req.Count(tok, text), nil
+	return pr.Count(tok), nil
 }
 
 // WithoutTools makes r render no tools and count the tool texts bare on

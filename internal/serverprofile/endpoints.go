@@ -405,39 +405,30 @@ func joinArray(elems []json.RawMessage) json.RawMessage {
 
 // CountRequest is the prompt_tokens (input_tokens for responses) p's
 // server reports for a body of any endpoint: completions counted as
-// CountCompletions, the rest rendered through t as CountBody, and what
-// AIPerf does not template (a Responses string input) counted bare. The
-// test server and measure both count through it.
+// CountCompletions (a list of prompts is their sum), the rest as Render
+// makes them. The test server, measure and probe --verify-url count
+// through it.
 func CountRequest(p Profile, ex *extract.Inputs, t *chat.Template, tok Counter, now time.Time) (int, error) {
-	switch {
-	case ex.Endpoint == endpoint.Completions:
+	if ex.Endpoint == endpoint.Completions {
 		return CountCompletions(p, ex, tok)
-	case !Templated(p, ex):
-		return tok.Count(strings.Join(ex.Texts, " ")), nil
 	}
-	return CountBody(RulesOf(p), ex, t, tok, now)
+	pr, err := Render(p, ex, t, now, nil)
+	if err != nil {
+		return 0, err
+	}
+	return pr.Count(tok), nil
 }
 
 // PromptIDs is the token ids of each engine request p's server runs for
 // ex (one per completions prompt; one for chat and responses), for a
 // prefix cache.
 func PromptIDs(p Profile, ex *extract.Inputs, t *chat.Template, tok Encoder, now time.Time) ([][]int, error) {
-	switch {
-	case ex.Endpoint == endpoint.Completions:
+	if ex.Endpoint == endpoint.Completions {
 		return CompletionsIDs(p, ex, tok)
-	case !Templated(p, ex):
-		return [][]int{tok.Encode(strings.Join(ex.Texts, " "))}, nil
 	}
-	req, err := Prepare(RulesOf(p), ex, t)
+	pr, err := Render(p, ex, t, now, nil)
 	if err != nil {
 		return nil, err
 	}
-	text, err := req.Append(t, now, nil)
-	if err != nil {
-		return nil, err
-	}
-	if req.AddSpecialTokens {
-		return [][]int{tok.EncodeWithSpecialTokens(string(text))}, nil
-	}
-	return [][]int{tok.Encode(string(text))}, nil
+	return [][]int{pr.IDs(tok)}, nil
 }

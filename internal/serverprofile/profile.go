@@ -6,7 +6,7 @@
 // tools, the template kwargs, add_generation_prompt and
 // continue_final_message, and whether the rendered prompt is encoded with
 // special tokens. Each rule names the section of
-// ../shared/reference/server-preprocessing.md ("§1.2") and the source file
+// docs/reference/server-preprocessing.md ("§1.2") and the source file
 // it was read from.
 //
 // A profile is a choice of server for each of a fixed list of rule
@@ -280,7 +280,7 @@ func checkRoles(rules Rules, ex *extract.Inputs) error {
 // Input is the apply_chat_template call for r.
 func (r *Request) Input() chat.RenderInput {
 	in := chat.RenderInput{
-		Messages:             r.Messages,
+		Messages:             chat.ObjectsValue(r.Messages),
 		Documents:            r.Documents,
 		AddGenerationPrompt:  r.AddGenerationPrompt,
 		ContinueFinalMessage: r.ContinueFinalMessage,

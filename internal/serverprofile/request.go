@@ -2,7 +2,6 @@ package serverprofile
 
 import (
 	"bytes"
-	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -336,14 +335,8 @@ type Counter interface {
 
 // Count is the server's prompt_tokens for the prompt Append rendered.
 func (r *Request) Count(tok Counter, prompt []byte) int {
-	n := tok.CountBytes(prompt)
-	if r.AddSpecialTokens {
-		n += tok.NumSpecialTokensToAdd(false)
-	}
-	if len(r.BareTexts) > 0 {
-		n += tok.Count(strings.Join(r.BareTexts, " "))
-	}
-	return n
+	pr := Prompt{Text: prompt, AddSpecialTokens: r.AddSpecialTokens, Bare: r.BareTexts}
+	return pr.Count(tok)
 }
 
 // CountBody prepares, renders and counts one body under rules: the

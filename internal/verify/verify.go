@@ -19,6 +19,7 @@ import (
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/request"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -49,15 +50,15 @@ func Run(ctx context.Context, o Options) (*records.ProbeVerify, error) {
 	}
 	res := &records.ProbeVerify{URL: o.URL, Model: o.Model, Profile: string(o.Profile), Agree: true}
 	for i, s := range budget.ProbeSamples() {
-		for _, msgs := range [][]map[string]any{
-			{{"role": "user", "content": s}},
-			{{"role": "user", "content": s}, {"role": "assistant", "content": s}, {"role": "user", "content": s}},
+		for _, msgs := range [][]request.Message{
+			{{Role: "user", Content: s}},
+			{{Role: "user", Content: s}, {Role: "assistant", Content: s}, {Role: "user", Content: s}},
 		} {
 			body, err := requestBody(o, msgs)
 			if err != nil {
 				return nil, err
 			}
-			ours, err := count(o, msgs, body)
+			ours, err := count(o, body)
 			if err != nil {
 				return nil, fmt.Errorf("our count of probe sample %d: %w", i, err)
 			}
@@ -74,21 +75,18 @@ func Run(ctx context.Context, o Options) (*records.ProbeVerify, error) {
 }
 
 // requestBody is the chat body sent for one probe conversation.
-func requestBody(o Options, msgs []map[string]any) ([]byte, error) {
+func requestBody(o Options, msgs []request.Message) ([]byte, error) {
 	return json.Marshal(map[string]any{"model": o.Model, "messages": msgs, "max_tokens": 1, "stream": false})
 }
 
 // count is our count of the body: as the profile's server counts it, or
-// bare for a model without a chat template.
-func count(o Options, msgs []map[string]any, body []byte) (int, error) {
-	if o.Template == nil {
-		return wire.Count(msgs, nil, o.Counter, o.Now)
-	}
+// bare for a model without a chat template (serverprofile.CountRequest).
+func count(o Options, body []byte) (int, error) {
 	ex, err := extract.Body(body)
 	if err != nil {
 		return 0, err
 	}
-	return serverprofile.CountBody(serverprofile.RulesOf(o.Profile), ex, o.Template, o.Counter, o.Now)
+	return serverprofile.CountRequest(o.Profile, ex, o.Template, o.Counter, o.Now)
 }
 
 // ask posts one chat body and returns usage.prompt_tokens.

@@ -1,7 +1,8 @@
-// Package wire builds the chat messages of a conversation's requests, with
-// the cache-bust marker injected, exactly as send puts them on the wire.
-// compose's exact mode renders the same messages, so the ISL it promises
-// and the ISL send produces cannot disagree.
+// Package wire builds the request of each turn of a conversation record
+// (a request.Request), with the cache-bust marker injected, exactly as
+// send puts it on the wire. compose's exact mode counts the same request
+// (through its server profile), so the ISL it promises and the ISL send
+// produces cannot disagree.
 package wire
 
 import (
@@ -9,12 +10,11 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/islkit/islkit/internal/cachebust"
-	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/request"
 )
 
 // Marker is the marker every request of conversation c carries on recycle
@@ -25,12 +25,11 @@ func Marker(c *records.Conversation, pass int) string {
 	return cachebust.Marker(c.CacheBust, c.BenchmarkID, pass, c.Index, c.ID)
 }
 
-// Messages returns the messages of the request for turn `turn` of c: the
-// system prompt (if any), then each earlier user turn followed by its
-// assistant reply, then the user turn itself, with the marker injected
-// where the routing table says. replies[k] replaces turn k's synthetic
-// reply (live mode uses the server's real replies); nil or short uses the
-// synthetic ones.
+// Build returns the request for turn `turn` of c: the system prompt (if
+// any), then each earlier user turn followed by its assistant reply, then
+// the user turn itself, with the marker injected where the routing table
+// says. replies[k] replaces turn k's synthetic reply (live mode uses the
+// server's real replies); nil or short uses the synthetic ones.
 //
 // The messages are the same for every endpoint: a Responses request's
 // instructions are the system message and its input items the rest (the
@@ -38,91 +37,85 @@ func Marker(c *records.Conversation, pass int) string {
 // is one user message whose content is the prompt (its conversation has
 // one turn and no system prompt, so the marker lands on the prompt as
 // cachebust.RouteEndpoint says).
-func Messages(c *records.Conversation, turn int, marker string, replies []string) ([]map[string]any, error) {
+func Build(c *records.Conversation, turn int, marker string, replies []string) (*request.Request, error) {
 	if turn < 0 || turn >= len(c.Turns) {
 		return nil, fmt.Errorf("conversation %s: no turn %d", c.ID, turn)
 	}
 	if !c.Endpoint.MultiTurn() && (turn > 0 || c.SystemPrompt != nil) {
 		return nil, fmt.Errorf("conversation %s: a %s request is one prompt: no turn %d, no system prompt", c.ID, c.Endpoint, turn)
 	}
-	msgs := make([]map[string]any, 0, 2*turn+2)
-	if c.SystemPrompt != nil {
-		msgs = append(msgs, map[string]any{"role": "system", "content": c.SystemPrompt.Text})
+	msgs := make([]request.Message, 0, 2*turn+2)
+	if sp := c.SystemPrompt; sp != nil {
+		m := request.Message{Role: "system", Content: sp.Text}
+		if sp.Parts != nil {
+			m.Content, m.Parts = "", textParts(sp.Parts)
+		}
+		msgs = append(msgs, m)
 	}
 	for k := 0; k < turn; k++ {
-		reply := c.Turns[k].Assistant
-		if k < len(replies) {
-			reply = replies[k]
+		t := &c.Turns[k]
+		msgs = append(msgs, userMessage(t))
+		switch {
+		case k < len(replies):
+			msgs = append(msgs, request.Message{Role: "assistant", Content: replies[k]})
+		case t.History != nil:
+			for i := range t.History {
+				msgs = append(msgs, message(&t.History[i]))
+			}
+		default:
+			msgs = append(msgs, request.Message{Role: "assistant", Content: t.Assistant})
 		}
-		msgs = append(msgs,
-			map[string]any{"role": "user", "content": c.Turns[k].Text},
-			map[string]any{"role": "assistant", "content": reply})
 	}
-	msgs = append(msgs, map[string]any{"role": "user", "content": c.Turns[turn].Text})
+	msgs = append(msgs, userMessage(&c.Turns[turn]))
+	req := &request.Request{Endpoint: c.Endpoint, Messages: msgs, Tools: c.Tools, MarkerAt: -1}
 	if marker == "" || c.CacheBust == cachebust.None {
-		return msgs, nil
+		return req, nil
 	}
 	res := cachebust.InjectOwned(c.CacheBust, marker, msgs) // msgs are this call's own
 	if res.Dropped != nil {
 		return nil, fmt.Errorf("conversation %s: %w", c.ID, res.Dropped)
 	}
-	return res.Messages, nil
+	req.Messages, req.Marker, req.MarkerAt = res.Messages, marker, res.Index
+	return req, nil
 }
 
-// Counter counts tokens without special tokens.
-type Counter interface{ Count(string) int }
-
-// SpecialCounter also knows how many special tokens the tokenizer's
-// post-processor adds to one sequence (a BOS, say).
-type SpecialCounter interface {
-	Counter
-	NumSpecialTokensToAdd(pair bool) int
+// userMessage is turn t's user message: its text, in the dataset's
+// message when the turn has one (as its last text part).
+func userMessage(t *records.Turn) request.Message {
+	if t.User == nil {
+		return request.Message{Role: "user", Content: t.Text}
+	}
+	m := message(t.User)
+	switch {
+	case len(m.Parts) > 0:
+		m.Parts[len(m.Parts)-1].Text = t.Text
+	case m.Parts == nil:
+		m.Content, m.Null = t.Text, false
+	}
+	return m
 }
 
-// CountEndpoint is the ISL a vLLM server reports for msgs sent to
-// endpoint k (docs/reference/server-preprocessing.md §1–3):
-//   - chat: Count's rule;
-//   - responses: the same render, encoded with special tokens
-//     (ResponsesRequest leaves add_special_tokens at its default, true),
-//     so a BOS-adding tokenizer whose template prints a BOS gets two;
-//     without a template, Count's bare rule;
-//   - completions: the prompt (the one message's content), never
-//     templated, encoded with special tokens.
-func CountEndpoint(k endpoint.Kind, msgs []map[string]any, tmpl *chat.Template, tok SpecialCounter, now time.Time) (int, error) {
-	switch k.Or() {
-	case endpoint.Completions:
-		if len(msgs) != 1 {
-			return 0, fmt.Errorf("a completions request is one prompt, not %d messages", len(msgs))
-		}
-		prompt, _ := msgs[0]["content"].(string)
-		return tok.Count(prompt) + tok.NumSpecialTokensToAdd(false), nil
-	case endpoint.Responses:
-		n, err := Count(msgs, tmpl, tok, now)
-		if err != nil || tmpl == nil {
-			return n, err
-		}
-		return n + tok.NumSpecialTokensToAdd(false), nil
+// message is a dataset message as it goes on the wire.
+func message(m *records.Message) request.Message {
+	out := request.Message{Role: m.Role, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Reasoning: m.ReasoningContent}
+	switch {
+	case m.Parts != nil:
+		out.Parts = textParts(m.Parts)
+	case m.Content != nil:
+		out.Content = *m.Content
+	default:
+		out.Null = true
 	}
-	return Count(msgs, tmpl, tok, now)
+	return out
 }
 
-// Count is the ISL a server sees for msgs: rendered through the template
-// with the generation prompt and encoded without special tokens; without a
-// template, the message contents joined by one space (measure's bare
-// count).
-func Count(msgs []map[string]any, tmpl *chat.Template, tok Counter, now time.Time) (int, error) {
-	if tmpl == nil {
-		parts := make([]string, len(msgs))
-		for i, m := range msgs {
-			parts[i], _ = m["content"].(string)
-		}
-		return tok.Count(strings.Join(parts, " ")), nil
+// textParts are texts as parts.
+func textParts(texts []string) []request.Part {
+	parts := make([]request.Part, len(texts))
+	for i, t := range texts {
+		parts[i] = request.Part{Text: t}
 	}
-	text, err := tmpl.Render(chat.RenderInput{Messages: msgs, AddGenerationPrompt: true, Now: now})
-	if err != nil {
-		return 0, err
-	}
-	return tok.Count(text), nil
+	return parts
 }
 
 // EndpointURL turns a server URL into its chat-completions URL: a bare

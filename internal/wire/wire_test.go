@@ -41,10 +41,10 @@ func TestMarkerIsAIPerfs(t *testing.T) {
 	}
 }
 
-func TestMessagesHistoryAndMarker(t *testing.T) {
+func TestBuildHistoryAndMarker(t *testing.T) {
 	c := conv(cachebust.FirstTurnSuffix, true)
 	m := Marker(c, 0)
-	msgs, err := Messages(c, 2, m, []string{"real reply"})
+	req, err := Build(c, 2, m, []string{"real reply"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,20 +53,23 @@ func TestMessagesHistoryAndMarker(t *testing.T) {
 	want := `[{"content":"S","role":"system"},{"content":"U0\n\n[rid:eb232ceb3496]","role":"user"},` +
 		`{"content":"real reply","role":"assistant"},{"content":"U1","role":"user"},` +
 		`{"content":"A1","role":"assistant"},{"content":"U2","role":"user"}]`
-	if got := marshal(t, msgs); got != want {
+	if got := marshal(t, req.Messages); got != want {
 		t.Errorf("messages\n got %s\nwant %s", got, want)
+	}
+	if req.Marker != m || req.MarkerAt != 1 {
+		t.Errorf("marker %q at %d, want %q at 1", req.Marker, req.MarkerAt, m)
 	}
 	// A system target lands on the system prompt.
 	c = conv(cachebust.SystemPrefix, true)
-	msgs, _ = Messages(c, 0, Marker(c, 0), nil)
-	if got := msgs[0]["content"]; got != "[rid:eb232ceb3496]\n\nS" {
+	req, _ = Build(c, 0, Marker(c, 0), nil)
+	if got := req.Messages[0].Content; got != "[rid:eb232ceb3496]\n\nS" {
 		t.Errorf("system prompt = %q", got)
 	}
 	// The conversation itself is never modified.
 	if c.SystemPrompt.Text != "S" || c.Turns[0].Text != "U0" {
-		t.Error("Messages modified the conversation")
+		t.Error("Build modified the conversation")
 	}
-	if _, err := Messages(c, 3, "", nil); err == nil {
+	if _, err := Build(c, 3, "", nil); err == nil {
 		t.Error("turn 3 of a 3-turn conversation accepted")
 	}
 }

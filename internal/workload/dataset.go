@@ -33,7 +33,12 @@ type Dialog struct {
 	Line    int
 	InArray bool
 	System  *string
-	Turns   []DialogTurn
+	// SystemParts is the system message's text parts when its content
+	// was a list (System is then their concatenation).
+	SystemParts []string
+	Turns       []DialogTurn
+	// Tools is an OpenAI messages line's "tools", as given.
+	Tools json.RawMessage
 }
 
 // Pos names where the dialog is in its file: "line N", or "record N of
@@ -60,6 +65,13 @@ func Where(file string, n int, inArray bool) string {
 type DialogTurn struct {
 	User  string
 	Reply *string // nil when the dataset has none (the last user turn)
+	// UserMessage is the user message when it is more than a string
+	// (text parts, a name): User is then its last text part.
+	UserMessage *records.Message
+	// History is what follows the user message up to the next one when
+	// it is more than one assistant text (tool calls, tool results,
+	// names, reasoning, parts); Reply is then the last assistant text.
+	History []records.Message
 }
 
 // ReadDataset reads a whole dataset. format "" or FormatAuto detects it:
@@ -68,7 +80,9 @@ type DialogTurn struct {
 // A record of the wrong shape (not an object, a field of the wrong type,
 // an unknown role) is an error naming the file, line and field; a
 // well-formed dialog that cannot be replayed (it opens with a reply, roles
-// out of order, tool calls) is returned in skipped.
+// out of order, media parts) is returned in skipped. OpenAI messages keep
+// their shape (text parts, names, tool calls and results, reasoning,
+// the line's tools): see DialogTurn.
 func ReadDataset(r io.Reader, name, format string) (dialogs []Dialog, skipped []Skipped, detected string, err error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -220,8 +234,13 @@ func inArray(err error) error {
 	return fmt.Errorf("%s: %s", Where(le.File, le.Line, true), msg)
 }
 
-// message is one message of either format, in order.
-type message struct{ role, content string }
+// message is one message of either format, in order: a role and a text
+// content, and for OpenAI messages the message as given when it is more
+// than that (rich).
+type message struct {
+	role, content string
+	rich          *records.Message
+}
 
 // build turns messages into a dialog, or says why it cannot be replayed.
 func build(msgs []message) (*Dialog, string) {
@@ -230,6 +249,12 @@ func build(msgs []message) (*Dialog, string) {
 		s := msgs[0].content
 		if strings.TrimSpace(s) == "" {
 			return nil, "an empty system message: skipped"
+		}
+		if r := msgs[0].rich; r != nil {
+			if r.Parts == nil || r.Name != "" {
+				return nil, "a system message with more than text: skipped"
+			}
+			d.SystemParts = r.Parts
 		}
 		d.System = &s
 		msgs = msgs[1:]
@@ -242,21 +267,52 @@ func build(msgs []message) (*Dialog, string) {
 		case m.role != "user":
 			return nil, fmt.Sprintf("message %d (%s) where a user turn belongs: skipped", i, m.role)
 		}
-		t := DialogTurn{User: m.content}
-		if i+1 < len(msgs) {
-			if next := msgs[i+1]; next.role != "assistant" {
-				return nil, fmt.Sprintf("message %d (%s) right after a user turn: skipped", i+1, next.role)
-			}
-			r := msgs[i+1].content
-			t.Reply = &r
-			i++
+		t := DialogTurn{User: m.content, UserMessage: m.rich}
+		if m.rich != nil && len(m.rich.Parts) == 0 && m.rich.Content == nil {
+			return nil, fmt.Sprintf("message %d: a user message without text: skipped", i)
 		}
+		// The reply: what follows up to the next user (or system) message.
+		j := i + 1
+		for j < len(msgs) && msgs[j].role != "user" && msgs[j].role != "system" {
+			j++
+		}
+		if j == i+1 && j < len(msgs) {
+			return nil, fmt.Sprintf("message %d (%s) right after a user turn: skipped", j, msgs[j].role)
+		}
+		if reply := msgs[i+1 : j]; len(reply) > 0 {
+			if reply[0].role != "assistant" {
+				return nil, fmt.Sprintf("message %d (%s) right after a user turn: skipped", i+1, reply[0].role)
+			}
+			r := ""
+			for _, x := range reply {
+				if x.role == "assistant" {
+					r = x.content
+				}
+			}
+			t.Reply = &r
+			if len(reply) > 1 || reply[0].rich != nil {
+				t.History = make([]records.Message, len(reply))
+				for k, x := range reply {
+					t.History[k] = x.record()
+				}
+			}
+		}
+		i = j - 1
 		d.Turns = append(d.Turns, t)
 	}
 	if len(d.Turns) == 0 {
 		return nil, "no user turn: skipped"
 	}
 	return d, ""
+}
+
+// record is m as a record message.
+func (m message) record() records.Message {
+	if m.rich != nil {
+		return *m.rich
+	}
+	c := m.content
+	return records.Message{Role: m.role, Content: &c}
 }
 
 func shareGPTLine(line jsonl.Line) (*Dialog, string, error) {
@@ -275,7 +331,7 @@ func shareGPTLine(line jsonl.Line) (*Dialog, string, error) {
 	}
 	var msgs []message
 	if rec.System != nil {
-		msgs = append(msgs, message{"system", *rec.System})
+		msgs = append(msgs, message{role: "system", content: *rec.System})
 	}
 	for i, m := range *rec.Conversations {
 		field := fmt.Sprintf("conversations.%d", i)
@@ -296,7 +352,7 @@ func shareGPTLine(line jsonl.Line) (*Dialog, string, error) {
 		default:
 			return nil, "", line.FieldErrorf(field+".from", "unknown speaker %q (want human/user, gpt/assistant or system)", *m.From)
 		}
-		msgs = append(msgs, message{role, *m.Value})
+		msgs = append(msgs, message{role: role, content: *m.Value})
 	}
 	d, why := build(msgs)
 	return d, why, nil
@@ -305,8 +361,13 @@ func shareGPTLine(line jsonl.Line) (*Dialog, string, error) {
 func openAILine(line jsonl.Line) (*Dialog, string, error) {
 	var rec struct {
 		Messages *[]struct {
-			Role    *string          `json:"role"`
-			Content *json.RawMessage `json:"content"`
+			Role             *string          `json:"role"`
+			Content          *json.RawMessage `json:"content"`
+			Name             *string          `json:"name"`
+			ToolCalls        json.RawMessage  `json:"tool_calls"`
+			ToolCallID       *string          `json:"tool_call_id"`
+			ReasoningContent *string          `json:"reasoning_content"`
+			Reasoning        *string          `json:"reasoning"`
 		} `json:"messages"`
 		Tools json.RawMessage `json:"tools"`
 	}
@@ -316,11 +377,6 @@ func openAILine(line jsonl.Line) (*Dialog, string, error) {
 	if rec.Messages == nil {
 		return nil, "", line.FieldErrorf("messages", "missing (a list of {role, content})")
 	}
-	if len(rec.Tools) > 0 && string(rec.Tools) != "null" {
-		// send does not put tools on the wire yet: the request would not be
-		// the dataset's.
-		return nil, "tools are not replayed yet: skipped", nil
-	}
 	var msgs []message
 	for i, m := range *rec.Messages {
 		field := fmt.Sprintf("messages.%d", i)
@@ -328,9 +384,7 @@ func openAILine(line jsonl.Line) (*Dialog, string, error) {
 			return nil, "", line.FieldErrorf(field+".role", "missing")
 		}
 		switch *m.Role {
-		case "system", "developer", "user", "assistant":
-		case "tool":
-			return nil, fmt.Sprintf("message %d: tool results are not replayed yet: skipped", i), nil
+		case "system", "developer", "user", "assistant", "tool":
 		default:
 			return nil, "", line.FieldErrorf(field+".role", "unknown role %q", *m.Role)
 		}
@@ -338,30 +392,69 @@ func openAILine(line jsonl.Line) (*Dialog, string, error) {
 		if role == "developer" {
 			role = "system"
 		}
+		// The message as the dataset gave it; only a role and a string
+		// content makes a plain message.
+		rich := records.Message{Role: role, ToolCallID: deref(m.ToolCallID), Name: deref(m.Name)}
+		if len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null" {
+			if m.ToolCalls[0] != '[' {
+				return nil, "", line.FieldErrorf(field+".tool_calls", "not a list")
+			}
+			rich.ToolCalls = append(json.RawMessage(nil), m.ToolCalls...)
+		}
+		switch {
+		case m.ReasoningContent != nil:
+			rich.ReasoningContent = *m.ReasoningContent
+		case m.Reasoning != nil:
+			rich.ReasoningContent = *m.Reasoning
+		}
 		var text string
-		if m.Content != nil {
-			if err := json.Unmarshal(*m.Content, &text); err != nil {
-				var parts []struct {
-					Type string `json:"type"`
-					Text string `json:"text"`
+		switch {
+		case m.Content == nil || string(*m.Content) == "null":
+		case json.Unmarshal(*m.Content, &text) == nil:
+			rich.Content = &text
+		default:
+			var parts []struct {
+				Type string  `json:"type"`
+				Text *string `json:"text"`
+			}
+			if perr := json.Unmarshal(*m.Content, &parts); perr != nil {
+				return nil, "", line.FieldErrorf(field+".content", "neither a string nor a list of content parts")
+			}
+			rich.Parts = make([]string, 0, len(parts))
+			for k, p := range parts {
+				if p.Type != "text" || p.Text == nil {
+					return nil, fmt.Sprintf("message %d part %d: %q content is not replayed: skipped", i, k, p.Type), nil
 				}
-				if perr := json.Unmarshal(*m.Content, &parts); perr != nil {
-					return nil, "", line.FieldErrorf(field+".content", "neither a string nor a list of content parts")
-				}
-				var sb strings.Builder
-				for k, p := range parts {
-					if p.Type != "text" {
-						return nil, fmt.Sprintf("message %d part %d: %q content is not replayed: skipped", i, k, p.Type), nil
-					}
-					sb.WriteString(p.Text)
-				}
-				text = sb.String()
+				rich.Parts = append(rich.Parts, *p.Text)
+			}
+			if len(rich.Parts) > 0 {
+				text = rich.Parts[len(rich.Parts)-1]
+			}
+			if role == "system" {
+				text = strings.Join(rich.Parts, "")
 			}
 		}
-		msgs = append(msgs, message{role, text})
+		msg := message{role: role, content: text}
+		if rich.Content == nil || rich.Name != "" || rich.ToolCalls != nil || rich.ToolCallID != "" || rich.ReasoningContent != "" || role == "tool" {
+			msg.rich = &rich
+		}
+		msgs = append(msgs, msg)
 	}
 	d, why := build(msgs)
+	if d != nil && len(rec.Tools) > 0 && string(rec.Tools) != "null" {
+		if rec.Tools[0] != '[' {
+			return nil, "", line.FieldErrorf("tools", "not a list")
+		}
+		d.Tools = append(json.RawMessage(nil), rec.Tools...)
+	}
 	return d, why, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func promptLine(line jsonl.Line) (*Dialog, string, error) {

@@ -1,9 +1,13 @@
 package workload
 
 import (
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/islkit/islkit/internal/records"
 )
 
 func str(s string) *string { return &s }
@@ -18,21 +22,32 @@ func TestReadDatasetFormats(t *testing.T) {
  {"conversations": [{"from": "gpt", "value": "opens with a reply"}]},
  {"system": "be brief", "conversations": [{"from": "user", "value": "q"}, {"from": "assistant", "value": "a"}]}]`,
 			FormatShareGPT, []Dialog{
-				{Line: 1, Turns: []DialogTurn{{"hi", str("hello")}, {"more", nil}}},
-				{Line: 3, System: str("be brief"), Turns: []DialogTurn{{"q", str("a")}}},
+				{Line: 1, InArray: true, Turns: []DialogTurn{{User: "hi", Reply: str("hello")}, {User: "more", Reply: nil}}},
+				{Line: 3, InArray: true, System: str("be brief"), Turns: []DialogTurn{{User: "q", Reply: str("a")}}},
 			}, 1},
 		{"sharegpt jsonl", "\ufeff" + `{"conversations": [{"from": "system", "value": "s"}, {"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]}` + "\n",
-			FormatShareGPT, []Dialog{{Line: 1, System: str("s"), Turns: []DialogTurn{{"q", str("a")}}}}, 0},
+			FormatShareGPT, []Dialog{{Line: 1, System: str("s"), Turns: []DialogTurn{{User: "q", Reply: str("a")}}}}, 0},
+		// Messages keep their shape: text parts stay parts (the last one is
+		// the text --isl resizes), tools, tool calls and results, names and
+		// reasoning are kept; a final assistant message is the last reply.
 		{"openai", `{"messages": [{"role": "developer", "content": "d"}, {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, {"role": "assistant", "content": "c"}]}
 {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]}
-{"messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}`,
+{"messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}
+{"messages": [{"role": "user", "content": "q", "name": "bob"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1"}], "reasoning": "r"}, {"role": "tool", "tool_call_id": "c1", "content": "42"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "q2"}, {"role": "assistant", "content": "end"}]}
+{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]}
+{"messages": [{"role": "user", "content": []}]}`,
 			FormatOpenAI, []Dialog{
-				{Line: 1, System: str("d"), Turns: []DialogTurn{{"ab", str("c")}}},
-			}, 2},
+				{Line: 1, System: str("d"), Turns: []DialogTurn{{User: "b", Reply: str("c"), UserMessage: &records.Message{Role: "user", Parts: []string{"a", "b"}}}}},
+				{Line: 2, Turns: []DialogTurn{{User: "x"}}, Tools: []byte(`[{"type": "function"}]`)},
+				{Line: 4, Turns: []DialogTurn{{User: "q", Reply: str("a"), UserMessage: &records.Message{Role: "user", Content: str("q"), Name: "bob"},
+					History: []records.Message{{Role: "assistant", ToolCalls: []byte(`[{"id": "c1"}]`), ReasoningContent: "r"},
+						{Role: "tool", Content: str("42"), ToolCallID: "c1"}, {Role: "assistant", Content: str("a")}}},
+					{User: "q2", Reply: str("end")}}},
+			}, 3},
 		{"prompts jsonl", `{"prompt": "one"}` + "\n\n" + `{"prompt": "two", "other": 1}`,
-			FormatPrompts, []Dialog{{Line: 1, Turns: []DialogTurn{{"one", nil}}}, {Line: 3, Turns: []DialogTurn{{"two", nil}}}}, 0},
+			FormatPrompts, []Dialog{{Line: 1, Turns: []DialogTurn{{User: "one", Reply: nil}}}, {Line: 3, Turns: []DialogTurn{{User: "two", Reply: nil}}}}, 0},
 		{"text lines", "first line\n\n  \nsecond {not json}\r\n",
-			FormatPrompts, []Dialog{{Line: 1, Turns: []DialogTurn{{"first line", nil}}}, {Line: 4, Turns: []DialogTurn{{"second {not json}", nil}}}}, 0},
+			FormatPrompts, []Dialog{{Line: 1, Turns: []DialogTurn{{User: "first line", Reply: nil}}}, {Line: 4, Turns: []DialogTurn{{User: "second {not json}", Reply: nil}}}}, 0},
 	} {
 		got, skipped, format, err := ReadDataset(strings.NewReader(tt.in), "d", "")
 		if err != nil {
@@ -46,7 +61,7 @@ func TestReadDatasetFormats(t *testing.T) {
 }
 
 func sameDialogs(a, b []Dialog) bool {
-	return show(a) == show(b)
+	return reflect.DeepEqual(a, b)
 }
 
 func show(ds []Dialog) string {
@@ -61,6 +76,15 @@ func show(ds []Dialog) string {
 			if t.Reply != nil {
 				sb.WriteString(" r=" + *t.Reply)
 			}
+			if t.UserMessage != nil {
+				fmt.Fprintf(&sb, " um=%+v", *t.UserMessage)
+			}
+			for _, h := range t.History {
+				fmt.Fprintf(&sb, " h=%+v", h)
+			}
+		}
+		if d.Tools != nil {
+			sb.WriteString(" tools=" + string(d.Tools))
 		}
 		sb.WriteString("]")
 	}

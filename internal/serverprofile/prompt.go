@@ -1,0 +1,140 @@
+package serverprofile
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/request"
+)
+
+// Prompt is what a server of a profile encodes for one request (one
+// engine request): the text, and whether the encoding adds the
+// tokenizer's special tokens. Bare are texts a count adds on top without
+// prefilling them (AIPerf counts the tools it does not render this way).
+type Prompt struct {
+	Text             []byte
+	AddSpecialTokens bool
+	Bare             []string
+	// Request is the chat request the server prepared and rendered (nil
+	// where nothing is rendered: completions, a bare count).
+	Request *Request
+}
+
+// Count is the server's prompt_tokens for the prompt.
+func (pr *Prompt) Count(tok Counter) int {
+	n := tok.CountBytes(pr.Text)
+	if pr.AddSpecialTokens {
+		n += tok.NumSpecialTokensToAdd(false)
+	}
+	if len(pr.Bare) > 0 {
+		n += tok.Count(strings.Join(pr.Bare, " "))
+	}
+	return n
+}
+
+// IDs is the token ids the server prefills for the prompt (Bare is not
+// prefilled).
+func (pr *Prompt) IDs(tok Encoder) []int {
+	if pr.AddSpecialTokens {
+		return tok.EncodeWithSpecialTokens(string(pr.Text))
+	}
+	return tok.Encode(string(pr.Text))
+}
+
+// Render is the one place a request becomes what a server of profile p
+// prefills: every tool counts through it (compose and send --exact by
+// PromptOf, measure, the test server and probe --verify-url by
+// CountRequest and PromptIDs). Per endpoint:
+//   - completions: the one prompt, never templated, with special tokens
+//     as p's server adds them (CompletionsAddSpecialTokens); AIPerf: its
+//     texts joined by " ", without. A body of several prompts is several
+//     engine requests (CountCompletions, CompletionsIDs).
+//   - without a template (t nil), or what p does not template (AIPerf's
+//     Responses string input): the texts joined by one space, without
+//     special tokens (measure's bare count);
+//   - chat and Responses: the request as p's server prepares it (Prepare:
+//     a Responses body made that server's chat request first), rendered
+//     through t with now as strftime_now's clock, with special tokens
+//     where that server adds them.
+//
+// The text is appended to dst.
+func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst []byte) (Prompt, error) {
+	switch {
+	case ex.Endpoint == endpoint.Completions:
+		if len(ex.Prompts) != 1 || ex.Prompts[0].Tokens || ex.Pretokenised > 0 {
+			return Prompt{}, fmt.Errorf("a completions body of %d prompts (or of token ids) is not one text prompt", len(ex.Prompts))
+		}
+		if p == AIPerf {
+			// _compute_input_token_count's bare path (CountCompletions).
+			return Prompt{Text: append(dst, strings.Join(ex.Texts, " ")...)}, nil
+		}
+		special, err := CompletionsAddSpecialTokens(p, ex)
+		if err != nil {
+			return Prompt{}, err
+		}
+		return Prompt{Text: append(dst, ex.Prompts[0].Text...), AddSpecialTokens: special}, nil
+	case t == nil || !Templated(p, ex):
+		return Prompt{Text: append(dst, strings.Join(ex.Texts, " ")...)}, nil
+	}
+	return RenderRules(RulesOf(p), ex, t, now, false, dst)
+}
+
+// RenderRules is Render's templated path for a chat or Responses body
+// under rules (one profile's, or a mix: Compare), the tools left out
+// of the render and their texts counted bare on top when noTools
+// (measure --no-tools, AIPerf's way). A request the rules refuse is a
+// *RefusalError; a template that raises gives a *TemplateError, with the
+// prepared request in the Prompt.
+func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, noTools bool, dst []byte) (Prompt, error) {
+	req, err := Prepare(r, ex, t)
+	if err != nil {
+		return Prompt{}, err
+	}
+	if noTools {
+		req.WithoutTools(ex)
+	}
+	text, err := req.Append(t, now, dst)
+	if err != nil {
+		return Prompt{Request: req}, &TemplateError{Err: err}
+	}
+	return Prompt{Text: text, AddSpecialTokens: req.AddSpecialTokens, Bare: req.BareTexts, Request: req}, nil
+}
+
+// TemplateError is a chat template that raises (or cannot be rendered)
+// on a request: a server with that template refuses it.
+type TemplateError struct{ Err error }
+
+func (e *TemplateError) Error() string { return e.Err.Error() }
+func (e *TemplateError) Unwrap() error { return e.Err }
+
+// IsTemplateError reports whether err is a template that raised.
+func IsTemplateError(err error) bool {
+	var te *TemplateError
+	return errors.As(err, &te)
+}
+
+// Refused reports whether err says that a server would refuse the
+// request: a rule of its preprocessing (RefusalError) or its template.
+func Refused(err error) bool {
+	return IsRefusal(err) || IsTemplateError(err)
+}
+
+// PromptOf is Render for a request compose or send built: its body
+// (request.Body: the members a server renders and counts) read back as
+// any body is, so that what is counted is what is sent.
+func PromptOf(p Profile, r *request.Request, t *chat.Template, now time.Time) (Prompt, error) {
+	body, err := r.Body()
+	if err != nil {
+		return Prompt{}, err
+	}
+	ex, err := extract.Body(body)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("reading the request back: %w", err)
+	}
+	return Render(p, ex, t, now, make([]byte, 0, len(body)+256))
+}
