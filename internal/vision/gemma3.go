@@ -20,7 +20,7 @@ type gemma3 struct {
 func (g *gemma3) Family() Family { return Gemma3 }
 
 func (g *gemma3) Expand(w, h int, o Overrides) (Expansion, error) {
-	if err := checkDetail(o.Detail); err != nil {
+	if err := checkInput(w, h, o); err != nil {
 		return Expansion{}, err
 	}
 	k := newKwargs(o.Kwargs)
@@ -33,8 +33,8 @@ func (g *gemma3) Expand(w, h int, o Overrides) (Expansion, error) {
 	}
 	crops := 0
 	if on {
-		if minCrop <= 0 {
-			return Expansion{}, errorf("pan_and_scan_min_crop_size %d must be positive", minCrop)
+		if minCrop <= 0 || maxCrops < 1 || maxCrops > maxTiles {
+			return Expansion{}, errorf("pan_and_scan_min_crop_size %d and pan_and_scan_max_num_crops %d: want a positive size and 1 to %d crops", minCrop, maxCrops, maxTiles)
 		}
 		crops = panAndScanCrops(w, h, minCrop, maxCrops, minRatio)
 	}

@@ -26,7 +26,7 @@ func (d *idefics) Family() Family { return d.family }
 const ideficsMaxImageSize = 4096
 
 func (d *idefics) Expand(w, h int, o Overrides) (Expansion, error) {
-	if err := checkDetail(o.Detail); err != nil {
+	if err := checkInput(w, h, o); err != nil {
 		return Expansion{}, err
 	}
 	k := newKwargs(o.Kwargs)

@@ -15,7 +15,7 @@ type internvl struct {
 func (v *internvl) Family() Family { return InternVL }
 
 func (v *internvl) Expand(w, h int, o Overrides) (Expansion, error) {
-	if err := checkDetail(o.Detail); err != nil {
+	if err := checkInput(w, h, o); err != nil {
 		return Expansion{}, err
 	}
 	k := newKwargs(o.Kwargs)
@@ -24,6 +24,9 @@ func (v *internvl) Expand(w, h int, o Overrides) (Expansion, error) {
 	maxP := k.integer("max_patches", v.maxPatches)
 	if err := k.done(); err != nil {
 		return Expansion{}, err
+	}
+	if maxP > maxTiles {
+		return Expansion{}, errorf("max_patches %d: above %d", maxP, maxTiles)
 	}
 	tiles := 1
 	if crop && maxP > 1 {

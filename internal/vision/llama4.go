@@ -23,7 +23,7 @@ type llama4 struct {
 func (l *llama4) Family() Family { return Llama4 }
 
 func (l *llama4) Expand(w, h int, o Overrides) (Expansion, error) {
-	if err := checkDetail(o.Detail); err != nil {
+	if err := checkInput(w, h, o); err != nil {
 		return Expansion{}, err
 	}
 	k := newKwargs(o.Kwargs)
@@ -32,8 +32,8 @@ func (l *llama4) Expand(w, h int, o Overrides) (Expansion, error) {
 	if err := k.done(); err != nil {
 		return Expansion{}, err
 	}
-	if maxP < 1 {
-		return Expansion{}, errorf("max_patches %d must be at least 1", maxP)
+	if maxP < 1 || maxP > maxTiles {
+		return Expansion{}, errorf("max_patches %d: want 1 to %d", maxP, maxTiles)
 	}
 	ch, cw := llama4BestFit(h, w, llama4Resolutions(maxP, l.tile), toMax)
 	rh, rw := ch/l.tile, cw/l.tile

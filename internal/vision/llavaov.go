@@ -23,7 +23,7 @@ type llavaOneVision struct {
 func (l *llavaOneVision) Family() Family { return LlavaOneVision }
 
 func (l *llavaOneVision) Expand(w, h int, o Overrides) (Expansion, error) {
-	if err := checkDetail(o.Detail); err != nil {
+	if err := checkInput(w, h, o); err != nil {
 		return Expansion{}, err
 	}
 	if err := newKwargs(o.Kwargs).done(); err != nil {

@@ -20,7 +20,7 @@ type pixtral struct {
 func (p *pixtral) Family() Family { return p.family }
 
 func (p *pixtral) Expand(w, h int, o Overrides) (Expansion, error) {
-	if err := checkDetail(o.Detail); err != nil {
+	if err := checkInput(w, h, o); err != nil {
 		return Expansion{}, err
 	}
 	if err := newKwargs(o.Kwargs).done(); err != nil {

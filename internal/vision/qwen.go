@@ -19,7 +19,7 @@ func (q *qwen) Family() Family { return q.family }
 const qwenMaxAspect = 200
 
 func (q *qwen) Expand(w, h int, o Overrides) (Expansion, error) {
-	if err := checkDetail(o.Detail); err != nil {
+	if err := checkInput(w, h, o); err != nil {
 		return Expansion{}, err
 	}
 	k := newKwargs(o.Kwargs)

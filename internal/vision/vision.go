@@ -146,12 +146,24 @@ func (b *builder) expansion(placeholder string, tiles int) Expansion {
 	return Expansion{Placeholder: placeholder, Pieces: b.pieces, Special: b.n, Literal: b.literal, Tiles: tiles}
 }
 
-// checkDetail accepts OpenAI's detail values, which change nothing on
-// these servers.
-func checkDetail(d string) error {
-	switch d {
+// checkInput refuses sizes no image has (imagehdr bounds real ones) and
+// detail values OpenAI does not define; auto, low and high change nothing
+// on these servers.
+func checkInput(w, h int, o Overrides) error {
+	if w < 1 || h < 1 || w > maxSide || h > maxSide {
+		return errorf("image size %d×%d: sides must be 1 to %d pixels", w, h, maxSide)
+	}
+	switch o.Detail {
 	case "", "auto", "low", "high":
 		return nil
 	}
-	return errorf("image_url detail %q: not auto, low or high", d)
+	return errorf("image_url detail %q: not auto, low or high", o.Detail)
 }
+
+// maxSide is imagehdr.MaxSide: no image header declares more.
+const maxSide = 65535
+
+// maxTiles bounds a request's tile count settings (InternVL's and Llama
+// 4's max_patches): the grids are listed whole, and no model is trained
+// past a few dozen tiles.
+const maxTiles = 64

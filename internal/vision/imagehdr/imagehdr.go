@@ -73,7 +73,12 @@ func (h Header) Oriented() (w, ht int) {
 }
 
 // Error is a refused image, with the reason.
-type Error struct{ Reason string }
+type Error struct {
+	Reason string
+	// MediaTypeMismatch marks a data URL whose declared media type is not
+	// its image's format: the header was read, and vLLM would take it.
+	MediaTypeMismatch bool
+}
 
 func (e *Error) Error() string { return "image: " + e.Reason }
 

@@ -189,29 +189,40 @@ func TestReadsOnlyTheHeader(t *testing.T) {
 	}
 }
 
+// TestDataURL: data URLs parsed as vLLM's MediaConnector does (encoding
+// exactly "base64" after the last ";", strict base64), the media type
+// checked against the magic bytes.
 func TestDataURL(t *testing.T) {
 	png1 := base64.StdEncoding.EncodeToString(pngHeader(3, 4))
 	cases := []struct {
 		url, want string // want: "" for success
+		mismatch  bool
 	}{
-		{"data:image/png;base64," + png1, ""},
-		{"DATA:Image/PNG;BASE64," + png1, ""},
-		{"data:image/png;base64," + png1[:10] + "\n" + png1[10:], ""},
-		{"data:image/jpeg;base64," + png1, "says image/jpeg but holds a png image"},
-		{"data:text/plain;base64,aGVsbG8=", `media type "text/plain", not an image`},
-		{"data:image/png," + png1, "not base64"},
-		{"data:image/png;base64", "without a comma"},
-		{"https://example.com/a.png", "not a data URL"},
-		{"data:image/png;base64,!!!!", "illegal base64"},
-		{"data:image/png;base64,aGVsbG8gd29ybGQ=", "not a PNG"},
+		{"data:image/png;base64," + png1, "", false},
+		{"DATA:image/PNG;base64," + png1, "", false},
+		{"data:image/png;charset=x;base64," + png1, "", false},
+		{"data:image/png;BASE64," + png1, "not marked ;base64", false},
+		{"data:image/png;base64," + png1[:10] + "\n" + png1[11:], "offset 10", false},
+		{"data:image/png;base64," + png1[:len(png1)-1], "not a multiple of 4", false},
+		{"data:image/jpeg;base64," + png1, "says image/jpeg but holds a png image", true},
+		{"data:text/plain;base64," + png1, "says text/plain but holds a png image", true},
+		{"data:;base64," + png1, "says no media type but holds a png image", true},
+		{"data:image/png," + png1, "not marked ;base64", false},
+		{"data:image/png;base64", "without a comma", false},
+		{"https://example.com/a.png", "not a data URL", false},
+		{"data:image/png;base64,!!!!", "strict base64", false},
+		{"data:image/png;base64,aGVsbG8gd29ybGQ=", "not a PNG", false},
 	}
 	for _, c := range cases {
 		h, err := DataURL(c.url)
+		var e *Error
 		switch {
 		case c.want == "" && (err != nil || h.Width != 3 || h.Height != 4):
 			t.Errorf("%.40q: %+v, %v", c.url, h, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%.40q: %v; want %q", c.url, err, c.want)
+		case c.mismatch && (!errors.As(err, &e) || !e.MediaTypeMismatch || h.Width != 3):
+			t.Errorf("%.40q: %+v, %v; want the header and a media type mismatch", c.url, h, err)
 		}
 	}
 }
