@@ -12,6 +12,18 @@
 // call for these families; TestReference checks every family against those
 // libraries run on a grid of sizes (scripts/vision). A family without a rule
 // is refused by name, never guessed.
+//
+// A caller counting a request: p, err := vision.Load(modelDir) once; per
+// image, h, err := imagehdr.DataURL(url) (or imagehdr.Read on fetched
+// bytes) for the size Pillow reports (servers do not apply EXIF rotation);
+// vision.CheckCount(images, limit); e, err := p.Expand(h.Width, h.Height,
+// vision.Overrides{Kwargs: body's mm_processor_kwargs, Detail: detail}).
+// Then render the chat template, replace the placeholders it printed, in
+// order, each with its image's e.Text() (never rescanning replaced text:
+// Gemma's replacement holds its placeholder again), as transformers'
+// ProcessorMixin does, and count the prompt;
+// where !e.Literal, e.Tokens() is the image's exact share without
+// re-tokenizing.
 package vision
 
 import (

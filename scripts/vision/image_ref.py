@@ -142,7 +142,8 @@ def qwen(name, proc_cls):
         name, Qwen2VLImageProcessorPil,
         lambda ip, kw: bare(proc_cls, image_processor=ip, image_token="<|image_pad|>"),
         "<|image_pad|>", ["<|image_pad|>"], proc_cls=proc_cls,
-        variants=[{}, {"min_pixels": 256 * 28 * 28, "max_pixels": 1280 * 28 * 28}] if name == "qwen2_5_vl" else
+        variants=[{}, {"min_pixels": 256 * 28 * 28, "max_pixels": 1280 * 28 * 28}, {"min_pixels": 1600 * 28 * 28},
+                  {"max_pixels": 200000}] if name == "qwen2_5_vl" else
         [{}, {"size": {"shortest_edge": 128 * 32 * 32, "longest_edge": 1024 * 32 * 32}}],
     )
 
