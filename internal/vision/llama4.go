@@ -17,7 +17,8 @@ type llama4 struct {
 	tile        int // size.height (= size.width)
 	maxPatches  int
 	toMaxCanvas bool
-	perChunk    int // (tile/patch)² / round(1/pixel_shuffle_ratio²)
+	perChunk    int      // (tile/patch)² / round(1/pixel_shuffle_ratio²)
+	res         [][2]int // the canvases for maxPatches, listed once
 }
 
 func (l *llama4) Family() Family { return Llama4 }
@@ -35,7 +36,11 @@ func (l *llama4) Expand(w, h int, o Overrides) (Expansion, error) {
 	if maxP < 1 || maxP > maxTiles {
 		return Expansion{}, errorf("max_patches %d: want 1 to %d", maxP, maxTiles)
 	}
-	ch, cw := llama4BestFit(h, w, llama4Resolutions(maxP, l.tile), toMax)
+	res := l.res
+	if maxP != l.maxPatches || res == nil {
+		res = llama4Resolutions(maxP, l.tile)
+	}
+	ch, cw := llama4BestFit(h, w, res, toMax)
 	rh, rw := ch/l.tile, cw/l.tile
 	b := newBuilder("<|image_start|>", "<|patch|>", "<|tile_x_separator|>", "<|tile_y_separator|>", "<|image|>", "<|image_end|>")
 	b.add("<|image_start|>", 1)

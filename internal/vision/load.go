@@ -203,6 +203,9 @@ func loadHF(dir string) (Processor, error) {
 			return nil, fmt.Errorf("%s: patch_size %d and pixel_shuffle_ratio %v give no tokens", dir, patch, ratio)
 		}
 		l.perChunk = (l.tile / patch) * (l.tile / patch) / down
+		if l.maxPatches >= 1 && l.maxPatches <= maxTiles {
+			l.res = llama4Resolutions(l.maxPatches, l.tile)
+		}
 		return l, nil
 	case (mt == "llava" && c.VisionConfig.ModelType == "pixtral") || mt == "mistral3":
 		p := &pixtral{family: PixtralHF, patch: 16, merge: 1, longest: 1024}
