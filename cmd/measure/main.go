@@ -3,12 +3,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -98,11 +101,12 @@ type flags struct {
 	Compare           bool          `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
 	MaxLineBytes      int           `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
 	Workers           int           `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
+	AllowEmpty        bool          `name:"allow-empty" help:"Accept an input without records (by default an error: the stage before most likely failed)."`
 	Files             []string      `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
 
-// signals gives the context a signal cancels (tests deliver one).
-var signals = cli.Signals
+// signals gives the contexts signals cancel (tests deliver them).
+var signals = cli.StopSignals
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
@@ -209,19 +213,27 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		CompareServer:     serverprofile.Profile(f.CompareServer),
 	})
 	summary := report.NewSummaryWith(opts)
-	ctx, stop := signals()
+	sig, stop := signals()
 	defer stop()
-	out := cli.NewOutput(stdout)
+	ctx := sig.Signalled
+	reading, fromFile := stopReading(sig, stderr)
+	// A reader gone away (`| head`) does not end the run: the summaries
+	// are still written.
+	out := cli.NewOutput(cli.NewReaderGone(stdout))
 	w := jsonl.NewWriter(out)
 	errLog := pipeline.NewErrorLog(stderr, "measure")
-	failed := 0
-	// A signal ends the run within cli.StopGrace even while a worker is
-	// busy on one huge line or the input is a FIFO that never goes on.
-	abandoned, err := cli.Interruptible(ctx, func() error {
-		return cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
+	failed, lines := 0, 0
+	// A signal ends the run within cli.StopGrace of the stop even while a
+	// worker is busy on one huge line or the input is a FIFO that never
+	// goes on.
+	abandoned, err := cli.Interruptible(reading, func() error {
+		return cli.Inputs(stdin, f.Files, func(r io.Reader) (io.Reader, error) {
+			fromFile.Store(cli.IsRegularFile(r))
+			return measure.ReadInput(r)
+		}, func(r *jsonl.Reader) error {
 			r.SetMaxLineSize(f.MaxLineBytes)
 			r.SetSkipLongLines(true)
-			st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[[]report.Request], error) {
+			st, err := pipeline.Map(reading, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[[]report.Request], error) {
 				res, err := m.Line(line)
 				return pipeline.Output[[]report.Request]{Lines: res.Lines, Value: res.Requests}, err
 			}, func(err error, _ pipeline.Output[[]report.Request]) {
@@ -233,6 +245,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				}
 			})
 			failed += st.Failed
+			lines += st.Lines
+			if err == nil && ctx.Err() != nil {
+				err = context.Cause(ctx) // the input ended after a signal
+			}
 			return err
 		})
 	})
@@ -248,10 +264,51 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	if err = cli.Cause(ctx, err); err != nil {
+	// Interrupted, the records read are written and so are the summaries,
+	// then the signal's exit code.
+	err = cli.Cause(ctx, err)
+	var intr *cli.Interrupted
+	if err != nil && !errors.As(err, &intr) {
 		return failed, err
 	}
-	return failed, writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat)
+	if lines == 0 && intr == nil && !f.AllowEmpty {
+		return failed, fmt.Errorf("%s: no records: nothing to measure (did the stage before fail?); give --allow-empty to accept an empty input", inputNames(f.Files))
+	}
+	if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
+		return failed, rerr
+	}
+	return failed, err
+}
+
+// inputNames names the inputs for a message.
+func inputNames(files []string) string {
+	if len(files) == 0 || len(files) == 1 && files[0] == "-" {
+		return "<stdin>"
+	}
+	return strings.Join(files, ", ")
+}
+
+// stopReading returns the context that stops measure's reading: at once
+// on a SIGTERM or a second Ctrl-C, and on the first Ctrl-C when the input
+// is a regular file. A pipe is read on after the first Ctrl-C until it
+// ends: the stage before got the same Ctrl-C, and the records it writes
+// as it stops (send's cancelled requests) are measured too. fromFile says
+// which kind the input being read is.
+func stopReading(sig cli.Stop, stderr io.Writer) (context.Context, *atomic.Bool) {
+	reading, stop := context.WithCancelCause(context.Background())
+	fromFile := new(atomic.Bool)
+	go func() {
+		select {
+		case <-sig.Now.Done():
+		case <-sig.Signalled.Done():
+			if _, ok := cli.InterruptedBy(sig.Signalled); ok && !fromFile.Load() && sig.Now.Err() == nil {
+				fmt.Fprintln(stderr, "measure: interrupted: measuring what the input still brings until it ends (Ctrl-C again to stop now)")
+				<-sig.Now.Done()
+			}
+		}
+		stop(context.Cause(sig.Signalled))
+	}()
+	return reading, fromFile
 }
 
 func writeReports(f *flags, stderr io.Writer, summary *report.Summary, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {
