@@ -61,8 +61,14 @@ token count added, in input order:
                              text parts joined by one space (AIPerf's bare
                              count). "counted" says which.
 
-A line that is not a JSON object of a known shape is reported on stderr
-with its line number and skipped; the exit status is then 1.
+A request record that cannot be counted (a field measure cannot read, a
+request the server would refuse) is written in its place with "isl":
+{"error": ...}, and one whose usage is unreadable keeps its counts with
+the error; the line is reported on stderr and the exit status is 1. send
+--no-payload records get their performance figures and "isl.error" (not
+a failure). A line that is not a JSON object of a known shape is
+reported on stderr with its line number and skipped; the exit status is
+then 1. An input without records is an error unless --allow-empty.
 
 Examples:
   echo '{"text":"Hello world"}' | measure

@@ -129,17 +129,16 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	default:
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: ErrUnknownShape}
 	}
-	if err != nil {
-		res := Result{}
-		if req.Live != nil || req.Warmup {
-			// Sent all the same: its outcome still belongs to the
-			// performance section (or to the warmup count).
-			req.Unmeasured = true
-			res.Requests = []report.Request{req}
-		}
-		return res, classify(err)
+	if err != nil && out == nil {
+		// A request measure could not count keeps its place in the
+		// output, with the reason (isl.error): the output lines up with
+		// the input.
+		req.Unmeasured = true
+		out, _ = withISLMember(obj, data, records.ISL{Error: err.Error()})
 	}
-	return Result{Lines: [][]byte{out}, Requests: []report.Request{req}}, nil
+	// Sent all the same, an unmeasured request's outcome still belongs to
+	// the performance section (or to the warmup count).
+	return Result{Lines: lines(out), Requests: []report.Request{req}}, classify(err)
 }
 
 // Line measures one input line: Record, after checking that the line is

@@ -89,6 +89,9 @@ type Request struct {
 	// line failed): it still counts in the performance section, as it was
 	// sent, but not in the ISL tables.
 	Unmeasured bool
+	// NoPayload marks a record written by send --no-payload (Unmeasured
+	// too): counted apart in the summary.
+	NoPayload bool
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.

@@ -77,6 +77,8 @@ type Summary struct {
 	profiles  map[string]uint64          // requests per server profile
 	compared  map[string]uint64          // requests per --compare-server profile
 	warmup    uint64                     // warmup requests, left out
+	noPayload uint64                     // send --no-payload records: sent, not recounted
+	dups      uint64                     // exact duplicate records dropped (AddDuplicate)
 	perf      perfAcc
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
@@ -122,6 +124,9 @@ func (s *Summary) AddRequest(r Request) {
 	if r.Warmup {
 		s.warmup++
 		return
+	}
+	if r.NoPayload {
+		s.noPayload++
 	}
 	if !r.Unmeasured {
 		s.Add(r.ISL)
@@ -211,6 +216,10 @@ func (s *Summary) Add(isl records.ISL) {
 		}
 	}
 }
+
+// AddDuplicate counts one record dropped as an exact duplicate of an
+// earlier one (same key, same content).
+func (s *Summary) AddDuplicate() { s.dups++ }
 
 // AddUnreadable counts one input line that could not be measured, by
 // kind (e.g. "bad_json", "unknown_shape"; a template error is not one,

@@ -75,6 +75,12 @@ func (r *Report) headline() []string {
 		l += fmt.Sprintf("   warmup left out %d", r.WarmupExcluded)
 	}
 	lines := []string{l}
+	if r.NoPayload > 0 {
+		lines = append(lines, fmt.Sprintf("no payload: %d live records (send --no-payload) in the performance figures, their ISL not recounted", r.NoPayload))
+	}
+	if r.DuplicatesDropped > 0 {
+		lines = append(lines, fmt.Sprintf("duplicates dropped: %d records identical to an earlier one (same request, same content)", r.DuplicatesDropped))
+	}
 	if len(r.Profiles) > 0 {
 		lines = append(lines, "server profile: "+byKind(r.Profiles))
 	}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// liveRecord is a live send record of conversation conv whose payload and
+// usage are given as JSON ("" leaves the payload out, as send --no-payload
+// does).
+func liveRecord(conv, payload, usage string) string {
+	p := ""
+	if payload != "" {
+		p = `"payload":` + payload + `,`
+	}
+	return `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"` + conv + `","conversation_index":0,"turn":0,"pass":0,"target_isl":10,"max_tokens":4,"marker":"","cache_bust":"none","marker_landing":"none","dry_run":false,` + p +
+		`"result":{"start_ns":1000,"latency_ns":900,"ttft_ns":100,"status":200,"ok":true,"stream":true,"usage":` + usage + `}}` + "\n"
+}
+
+const hiPayload = `{"model":"m","messages":[{"role":"user","content":"Hi"}]}`
+
+// measured is what the tests read of an output record.
+type measured struct {
+	ConversationID string `json:"conversation_id"`
+	ISL            struct {
+		Counted string `json:"counted"`
+		Bare    *int   `json:"bare"`
+		Server  *int   `json:"server"`
+		Error   string `json:"error"`
+	} `json:"isl"`
+}
+
+// measureRecords runs measure on in with a --summary-json and returns its
+// exit code, output records (each checked against the schema), stderr and
+// the summary.
+func measureRecords(t *testing.T, in string, args ...string) (int, []measured, string, map[string]any) {
+	t.Helper()
+	sum := filepath.Join(t.TempDir(), "s.json")
+	code, out, errs := runCLI(in, append(args, "--summary-json", sum)...)
+	var recs []measured
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		testutil.ValidateSchema(t, "measurement.schema.json", []byte(line))
+		var m measured
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("output line %q: %v", line, err)
+		}
+		recs = append(recs, m)
+	}
+	var s map[string]any
+	if b, err := os.ReadFile(sum); err == nil {
+		testutil.ValidateSchema(t, "summary.schema.json", b)
+		json.Unmarshal(b, &s)
+	}
+	return code, recs, errs, s
+}
+
+// perf reads summary["performance"][key].
+func perf(s map[string]any, key string) any {
+	p, _ := s["performance"].(map[string]any)
+	return p[key]
+}
+
+// TestEveryRecordWrittenBack: a negative prompt_tokens from the server and
+// a payload measure cannot read no longer remove their records: the output
+// lines up with the input, each record says what went wrong (isl.error),
+// the readable one keeps its counts, and all three count in the
+// performance section; the lines are reported, exit 1 (issue 27, item 7:
+// the run reported "requests 0").
+func TestEveryRecordWrittenBack(t *testing.T) {
+	in := liveRecord("c0", hiPayload, `{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`) +
+		liveRecord("c1", hiPayload, `{"prompt_tokens":-5,"completion_tokens":1,"total_tokens":10}`) +
+		liveRecord("c2", `{"model":"m","messages":[{"role":"user","content":5}]}`, `{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`)
+	code, recs, errs, s := measureRecords(t, in)
+	if code != 1 || !strings.Contains(errs, `<stdin>:2: field "result.usage.prompt_tokens"`) || !strings.Contains(errs, "<stdin>:3") {
+		t.Errorf("exit %d, stderr %q; want 1 and lines 2 and 3 named", code, errs)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records written for 3 read", len(recs))
+	}
+	for i, r := range recs {
+		if r.ConversationID != fmt.Sprintf("c%d", i) {
+			t.Errorf("record %d is %s: the output does not line up with the input", i, r.ConversationID)
+		}
+	}
+	// "Hi" is one token bare (Qwen3).
+	if r := recs[1].ISL; r.Bare == nil || *r.Bare != 1 || r.Server != nil || !strings.Contains(r.Error, "prompt_tokens") {
+		t.Errorf("negative prompt_tokens: isl %+v; want the bare count 1, no server count, the error", r)
+	}
+	if r := recs[2].ISL; r.Counted != "" || r.Error == "" {
+		t.Errorf("unreadable payload: isl %+v; want the error and no count", r)
+	}
+	if s["requests"] != 2.0 || perf(s, "requests") != 3.0 || perf(s, "succeeded") != 3.0 {
+		t.Errorf("summary: requests %v, performance requests %v, succeeded %v; want 2, 3, 3", s["requests"], perf(s, "requests"), perf(s, "succeeded"))
+	}
+}
+
+// TestNoPayloadMeasured: send --no-payload records have no payload to
+// recount, but their performance figures are whole: measure reports them,
+// says on each record and in the summary that the ISL was not recounted,
+// and exits 0 (issue 27, item 8: "no payload" failed every line).
+func TestNoPayloadMeasured(t *testing.T) {
+	in := liveRecord("c0", "", `{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`) +
+		liveRecord("c1", "", `{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`)
+	code, recs, errs, s := measureRecords(t, in, "--summary")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records written for 2 read", len(recs))
+	}
+	for _, r := range recs {
+		if r.ISL.Server == nil || *r.ISL.Server != 9 || !strings.Contains(r.ISL.Error, "not be recounted") || r.ISL.Counted != "" {
+			t.Errorf("isl %+v; want the server's 9 and the reason, no count", r.ISL)
+		}
+	}
+	if s["no_payload"] != 2.0 || perf(s, "succeeded") != 2.0 {
+		t.Errorf("summary: no_payload %v, succeeded %v; want 2, 2", s["no_payload"], perf(s, "succeeded"))
+	}
+	if !strings.Contains(errs, "no payload: 2 live records") {
+		t.Errorf("the --summary table does not say so: %q", errs)
+	}
+}
