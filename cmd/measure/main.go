@@ -228,7 +228,8 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	out := cli.NewOutput(cli.NewReaderGone(stdout))
 	w := jsonl.NewWriter(out)
 	errLog := pipeline.NewErrorLog(stderr, "measure")
-	failed, lines := 0, 0
+	failed, lines, conflicts := 0, 0, 0
+	var dedup measure.Dedup
 	// A signal ends the run within cli.StopGrace of the stop even while a
 	// worker is busy on one huge line or the input is a FIFO that never
 	// goes on.
@@ -239,16 +240,28 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		}, func(r *jsonl.Reader) error {
 			r.SetMaxLineSize(f.MaxLineBytes)
 			r.SetSkipLongLines(true)
-			st, err := pipeline.Map(reading, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[[]report.Request], error) {
+			st, err := pipeline.Map(reading, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[measure.Result], error) {
 				res, err := m.Line(line)
-				return pipeline.Output[[]report.Request]{Lines: res.Lines, Value: res.Requests}, err
-			}, func(err error, _ pipeline.Output[[]report.Request]) {
+				return pipeline.Output[measure.Result]{Lines: res.Lines, Value: res}, err
+			}, func(err error, _ pipeline.Output[measure.Result]) {
 				errLog.Report(err)
 				summary.AddUnreadable(measure.FailureKind(err))
-			}, func(reqs []report.Request) {
-				for _, req := range reqs {
+			}, func(res measure.Result) bool {
+				keep, err := dedup.Check(res)
+				if err != nil {
+					// Written, as every record read, but not counted.
+					errLog.Report(err)
+					conflicts++
+					return true
+				}
+				if !keep {
+					summary.AddDuplicate()
+					return false
+				}
+				for _, req := range res.Requests {
 					summary.AddRequest(req)
 				}
+				return true
 			})
 			failed += st.Failed
 			lines += st.Lines
@@ -267,6 +280,9 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	for _, warning := range m.Warnings() {
 		fmt.Fprintf(stderr, "measure: %s\n", warning)
 	}
+	if n := summary.Duplicates(); n > 0 {
+		fmt.Fprintf(stderr, "measure: dropped %d duplicate record(s): the same request with the same content as an earlier line (counted once)\n", n)
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
@@ -280,6 +296,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if lines == 0 && intr == nil && !f.AllowEmpty {
 		return failed, fmt.Errorf("%s: no records: nothing to measure (did the stage before fail?); give --allow-empty to accept an empty input", inputNames(f.Files))
 	}
+	failed += conflicts
 	if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
 		return failed, rerr
 	}

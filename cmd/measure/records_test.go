@@ -129,3 +129,44 @@ func TestNoPayloadMeasured(t *testing.T) {
 		t.Errorf("the --summary table does not say so: %q", errs)
 	}
 }
+
+// TestDuplicatesDropped: `cat s.jsonl s.jsonl | measure` counted every
+// request twice (issue 27, item 3). Exact duplicates are dropped from the
+// output and the figures, and counted; a warmup record of the same
+// conversation and turn is another request.
+func TestDuplicatesDropped(t *testing.T) {
+	usage := `{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`
+	run := liveRecord("c0", hiPayload, usage) + liveRecord("c1", hiPayload, usage) +
+		strings.Replace(liveRecord("c0", hiPayload, usage), `"dry_run":false`, `"dry_run":false,"warmup":true`, 1)
+	code, recs, errs, s := measureRecords(t, run+run, "--summary")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if len(recs) != 3 {
+		t.Errorf("%d records written, want the 3 distinct ones", len(recs))
+	}
+	if s["requests"] != 2.0 || perf(s, "requests") != 2.0 || s["warmup_excluded"] != 1.0 || s["duplicates_dropped"] != 3.0 {
+		t.Errorf("summary: requests %v, performance requests %v, warmup %v, duplicates %v; want 2, 2, 1, 3",
+			s["requests"], perf(s, "requests"), s["warmup_excluded"], s["duplicates_dropped"])
+	}
+	if !strings.Contains(errs, "dropped 3 duplicate record(s)") || !strings.Contains(errs, "duplicates dropped: 3") {
+		t.Errorf("stderr does not tell the duplicates: %q", errs)
+	}
+}
+
+// TestSameKeyOtherContentRefused: two records of one request (benchmark,
+// conversation, pass, turn) with different content are two runs mixed up:
+// the second is reported naming both lines, not counted, and the exit
+// status is 1.
+func TestSameKeyOtherContentRefused(t *testing.T) {
+	in := liveRecord("c0", hiPayload, `{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`) +
+		liveRecord("c1", hiPayload, `{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`) +
+		liveRecord("c0", hiPayload, `{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}`)
+	code, recs, errs, s := measureRecords(t, in)
+	if code != 1 || !strings.Contains(errs, "<stdin>:3: ") || !strings.Contains(errs, "recorded already at <stdin>:1") {
+		t.Errorf("exit %d, stderr %q; want 1 and lines 3 and 1 named", code, errs)
+	}
+	if len(recs) != 3 || s["requests"] != 2.0 || perf(s, "requests") != 2.0 {
+		t.Errorf("%d records written, summary requests %v / %v; want 3 written, 2 counted", len(recs), s["requests"], perf(s, "requests"))
+	}
+}

@@ -6,6 +6,7 @@
 package measure
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,8 +98,9 @@ var ErrUnknownShape = errors.New(`unknown record shape: expected a send record, 
 // means the record could not be measured at all (not JSON, unknown shape,
 // no messages); a chat template failure is not an error: the record is
 // counted bare and says why.
-func (m *Measurer) Record(data []byte) (Result, error) {
-	obj, err := jsonobj.Parse(data)
+func (m *Measurer) Record(data []byte) (res Result, err error) {
+	obj, perr := jsonobj.Parse(data)
+	err = perr
 	if err != nil {
 		return Result{}, &BadRecordError{Kind: FailBadJSON, Err: err}
 	}
@@ -107,6 +109,9 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	switch {
 	case isKind(obj, records.KindRequest):
 		out, req, err = m.sendRecord(obj, data)
+		if key, ok := recordKey(obj); ok {
+			defer func() { res.key, res.keyed = key, true }()
+		}
 	case isKind(obj, records.KindConversation):
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
 	case isKind(obj, records.KindProbe):
@@ -159,6 +164,10 @@ func (m *Measurer) Line(line jsonl.Line) (res Result, err error) {
 		return Result{}, &BadRecordError{Kind: FailBadUTF8, Err: err}
 	}
 	res, err = m.Record(line.Data)
+	if res.keyed {
+		res.line = jsonl.Line{File: line.File, Num: line.Num}
+		res.digest = sha256.Sum256(line.Data)
+	}
 	return res, withLine(line, err)
 }
 
@@ -182,6 +191,12 @@ type Result struct {
 	// Requests holds each request measured, for the summary: its counts
 	// and, for a live send record, its outcome.
 	Requests []report.Request
+
+	// A send record's key, and where and what the line is, for Dedup.
+	key    RecordKey
+	keyed  bool
+	line   jsonl.Line // File and Num only
+	digest [sha256.Size]byte
 }
 
 func lines(out []byte) [][]byte {

@@ -54,11 +54,12 @@ type result[V any] struct {
 // happens. report gets
 // each failed line's error; sink, when not nil, the Output.Value of every
 // line fn ran on (failed or not: a document can fail in part), both in
-// input order and on Map's goroutine. A line that could not be read (too
+// input order and on Map's goroutine; a line's output is written only if
+// sink returns true (measure drops duplicate records). A line that could not be read (too
 // long) reaches report only. Whenever the input stalls (the next line is
 // not yet buffered), w is flushed once every line read so far is written,
 // so a live producer's results come out as they arrive.
-func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func[V], report func(error, Output[V]), sink func(V)) (Stats, error) {
+func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func[V], report func(error, Output[V]), sink func(V) bool) (Stats, error) {
 	if workers < 1 {
 		workers = 1
 	}
@@ -232,8 +233,8 @@ loop:
 					report(&jsonl.LineError{File: cur.line.File, Line: cur.line.Num, Err: cur.err}, cur.out)
 				}
 			}
-			if sink != nil && cur.ran {
-				sink(cur.out.Value)
+			if sink != nil && cur.ran && !sink(cur.out.Value) {
+				cur.out.Lines = nil
 			}
 			for _, out := range cur.out.Lines {
 				if werr != nil {

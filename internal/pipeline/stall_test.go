@@ -89,7 +89,7 @@ func TestMapStopFinishesLinesRead(t *testing.T) {
 				read <- struct{}{}
 				time.Sleep(50 * time.Millisecond)
 				return Output[int]{Lines: [][]byte{line.Data}, Value: line.Num}, nil
-			}, func(error, Output[int]) {}, func(n int) { got = append(got, n) })
+			}, func(error, Output[int]) {}, func(n int) bool { got = append(got, n); return true })
 		done <- err
 	}()
 	for i := 0; i < 6; i++ {

@@ -221,6 +221,9 @@ func (s *Summary) Add(isl records.ISL) {
 // earlier one (same key, same content).
 func (s *Summary) AddDuplicate() { s.dups++ }
 
+// Duplicates is the number of records AddDuplicate counted.
+func (s *Summary) Duplicates() uint64 { return s.dups }
+
 // AddUnreadable counts one input line that could not be measured, by
 // kind (e.g. "bad_json", "unknown_shape"; a template error is not one,
 // nor is a request that failed: that is in the performance section).
