@@ -261,6 +261,9 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				for _, req := range res.Requests {
 					summary.AddRequest(req)
 				}
+				if res.Run != nil {
+					summary.AddRun(*res.Run)
+				}
 				return true
 			})
 			failed += st.Failed

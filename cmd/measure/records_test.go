@@ -170,3 +170,61 @@ func TestSameKeyOtherContentRefused(t *testing.T) {
 		t.Errorf("%d records written, summary requests %v / %v; want 3 written, 2 counted", len(recs), s["requests"], perf(s, "requests"))
 	}
 }
+
+// runLine is a send run record with the given concurrency.
+func runLine(concurrency int) string {
+	return fmt.Sprintf(`{"kind":"islkit.run","schema_version":1,"tool":"send","version":"v1","started":"2026-01-02T03:04:05Z","command_line":["--url","http://h:8000","--concurrency","%d"],"url":"http://h:8000","endpoint":"chat","model":"m","stream":true,"concurrency":%d,"rate":0,"requests":0,"conversations":2}`, concurrency, concurrency) + "\n"
+}
+
+// TestRunRecordInSummary: send's run record passes through measure
+// unchanged, is no request, and its configuration is in the summary (text,
+// JSON, the HTML report); --compare of two runs names what differed
+// (issue 27, item 14).
+func TestRunRecordInSummary(t *testing.T) {
+	dir := t.TempDir()
+	usage := `{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`
+	var sums [2]string
+	for i, conc := range []int{2, 8} {
+		in := runLine(conc) + liveRecord("c0", hiPayload, usage)
+		sums[i] = filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		html := filepath.Join(dir, fmt.Sprintf("r%d.html", i))
+		code, out, errs := runCLI(in, "--summary", "--summary-json", sums[i], "--report", html)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if first, _, _ := strings.Cut(out, "\n"); first+"\n" != runLine(conc) {
+			t.Errorf("first output line %q, want the run record unchanged", first)
+		}
+		wantRun := fmt.Sprintf("run: send v1 started 2026-01-02T03:04:05Z: chat http://h:8000, model m, concurrency %d", conc)
+		if !strings.Contains(errs, wantRun) || !strings.Contains(errs, "requests 1 ") {
+			t.Errorf("--summary lacks %q or counts the run record as a request:\n%s", wantRun, errs)
+		}
+		if page, _ := os.ReadFile(html); !strings.Contains(string(page), wantRun) {
+			t.Errorf("the report does not show the run's configuration")
+		}
+		b, _ := os.ReadFile(sums[i])
+		testutil.ValidateSchema(t, "summary.schema.json", b)
+		var s struct {
+			Runs []struct {
+				Concurrency int `json:"concurrency"`
+			} `json:"runs"`
+		}
+		if json.Unmarshal(b, &s); len(s.Runs) != 1 || s.Runs[0].Concurrency != conc {
+			t.Errorf("summary runs %+v, want one of concurrency %d", s.Runs, conc)
+		}
+	}
+	code, out, errs := runCLI("", "--compare", sums[0], sums[1])
+	if code != 0 {
+		t.Fatalf("--compare: exit %d: %s", code, errs)
+	}
+	var diff []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && (f[0] == "concurrency" || f[0] == "command_line" || f[0] == "url") {
+			diff = append(diff, strings.Join(f, " "))
+		}
+	}
+	want := []string{"command_line --url http://h:8000 --concurrency 2 --url http://h:8000 --concurrency 8", "concurrency 2 8"}
+	if strings.Join(diff, "\n") != strings.Join(want, "\n") {
+		t.Errorf("--compare configuration rows:\n%s\nwant:\n%s\n(output:\n%s)", strings.Join(diff, "\n"), strings.Join(want, "\n"), out)
+	}
+}

@@ -112,6 +112,13 @@ func (m *Measurer) Record(data []byte) (res Result, err error) {
 		if key, ok := recordKey(obj); ok {
 			defer func() { res.key, res.keyed = key, true }()
 		}
+	case isKind(obj, records.KindRun):
+		// send's run configuration: passed through, no request.
+		var run records.Run
+		if err := decodeHead(data, &run); err != nil {
+			return Result{}, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf("run record: %w", err)}
+		}
+		return Result{Lines: [][]byte{data}, Run: &run}, nil
 	case isKind(obj, records.KindConversation):
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
 	case isKind(obj, records.KindProbe):
@@ -191,6 +198,10 @@ type Result struct {
 	// Requests holds each request measured, for the summary: its counts
 	// and, for a live send record, its outcome.
 	Requests []report.Request
+
+	// Run is send's run configuration (an islkit.run record), for the
+	// summary.
+	Run *records.Run
 
 	// A send record's key, and where and what the line is, for Dedup.
 	key    RecordKey

@@ -13,6 +13,9 @@ import (
 type Report struct {
 	Kind          string `json:"kind"` // records.KindSummary
 	SchemaVersion int    `json:"schema_version"`
+	// Runs are the configurations of the runs measured (send's islkit.run
+	// records: one per run or shard), empty for records without them.
+	Runs []records.Run `json:"runs"`
 	// Requests is the number of records added with Add.
 	Requests uint64 `json:"requests"`
 	// Profiles counts requests per server profile their templated count
@@ -128,6 +131,7 @@ func (s *Summary) Report() Report {
 	r := Report{
 		Kind:              records.KindSummary,
 		SchemaVersion:     records.SchemaVersion,
+		Runs:              append([]records.Run{}, s.runs...),
 		Requests:          s.requests,
 		Profiles:          maps.Clone(s.profiles),
 		Compared:          maps.Clone(s.compared),

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/islkit/islkit/internal/records"
@@ -79,6 +80,7 @@ type Summary struct {
 	warmup    uint64                     // warmup requests, left out
 	noPayload uint64                     // send --no-payload records: sent, not recounted
 	dups      uint64                     // exact duplicate records dropped (AddDuplicate)
+	runs      []records.Run              // the runs' configurations (AddRun)
 	perf      perfAcc
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
@@ -220,6 +222,17 @@ func (s *Summary) Add(isl records.ISL) {
 // AddDuplicate counts one record dropped as an exact duplicate of an
 // earlier one (same key, same content).
 func (s *Summary) AddDuplicate() { s.dups++ }
+
+// AddRun records a run's configuration (send's islkit.run record); the
+// same configuration twice (`cat s.jsonl s.jsonl`) is kept once.
+func (s *Summary) AddRun(r records.Run) {
+	for _, have := range s.runs {
+		if reflect.DeepEqual(have, r) {
+			return
+		}
+	}
+	s.runs = append(s.runs, r)
+}
 
 // Duplicates is the number of records AddDuplicate counted.
 func (s *Summary) Duplicates() uint64 { return s.dups }
