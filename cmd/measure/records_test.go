@@ -228,3 +228,27 @@ func TestRunRecordInSummary(t *testing.T) {
 		t.Errorf("--compare configuration rows:\n%s\nwant:\n%s\n(output:\n%s)", strings.Join(diff, "\n"), strings.Join(want, "\n"), out)
 	}
 }
+
+// TestOutputCountedWithoutUsage: a server that sends no usage left the
+// output throughput at 0 (issue 27, item 13). measure counts the streamed
+// text (output and reasoning) with its tokenizer and says so: "Hello
+// world" is 2 tokens for Qwen3 ([9707, 1879], HF tokenizers; as in
+// TestExitCodes).
+func TestOutputCountedWithoutUsage(t *testing.T) {
+	withText := func(conv, text, reasoning string) string {
+		return strings.Replace(liveRecord(conv, hiPayload, "null"), `"ok":true`,
+			`"ok":true,"output_text":"`+text+`","reasoning_text":"`+reasoning+`"`, 1)
+	}
+	in := withText("c0", "Hello world", "") + withText("c1", "Hello world", "Hello world")
+	code, _, errs, s := measureRecords(t, in, "--summary")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if perf(s, "output_tokens") != 6.0 || perf(s, "output_tokens_counted") != 2.0 || perf(s, "without_usage") != 0.0 {
+		t.Errorf("output_tokens %v, counted %v, without usage %v; want 6, 2, 0",
+			perf(s, "output_tokens"), perf(s, "output_tokens_counted"), perf(s, "without_usage"))
+	}
+	if !strings.Contains(errs, "output tokens counted by islkit: 2 requests had no server usage") {
+		t.Errorf("the summary does not say so:\n%s", errs)
+	}
+}

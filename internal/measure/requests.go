@@ -100,6 +100,9 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 			if live.ScheduleLagNs == nil {
 				live.ScheduleLagNs = rec.ScheduleLagNs
 			}
+			if live.OK && !live.Usage.Counts() {
+				m.countOutput(live, result)
+			}
 			req.Live = live
 		}
 	}
@@ -345,4 +348,21 @@ func (m *Measurer) inputsJSON(obj jsonobj.Object) (Result, error) {
 		return out, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf("inputs.json: %d payload(s) failed: %s", len(errs), strings.Join(errs, "; "))}
 	}
 	return out, nil
+}
+
+// countOutput counts a succeeded request's output tokens when the server
+// sent no usage: the streamed text (output_text, then reasoning_text) with
+// measure's tokenizer, so the output throughput is not 0. The summary says
+// how many requests were counted so (Performance.OutputCounted).
+func (m *Measurer) countOutput(live *report.Live, result []byte) {
+	var r struct {
+		OutputText string `json:"output_text"`
+		Reasoning  string `json:"reasoning_text"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.OutputText == "" && r.Reasoning == "" {
+		return
+	}
+	n := m.opts.Tokenizer.Count(r.OutputText) + m.opts.Tokenizer.Count(r.Reasoning)
+	live.Usage = &records.Usage{CompletionTokens: n}
+	live.OutputCounted = true
 }
