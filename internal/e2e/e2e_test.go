@@ -286,3 +286,15 @@ cat "$1"/shard*.jsonl "$1/shard0.jsonl" | "$0/measure" --summary-json "$1/again.
 		}
 	}
 }
+
+// withoutRunRecord drops the islkit.run line, a live send's first (measure
+// passes it through), from lines: the tests read the request records.
+func withoutRunRecord[T ~string | ~[]byte](lines []T) []T {
+	var out []T
+	for _, l := range lines {
+		if !strings.HasPrefix(string(l), `{"kind":"islkit.run",`) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
