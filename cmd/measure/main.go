@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -222,7 +221,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	sig, stop := signals()
 	defer stop()
 	ctx := sig.Signalled
-	reading, fromFile := stopReading(sig, stderr)
+	reading, fromFile := cli.StopReading(sig, stderr, "measure")
 	// A reader gone away (`| head`) does not end the run: the summaries
 	// are still written.
 	out := cli.NewOutput(cli.NewReaderGone(stdout))
@@ -312,29 +311,6 @@ func inputNames(files []string) string {
 		return "<stdin>"
 	}
 	return strings.Join(files, ", ")
-}
-
-// stopReading returns the context that stops measure's reading: at once
-// on a SIGTERM or a second Ctrl-C, and on the first Ctrl-C when the input
-// is a regular file. A pipe is read on after the first Ctrl-C until it
-// ends: the stage before got the same Ctrl-C, and the records it writes
-// as it stops (send's cancelled requests) are measured too. fromFile says
-// which kind the input being read is.
-func stopReading(sig cli.Stop, stderr io.Writer) (context.Context, *atomic.Bool) {
-	reading, stop := context.WithCancelCause(context.Background())
-	fromFile := new(atomic.Bool)
-	go func() {
-		select {
-		case <-sig.Now.Done():
-		case <-sig.Signalled.Done():
-			if _, ok := cli.InterruptedBy(sig.Signalled); ok && !fromFile.Load() && sig.Now.Err() == nil {
-				fmt.Fprintln(stderr, "measure: interrupted: measuring what the input still brings until it ends (Ctrl-C again to stop now)")
-				<-sig.Now.Done()
-			}
-		}
-		stop(context.Cause(sig.Signalled))
-	}()
-	return reading, fromFile
 }
 
 func writeReports(f *flags, stderr io.Writer, summary *report.Summary, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {

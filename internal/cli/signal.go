@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/islkit/islkit/internal/jsonl"
@@ -137,4 +140,28 @@ func InterruptedBy(ctx context.Context) (*Interrupted, bool) {
 // Signals returns a context cancelled by Ctrl-C / SIGTERM.
 func Signals() (context.Context, context.CancelFunc) {
 	return HandleSignals(context.Background())
+}
+
+// StopReading returns the context that stops a draining filter's reading
+// (measure's): at once on a SIGTERM or a second Ctrl-C, and on the first
+// Ctrl-C when the input is a regular file. A pipe is read on after the
+// first Ctrl-C until it ends: the stage before got the same Ctrl-C, and
+// the records it writes as it stops (send's cancelled requests) are
+// measured too. The caller stores in fromFile whether the input being read
+// is a regular file (IsRegularFile).
+func StopReading(sig Stop, stderr io.Writer, tool string) (reading context.Context, fromFile *atomic.Bool) {
+	reading, stop := context.WithCancelCause(context.Background())
+	fromFile = new(atomic.Bool)
+	go func() {
+		select {
+		case <-sig.Now.Done():
+		case <-sig.Signalled.Done():
+			if _, ok := InterruptedBy(sig.Signalled); ok && !fromFile.Load() && sig.Now.Err() == nil {
+				fmt.Fprintf(stderr, "%s: interrupted: going on with what the input still brings until it ends (Ctrl-C again to stop now)\n", tool)
+				<-sig.Now.Done()
+			}
+		}
+		stop(context.Cause(sig.Signalled))
+	}()
+	return reading, fromFile
 }
