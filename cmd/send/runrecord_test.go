@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/islkit/islkit/internal/send"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -57,5 +58,17 @@ func TestRunRecord(t *testing.T) {
 		if !strings.HasPrefix(l, `{"kind":"islkit.request"`) {
 			t.Errorf("line after the run record: %s", l)
 		}
+	}
+}
+
+// TestRedactArgs: every way of giving a secret on send's command line is
+// redacted in the run record; other arguments are kept as given.
+func TestRedactArgs(t *testing.T) {
+	got := send.RedactArgs([]string{"--api-key=sk-1", "-HAuthorization=Bearer tok", "--header=X-Key=k2", "--header", "Cookie=c3",
+		"--url=https://me:pw4@h/v1", "--concurrency", "4", "http://plain/x"})
+	want := []string{"--api-key=REDACTED", "-HAuthorization=REDACTED", "--header=X-Key=REDACTED", "--header", "Cookie=REDACTED",
+		"--url=https://me:REDACTED@h/v1", "--concurrency", "4", "http://plain/x"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("RedactArgs:\n got %q\nwant %q", got, want)
 	}
 }

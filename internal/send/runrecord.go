@@ -58,6 +58,9 @@ func RedactArgs(args []string) []string {
 			out[i] = "--header=" + redactValue(strings.TrimPrefix(a, "--header="))
 		case strings.HasPrefix(a, "-H") && len(a) > 2:
 			out[i] = "-H" + redactValue(a[2:])
+		case strings.HasPrefix(a, "--") && strings.Contains(a, "="):
+			name, value, _ := strings.Cut(a, "=") // --url=URL
+			out[i] = name + "=" + RedactURL(value)
 		default:
 			out[i] = RedactURL(a)
 		}
