@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -221,6 +222,8 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	sig, stop := signals()
 	defer stop()
 	ctx := sig.Signalled
+	// The stop notice is written from a goroutine of its own.
+	stderr = cli.NewOutput(stderr)
 	reading, fromFile := cli.StopReading(sig, stderr, "measure")
 	// A reader gone away (`| head`) does not end the run: the summaries
 	// are still written.
@@ -229,6 +232,11 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	errLog := pipeline.NewErrorLog(stderr, "measure")
 	failed, lines, conflicts := 0, 0, 0
 	var dedup measure.Dedup
+	// mu guards what the work adds to (the summary, the error log, the
+	// counts): work given up on after a signal must not touch them while
+	// the summaries are written (closed).
+	var mu sync.Mutex
+	closed := false
 	// A signal ends the run within cli.StopGrace of the stop even while a
 	// worker is busy on one huge line or the input is a FIFO that never
 	// goes on.
@@ -243,9 +251,19 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				res, err := m.Line(line)
 				return pipeline.Output[measure.Result]{Lines: res.Lines, Value: res}, err
 			}, func(err error, _ pipeline.Output[measure.Result]) {
+				mu.Lock()
+				defer mu.Unlock()
+				if closed {
+					return
+				}
 				errLog.Report(err)
 				summary.AddUnreadable(measure.FailureKind(err))
 			}, func(res measure.Result) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				if closed {
+					return false
+				}
 				keep, err := dedup.Check(res)
 				if err != nil {
 					// Written, as every record read, but not counted.
@@ -265,8 +283,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				}
 				return true
 			})
+			mu.Lock()
 			failed += st.Failed
 			lines += st.Lines
+			mu.Unlock()
 			if err == nil && ctx.Err() != nil {
 				err = context.Cause(ctx) // the input ended after a signal
 			}
@@ -274,8 +294,15 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		})
 	})
 	if abandoned {
-		// Given up on: flush the whole lines done, take no more.
+		// Given up on: flush the whole lines done, take no more, and write
+		// the summaries of what was measured.
 		cli.StopOutput(w, out)
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
+			return 0, rerr
+		}
 		return 0, cli.Cause(ctx, err)
 	}
 	errLog.Close()

@@ -157,3 +157,29 @@ func TestSecondCtrlCStopsNow(t *testing.T) {
 		t.Errorf("summary counts %v requests, want 2", n)
 	}
 }
+
+// TestSummaryWhenWorkGivenUp: a stop that cannot wait for a record still
+// being measured (a huge line, past cli.StopGrace) still writes the
+// summary of what was measured, and whole lines only.
+func TestSummaryWhenWorkGivenUp(t *testing.T) {
+	first, now := fakeSignals(t)
+	cli.StopGrace = time.Millisecond // set after fakeSignals, which restores it
+	sum := filepath.Join(t.TempDir(), "s.json")
+	var out, errb bytes.Buffer
+	pw, done := startMeasure([]string{"--summary-json", sum, "--workers", "1"}, &out, &errb)
+	defer pw.Close()
+	// A text of 8 MiB takes far longer than a millisecond to count.
+	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("word ", 8<<20/5) + `"}]}` + "\n"
+	go pw.Write([]byte(chatLine + big))
+	// Long enough for the 8 MiB to be read (a memory copy), far too short
+	// to count them: the stop finds the big line in a worker.
+	time.Sleep(time.Second)
+	first(syscall.SIGTERM)
+	now(syscall.SIGTERM)
+	if code := exitCode(t, done); code != 143 {
+		t.Errorf("exit %d, want 143; stderr %q", code, errb.String())
+	}
+	if n := readSummary(t, sum); n > 1 {
+		t.Errorf("summary counts %v requests, want at most the one measured", n)
+	}
+}
