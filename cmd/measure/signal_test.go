@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -168,18 +169,24 @@ func TestSummaryWhenWorkGivenUp(t *testing.T) {
 	var out, errb bytes.Buffer
 	pw, done := startMeasure([]string{"--summary-json", sum, "--workers", "1"}, &out, &errb)
 	defer pw.Close()
-	// A text of 8 MiB takes far longer than a millisecond to count.
-	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("word ", 8<<20/5) + `"}]}` + "\n"
-	go pw.Write([]byte(chatLine + big))
-	// Long enough for the 8 MiB to be read (a memory copy), far too short
-	// to count them: the stop finds the big line in a worker.
-	time.Sleep(time.Second)
+	// A text of 16 MiB of distinct words (no cache helps) takes seconds
+	// to count.
+	var big strings.Builder
+	big.WriteString(`{"model":"m","messages":[{"role":"user","content":"`)
+	for i := 0; big.Len() < 16<<20; i++ {
+		fmt.Fprintf(&big, "w%d ", i*7919)
+	}
+	big.WriteString(`"}]}` + "\n")
+	go pw.Write([]byte(chatLine + big.String()))
+	// Long enough for the 16 MiB to be read (a memory copy), too short to
+	// count them: the stop finds the big line in a worker.
+	time.Sleep(500 * time.Millisecond)
 	first(syscall.SIGTERM)
 	now(syscall.SIGTERM)
 	if code := exitCode(t, done); code != 143 {
 		t.Errorf("exit %d, want 143; stderr %q", code, errb.String())
 	}
-	if n := readSummary(t, sum); n > 1 {
-		t.Errorf("summary counts %v requests, want at most the one measured", n)
+	if n := readSummary(t, sum); n != 1 {
+		t.Errorf("summary counts %v requests, want the one measured", n)
 	}
 }
