@@ -11,14 +11,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
@@ -91,6 +94,8 @@ type flags struct {
 	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
 	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
 	Server       string `help:"With --exact: the server whose preprocessing the count follows (as measure --server): vllm, sglang, transformers or aiperf. Default: the one the conversations were composed for (compose --server); another is refused." default:"" enum:",vllm,sglang,transformers,aiperf" group:"exact"`
+
+	args []string // the command line, for the run record
 }
 
 // signals gives the context a signal cancels (tests deliver one).
@@ -107,6 +112,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signals()
 	defer stop()
+	c.args = args
 	code, err := c.run(ctx, cli.Given(kctx), stdin, stdout, stderr)
 	if err != nil {
 		// Fail decides: 2 for usage, 1 for a failed run, 0 for a closed
@@ -269,6 +275,11 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
 		opts.Progress = stderr
 	}
+	// The run's configuration goes first, once: measure puts it in the
+	// summary and the report, and --compare tells what differed.
+	if err := writeRunRecord(stdout, c, opts, b, convs); err != nil {
+		return cli.ExitFailed, err
+	}
 	sum, err := send.Run(ctx, stdout, convs, b, opts)
 	if err != nil {
 		return cli.ExitFailed, err
@@ -333,4 +344,20 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeRunRecord writes the islkit.run record (secrets removed).
+func writeRunRecord(stdout io.Writer, c *flags, opts send.LiveOptions, b *send.Builder, convs []records.Conversation) error {
+	var models []string
+	for i := range convs {
+		if m := b.Model(&convs[i]); m != "" && !slices.Contains(models, m) {
+			models = append(models, m)
+		}
+	}
+	headers := slices.Collect(maps.Keys(c.Header))
+	w := jsonl.NewWriter(stdout)
+	if err := w.Encode(send.RunRecord(c.args, opts, c.Stream, models, len(convs), headers, c.Exact, time.Now())); err != nil {
+		return err
+	}
+	return w.Flush()
 }
