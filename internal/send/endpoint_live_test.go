@@ -74,6 +74,9 @@ func composeConversations(t testing.TB, name string, ep endpoint.Kind, target ca
 	t.Helper()
 	p, m := probeModel(t, name, ep, target)
 	o.Endpoint = ep
+	if o.BenchmarkID == "" {
+		o.BenchmarkID = testutil.SeedBenchmarkID(o.Seed) // the same markers, and replies, every run
+	}
 	c, err := compose.New(p, m, "", o)
 	if err != nil {
 		t.Fatal(err)
