@@ -207,7 +207,7 @@ func (s *Source) Tokenizer() (*tokenizer.Tokenizer, error) {
 		}
 		sum := sha256.Sum256(data)
 		s.hash = hex.EncodeToString(sum[:])
-		tok, err := tokenizer.FromJSON(data)
+		tok, err := tokenizerCache().LoadJSON(data, sum)
 		if err != nil {
 			s.err = fmt.Errorf("%s: %w", s.TokenizerFile, err)
 			return
@@ -223,6 +223,13 @@ func (s *Source) TokenizerSHA256() (string, error) {
 		return "", err
 	}
 	return s.hash, nil
+}
+
+// tokenizerCache is the cache of parsed tokenizers (tokenizer.DefaultCache:
+// $ISLKIT_CACHE, else the user cache folder), warning on Stderr.
+func tokenizerCache() *tokenizer.Cache {
+	prog := filepath.Base(os.Args[0])
+	return tokenizer.DefaultCache(func(msg string) { fmt.Fprintf(Stderr, "%s: warning: %s\n", prog, msg) })
 }
 
 // ReadFile reads one of the model's files; a missing file is fs.ErrNotExist.

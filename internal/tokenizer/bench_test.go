@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"testing"
@@ -97,6 +98,32 @@ func BenchmarkLoad(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
 				if _, err := FromJSON(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadCached times a load from a warm cache (ISLKIT_CACHE): the
+// cache file read, checked and built into a tokenizer.
+func BenchmarkLoadCached(b *testing.B) {
+	shared := testutil.RefDir(b)
+	for _, model := range benchModels {
+		b.Run(model, func(b *testing.B) {
+			data, err := os.ReadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := &Cache{Dir: b.TempDir(), Warn: func(msg string) { b.Fatal(msg) }}
+			sum := sha256.Sum256(data)
+			if _, err := c.LoadJSON(data, sum); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.LoadJSON(data, sha256.Sum256(data)); err != nil {
 					b.Fatal(err)
 				}
 			}
