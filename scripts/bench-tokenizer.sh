@@ -43,7 +43,7 @@ awk -v rust="$rust" -v rustfile="$out/rust.txt" -v models="$MODELS" '
     print "ratio = ours / Rust batched (encodeBatch, one thread), both warm, same texts, same run."
     if (rust) {
       # Load times: ours fresh (parse) and from a warm cache (ISLKIT_CACHE),
-      # each over Rust's Tokenizer.fromFile of the same file (median of 5).
+      # each over the Rust Tokenizer.fromFile of the same file (median of 5).
       printf "\n%-20s %9s %9s %9s %12s %12s\n", "model", "load ours", "cached", "load Rust", "ours/Rust", "cached/Rust"
       for (k = 1; k <= n; k++) {
         m = ms[k]; fr[k] = load[m] / rload[m]; cr[k] = cached[m] / rload[m]

@@ -277,8 +277,9 @@ func (r *cacheReader) bytes(n int, what string) []byte {
 	return v
 }
 
-// decodeCache checks and reads a cache file's bytes; sum is the SHA-256 of
-// the model file it must have been made from.
+// decodeCache checks and reads a cache file's bytes, which it takes
+// ownership of (the tokenizer's strings point into them); sum is the
+// SHA-256 of the model file it must have been made from.
 func decodeCache(data []byte, sum [32]byte) (*Tokenizer, error) {
 	if len(data) < cacheHeaderLen || !bytes.Equal(data[:8], cacheMagic[:]) {
 		return nil, errors.New("not an islkit tokenizer cache file")
@@ -297,8 +298,9 @@ func decodeCache(data []byte, sum [32]byte) (*Tokenizer, error) {
 	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(data[52:]) {
 		return nil, errors.New("checksum mismatch")
 	}
-	// One string holds every token: the map and byID slice into it.
-	r := &cacheReader{b: unsafe.Slice(unsafe.StringData(string(payload)), len(payload))}
+	// The tokens are strings over data itself (no copy): decodeCache owns
+	// data and nothing writes it after this.
+	r := &cacheReader{b: payload}
 	jsLen := r.u32("json length")
 	if jsLen > maxCacheJSON {
 		return nil, fmt.Errorf("json of %d bytes", jsLen)

@@ -28,10 +28,13 @@ import (
 // is refused before it costs memory.
 const (
 	maxRankTokens   = 1 << 22
-	maxRankTokenLen = 1 << 12
-	maxRank         = 1 << 24
-	maxPatternLen   = 1 << 14
-	maxSpecials     = 1 << 20
+	maxRankTokenLen = 1 << 10
+	// maxSplitWork bounds Σ len(token)², the bytes hashed finding every
+	// token's splits (real vocabularies: about 10⁷).
+	maxSplitWork  = 1 << 31
+	maxRank       = 1 << 24
+	maxPatternLen = 1 << 14
+	maxSpecials   = 1 << 20
 )
 
 // rankToken is one token of a rank file: its bytes and its id.
@@ -59,6 +62,10 @@ func fromRanks(tokens []rankToken, pattern string, specials []AddedToken) (*Toke
 		byBytes[t.bytes] = t.id
 		top = max(top, t.id)
 	}
+	if top >= 2*len(tokens)+256 {
+		// Ids are laid out densely (as every real vocabulary's are).
+		return nil, nil, fmt.Errorf("ids: the largest, %d, is far past the %d tokens", top, len(tokens))
+	}
 	for b := 0; b < 256; b++ {
 		if _, ok := byBytes[string([]byte{byte(b)})]; !ok {
 			// tiktoken starts every piece from its single bytes.
@@ -75,9 +82,13 @@ func fromRanks(tokens []rankToken, pattern string, specials []AddedToken) (*Toke
 		byID[t.id], known[t.id] = tok, true
 		vocab[tok] = t.id
 	}
-	n := 0
+	n, work := 0, 0
 	for _, t := range tokens {
 		n += max(len(t.bytes)-1, 0)
+		work += len(t.bytes) * len(t.bytes)
+	}
+	if work > maxSplitWork {
+		return nil, nil, fmt.Errorf("tokens too long in all: Σ length² is %d, more than %d", work, maxSplitWork)
 	}
 	mt := newMergeTable(n)
 	for _, t := range tokens {
