@@ -77,7 +77,6 @@ type bpe struct {
 	// each byte's mapped character is looked up through byteIDs.
 	byteLevel bool
 	byteIDs   [256]int
-	rawVocab  map[string]int // vocab keyed by unmapped bytes, for ignore_merges
 
 	// splitBeforeSpace is set when no vocabulary token has a character
 	// other than "▁" directly before a "▁": then no merge can join the end
@@ -241,22 +240,25 @@ func (m *bpe) enableByteLevel() bool {
 		m.byteIDs[b] = id
 	}
 	m.byteLevel = true
-	if !m.ignoreMerges || m.rawVocab != nil {
-		return true // rawVocab serves ignore_merges only; the cache builds it
-	}
-	m.rawVocab = rawVocabOf(m.vocab)
 	return true
 }
 
-// rawVocabOf is vocab keyed by the bytes its byte-level tokens stand for.
-func rawVocabOf(vocab map[string]int) map[string]int {
-	raw := make(map[string]int, len(vocab))
-	for tok, id := range vocab {
-		if r, ok := byteLevelUnmap(tok); ok {
-			raw[r] = id
-		}
+// wholeWord is ignore_merges' lookup of a whole word. Raw-byte words are
+// looked up by their byte-level form, built on the stack: a second map
+// keyed by raw bytes would cost every load about as much as the vocabulary
+// map itself.
+func (m *bpe) wholeWord(word string) (int, bool) {
+	if !m.byteLevel {
+		id, ok := m.vocab[word]
+		return id, ok
 	}
-	return raw
+	var arr [256]byte
+	buf := arr[:0]
+	for i := 0; i < len(word); i++ {
+		buf = append(buf, byteToString[word[i]]...)
+	}
+	id, ok := m.vocab[string(buf)] // no allocation: a map index by bytes
+	return id, ok
 }
 
 func (m *bpe) idToToken(id int) (string, bool) {
@@ -295,11 +297,7 @@ func (m *bpe) tokenize(word string, sc *scratch, dst []int) []int {
 		return dst
 	}
 	if m.ignoreMerges {
-		vocab := m.vocab
-		if m.byteLevel {
-			vocab = m.rawVocab
-		}
-		if id, ok := vocab[word]; ok {
+		if id, ok := m.wholeWord(word); ok {
 			return append(dst, id)
 		}
 	}

@@ -370,27 +370,15 @@ func decodeCache(data []byte, sum [32]byte) (*Tokenizer, error) {
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return nil, fmt.Errorf("BPE: %w", err)
 		}
-		// The maps and the merge check are independent: built side by side.
-		var vocab, rawVocab map[string]int
+		// The map and the merge check are independent: built side by side.
 		var mergeErr error
 		var wg sync.WaitGroup
-		wg.Add(2)
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			mergeErr = checkMerges(byID, known, o, mt)
 		}()
-		go func() {
-			defer wg.Done()
-			if o.IgnoreMerges {
-				rawVocab = make(map[string]int, nv)
-				for id, tok := range byID {
-					if r, ok := byteLevelUnmap(tok); ok && known[id] {
-						rawVocab[r] = id
-					}
-				}
-			}
-		}()
-		vocab = make(map[string]int, nv)
+		vocab := make(map[string]int, nv)
 		for id, tok := range byID {
 			if known[id] {
 				vocab[tok] = id
@@ -412,7 +400,7 @@ func decodeCache(data []byte, sum [32]byte) (*Tokenizer, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.merges, m.rawVocab = mt, rawVocab
+		m.merges = mt
 		return m, nil
 	}
 	t, _, err := fromJSON(js, build)
