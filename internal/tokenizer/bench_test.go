@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -123,6 +124,28 @@ func BenchmarkLoadCached(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				if _, err := c.LoadJSON(data, sha256.Sum256(data)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadFirst times a first load with the cache on: the parse plus
+// writing the cache file (each iteration into an empty folder).
+func BenchmarkLoadFirst(b *testing.B) {
+	shared := testutil.RefDir(b)
+	for _, model := range benchModels {
+		b.Run(model, func(b *testing.B) {
+			data, err := os.ReadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			root := b.TempDir()
+			b.SetBytes(int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				c := &Cache{Dir: filepath.Join(root, strconv.Itoa(i)), Warn: func(msg string) { b.Fatal(msg) }}
 				if _, err := c.LoadJSON(data, sha256.Sum256(data)); err != nil {
 					b.Fatal(err)
 				}
