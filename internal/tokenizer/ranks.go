@@ -253,22 +253,19 @@ type TiktokenConfig struct {
 }
 
 // The split patterns of tiktoken's public encodings (tiktoken_ext/
-// openai_public.py) and of Kimi K2's tokenization_kimi.py.
+// openai_public.py). cl100k_base's class (?i:[sdmt]) is written as the
+// alternation it equals; its possessive quantifiers are still refused by
+// the regex engine, by name. (Kimi's pattern is read from its own
+// tokenization_kimi.py by modelsrc.)
 const (
 	cl100kPattern = `'(?i:s|d|m|t|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
 	o200kPattern  = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-	kimiPattern = `[\p{Han}]+` +
-		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
-		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
-		`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 // TiktokenPreset returns the configuration of a named tiktoken encoding:
-// "cl100k_base" and "o200k_base" (tiktoken's, with their special tokens)
-// or "kimi" (Kimi K2's pattern; its special tokens come from the model's
-// tokenizer_config.json).
+// "cl100k_base" and "o200k_base", tiktoken's, with their special tokens.
 func TiktokenPreset(name string) (TiktokenConfig, bool) {
 	switch name {
 	case "cl100k_base":
@@ -277,8 +274,6 @@ func TiktokenPreset(name string) (TiktokenConfig, bool) {
 		}}, true
 	case "o200k_base":
 		return TiktokenConfig{Pattern: o200kPattern, Special: map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018}}, true
-	case "kimi":
-		return TiktokenConfig{Pattern: kimiPattern}, true
 	}
 	return TiktokenConfig{}, false
 }
