@@ -176,10 +176,17 @@ func encodeCache(t *Tokenizer, f *fileJSON, sum [32]byte) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var p []byte
+	ids := vocabIDs(m)
+	size := 4 + len(js) + 4 + 4 + 16*len(m.merges.keys)
+	for _, e := range ids {
+		size += 8 + len(e.tok)
+	}
+	// The header and payload in one buffer sized once: a first load pays
+	// for this on top of the parse.
+	out := make([]byte, cacheHeaderLen, cacheHeaderLen+size)
+	p := out[cacheHeaderLen:]
 	p = binary.LittleEndian.AppendUint32(p, uint32(len(js)))
 	p = append(p, js...)
-	ids := vocabIDs(m)
 	p = binary.LittleEndian.AppendUint32(p, uint32(len(ids)))
 	for _, e := range ids {
 		p = binary.LittleEndian.AppendUint32(p, uint32(e.id))
@@ -194,13 +201,16 @@ func encodeCache(t *Tokenizer, f *fileJSON, sum [32]byte) ([]byte, bool) {
 		p = binary.LittleEndian.AppendUint32(p, uint32(v.rank))
 		p = binary.LittleEndian.AppendUint32(p, uint32(v.newID))
 	}
-	out := make([]byte, 0, cacheHeaderLen+len(p))
-	out = append(out, cacheMagic[:]...)
-	out = binary.LittleEndian.AppendUint32(out, cacheFormat)
-	out = append(out, sum[:]...)
-	out = binary.LittleEndian.AppendUint64(out, uint64(len(p)))
-	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(p, castagnoli))
-	return append(out, p...), true
+	if len(p) != size {
+		return nil, false // p outgrew out: a miscount here, never a bad file
+	}
+	h := out[:0]
+	h = append(h, cacheMagic[:]...)
+	h = binary.LittleEndian.AppendUint32(h, cacheFormat)
+	h = append(h, sum[:]...)
+	h = binary.LittleEndian.AppendUint64(h, uint64(len(p)))
+	binary.LittleEndian.AppendUint32(h, crc32.Checksum(p, castagnoli))
+	return out[:cacheHeaderLen+len(p)], true
 }
 
 type vocabEntry struct {
