@@ -25,9 +25,17 @@ var (
 	buildErr  error
 )
 
-// TestMain removes the binaries the tests built.
+// TestMain removes the binaries the tests built. The binaries they run
+// keep their tokenizer cache in a temporary folder, never the user's.
 func TestMain(m *testing.M) {
+	cache, err := os.MkdirTemp("", "islkit-e2e-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("ISLKIT_CACHE", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
