@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/stream"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -154,7 +155,7 @@ func TestStreamsWithoutDone(t *testing.T) {
 		t.Fatalf("%d of %d failed (%s); server saw %d", sum.Failed, sum.Requests, sum.FailedKinds(), s.Requests())
 	}
 	for i, r := range liveRecords(t, &out) {
-		if !r.Result.OK || r.Result.Note != NoteNoDone || r.Result.Usage == nil {
+		if !r.Result.OK || r.Result.Note != stream.NoteNoDone || r.Result.Usage == nil {
 			t.Fatalf("%+v: want ok, noted, with usage", r.Result)
 		}
 		if i == 0 {
