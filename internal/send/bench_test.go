@@ -12,6 +12,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/pace"
 	"github.com/islkit/islkit/internal/testserver"
 )
 
@@ -104,17 +105,17 @@ func requestOverhead(b *testing.B, convs []records.Conversation) {
 	bl, _ := NewBuilder(PayloadOptions{Stream: false}, nil)
 	rec := newRecorder(io.Discard)
 	rec.cpu = newCPUMeter(nil)
-	is := newIssuer(context.Background(), time.Time{}, nil, LiveOptions{})
-	defer is.close()
+	is := pace.NewIssuer(context.Background(), time.Time{}, nil, pace.Shape{})
+	defer is.Close()
 	w := &worker{b: bl, post: cannedPoster{}, hard: context.Background(), timeout: time.Minute, noPayload: true, now: time.Now,
-		admit: is.admit, ended: is.ended, emit: rec.write, cache: newCachePredictor(), wait: is.wait}
+		admit: is.Admit, ended: is.Ended, emit: rec.write, cache: newCachePredictor(), wait: is.Wait}
 	b.ReportAllocs()
 	i := 0
 	// CPU time as well as wall time: on a shared machine the wall time
 	// moves with the other tenants' load.
 	cpu0, _ := processCPU()
 	for b.Loop() {
-		if _, err := w.session(session{c: &convs[i%len(convs)], pass: i / len(convs)}, time.Time{}); err != nil {
+		if _, err := w.session(pace.Session{Conv: &convs[i%len(convs)], Pass: i / len(convs)}, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 		i++

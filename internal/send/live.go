@@ -17,14 +17,15 @@ import (
 	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
+	"github.com/islkit/islkit/internal/send/pace"
 	"github.com/islkit/islkit/internal/wire"
 )
 
-// Rate distributions.
+// Rate distributions (pace's).
 const (
-	RateConstant = "constant"
-	RatePoisson  = "poisson"
-	RateGamma    = "gamma" // vLLM's --burstiness: gamma gaps of shape Burstiness
+	RateConstant = pace.RateConstant
+	RatePoisson  = pace.RatePoisson
+	RateGamma    = pace.RateGamma
 )
 
 // LiveOptions configure a live run.
@@ -272,13 +273,13 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	defer st.release()
 	// The hard stop ends the requests in flight: their connections close.
 	defer context.AfterFunc(st.hard, cl.pool.Abort)()
-	is := newIssuer(st.issue, st.deadline, mine, o)
-	defer is.close()
+	is := pace.NewIssuer(st.issue, st.deadline, mine, o.shape(mine))
+	defer is.Close()
 	if o.Warmup > 0 && o.Duration > 0 {
 		go func() {
 			select {
-			case <-is.warmDone:
-				is.setDeadline(st.startDuration(o.Duration))
+			case <-is.WarmDone():
+				is.SetDeadline(st.startDuration(o.Duration))
 			case <-st.issue.Done():
 			}
 		}()
@@ -291,7 +292,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 		post = o.post
 	}
 	wk := &worker{b: b, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, ended: is.ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait, now: time.Now, sizer: o.Sizer}
+		admit: is.Admit, ended: is.Ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.Wait, now: time.Now, sizer: o.Sizer}
 	if o.clock != nil {
 		wk.now = o.clock
 	}
@@ -327,8 +328,8 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 			// --ramp-up without --rate: worker k joins at its step.
 			var ready time.Time
 			if o.Rate == 0 && o.RampUp > 0 {
-				ready = start.Add(rampStart(k, workers, o.RampUp))
-				if !is.wait(ready) {
+				ready = start.Add(pace.RampStart(k, workers, o.RampUp))
+				if !is.Wait(ready) {
 					return
 				}
 			}
@@ -337,7 +338,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 				if r.IsZero() {
 					r = w.now()
 				}
-				s, ok := is.take(r)
+				s, ok := is.Take(r)
 				if !ok {
 					return
 				}
@@ -376,6 +377,21 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 		runErr = err
 	}
 	return sum, runErr
+}
+
+// shape is the load shape of o for the issuer: the arrival process
+// (ramped up when --rate is; --ramp-up without it starts the workers one
+// by one instead), warmup, budget and the trace's times.
+func (o *LiveOptions) shape(convs []*records.Conversation) pace.Shape {
+	sh := pace.Shape{Arrivals: pace.ArrivalOptions{Rate: o.Rate, Dist: o.RateDistribution, Burstiness: o.Burstiness, Seed: o.Seed},
+		Warmup: o.Warmup, Requests: o.Requests, Recycle: o.Recycle}
+	if o.Rate > 0 {
+		sh.Arrivals.Ramp = o.RampUp
+	}
+	if o.Schedule == ScheduleTimestamps {
+		sh.Offsets = pace.Offsets(convs, o.Speedup)
+	}
+	return sh
 }
 
 // selectShard returns the conversations of the shard and their turn count.

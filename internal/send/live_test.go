@@ -15,6 +15,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/pace"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -243,10 +244,10 @@ func TestRate(t *testing.T) {
 	for _, dist := range []string{RateConstant, RatePoisson} {
 		// slots[i] is when request i may start, from the run's start (the
 		// schedule itself is checked in TestArrivals).
-		sched := newArrivals(arrivalOptions{rate: rate, dist: dist, seed: seed})
+		sched := pace.NewArrivals(pace.ArrivalOptions{Rate: rate, Dist: dist, Seed: seed})
 		var slots []time.Duration
 		for range 1000 {
-			slots = append(slots, time.Duration(sched.next()*float64(time.Second)))
+			slots = append(slots, time.Duration(sched.Next()*float64(time.Second)))
 		}
 
 		// --requests: every start at or after its slot.
@@ -290,43 +291,5 @@ func TestRate(t *testing.T) {
 		if n := len(liveRecords(t, &out)); n > inDuration || sum.Failed != 0 {
 			t.Errorf("%s: %d records in %v at %v/s (at most %d slots), %d failed", dist, n, d, rate, inDuration, sum.Failed)
 		}
-	}
-}
-
-// TestArrivals checks the arrival process --rate schedules, without the
-// clock: constant slots exactly 1/rate apart; Poisson gaps with mean 1/rate
-// and a coefficient of variation of 1, from a fixed seed (so the figures
-// are fixed too: the bounds are for a wrong process, not for chance).
-func TestArrivals(t *testing.T) {
-	const rate, n = 200.0, 20000
-	c := newArrivals(arrivalOptions{rate: rate, seed: 1})
-	for i := range 1000 {
-		if got, want := c.next(), float64(i)/rate; math.Abs(got-want) > 1e-12 {
-			t.Fatalf("constant slot %d at %v s, want %v", i, got, want)
-		}
-	}
-	p := newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 1})
-	if first := p.next(); first != 0 {
-		t.Fatalf("first Poisson slot at %v, want 0", first)
-	}
-	prev, sum, sumSq := 0.0, 0.0, 0.0
-	for range n {
-		at := p.next()
-		gap := at - prev
-		if gap < 0 {
-			t.Fatalf("slots out of order: %v after %v", at, prev)
-		}
-		prev, sum, sumSq = at, sum+gap, sumSq+gap*gap
-	}
-	mean := sum / n
-	sd := math.Sqrt(sumSq/n - mean*mean)
-	if math.Abs(mean*rate-1) > 0.03 || math.Abs(sd/mean-1) > 0.03 {
-		t.Errorf("Poisson gaps: mean %.3g s (want %.3g), cv %.3f (want 1)", mean, 1/rate, sd/mean)
-	}
-	one, two := newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 1}), newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 2})
-	one.next()
-	two.next()
-	if one.next() == two.next() {
-		t.Error("the seed does not change the schedule")
 	}
 }

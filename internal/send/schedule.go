@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/islkit/islkit/internal/records"
 )
@@ -53,19 +52,4 @@ func checkTimestamps(convs []records.Conversation) error {
 		}
 	}
 	return nil
-}
-
-// offsets are the conversations' times relative to the first, divided by
-// speedup.
-func offsets(convs []*records.Conversation, speedup float64) []time.Duration {
-	out := make([]time.Duration, len(convs))
-	if len(convs) == 0 {
-		return out
-	}
-	first := *convs[0].Trace.TimestampMs
-	for i, c := range convs {
-		ms := (*c.Trace.TimestampMs - first) / speedup
-		out[i] = time.Duration(ms * float64(time.Millisecond))
-	}
-	return out
 }

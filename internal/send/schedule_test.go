@@ -23,22 +23,6 @@ func traced(ms ...float64) []records.Conversation {
 	return convs
 }
 
-func TestOffsets(t *testing.T) {
-	convs := traced(1000, 1000, 1250, 3000)
-	var ptrs []*records.Conversation
-	for i := range convs {
-		ptrs = append(ptrs, &convs[i])
-	}
-	got := offsets(ptrs, 2)
-	want := []time.Duration{0, 0, 125 * time.Millisecond, time.Second}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("offsets at speedup 2 = %v, want %v", got, want)
-			break
-		}
-	}
-}
-
 func TestScheduleOptions(t *testing.T) {
 	for _, tt := range []struct {
 		o    LiveOptions
