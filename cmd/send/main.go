@@ -24,6 +24,7 @@ import (
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/send"
+	"github.com/islkit/islkit/internal/send/exact"
 )
 
 const description = `Send compose's conversations as requests to their endpoint (or write them with --dry-run).
@@ -298,23 +299,23 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 
 // sizer loads the model the conversations were composed for (or the one
 // the flags name, which must be it) for --exact.
-func (c *flags) sizer(convs []records.Conversation, name string) (*send.Sizer, error) {
-	f, err := send.ComposedFor(convs)
+func (c *flags) sizer(convs []records.Conversation, name string) (*exact.Sizer, error) {
+	f, err := exact.ComposedFor(convs)
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	profile, err := send.ServerFor(convs, c.Server)
+	profile, err := exact.ServerFor(convs, c.Server)
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	m, err := send.LoadExactModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now})
+	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now})
 	if cli.IsUsage(err) {
 		return nil, fmt.Errorf("%s: %w", name, err) // another model than the records' (exit 2 still)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return send.NewSizer(m, profile), nil
+	return exact.NewSizer(m, profile), nil
 }
 
 func plural(n int, what string) string {

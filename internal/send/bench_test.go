@@ -107,7 +107,7 @@ func requestOverhead(b *testing.B, convs []records.Conversation) {
 	rec.cpu = newCPUMeter(nil)
 	is := pace.NewIssuer(context.Background(), time.Time{}, nil, pace.Shape{})
 	defer is.Close()
-	w := &worker{b: bl, post: cannedPoster{}, hard: context.Background(), timeout: time.Minute, noPayload: true, now: time.Now,
+	w := &worker{reqs: plainRequests{bl}, post: cannedPoster{}, hard: context.Background(), timeout: time.Minute, noPayload: true, now: time.Now,
 		admit: is.Admit, ended: is.Ended, emit: rec.write, cache: newCachePredictor(), wait: is.Wait}
 	b.ReportAllocs()
 	i := 0

@@ -17,6 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
+	"github.com/islkit/islkit/internal/send/exact"
 	"github.com/islkit/islkit/internal/send/pace"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -81,7 +82,7 @@ type LiveOptions struct {
 	Progress io.Writer
 	// Sizer, when set (send --exact), makes every request count exactly
 	// its target_isl against the real replies of its history.
-	Sizer *Sizer
+	Sizer *exact.Sizer
 	// ClientLimits are when the run's Summary.Client says the client was
 	// saturated (report.CheckClient).
 	ClientLimits report.ClientLimits
@@ -291,8 +292,11 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if o.post != nil {
 		post = o.post
 	}
-	wk := &worker{b: b, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.Admit, ended: is.Ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.Wait, now: time.Now, sizer: o.Sizer}
+	wk := &worker{reqs: plainRequests{b}, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
+		admit: is.Admit, ended: is.Ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.Wait, now: time.Now}
+	if o.Sizer != nil {
+		wk.reqs = exactRequests{b, o.Sizer}
+	}
 	if o.clock != nil {
 		wk.now = o.clock
 	}

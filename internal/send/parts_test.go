@@ -74,7 +74,7 @@ func TestWorkerSyntheticHistory(t *testing.T) {
 		{OK: true},
 	}}
 	var recs []records.Request
-	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
+	w := &worker{reqs: plainRequests{newBuilder(t, PayloadOptions{})}, post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
 		admit: func(r time.Time) (pace.Slot, bool) { return pace.Slot{Due: r}, true }, ended: func(pace.Slot) {}, emit: func(r *records.Request) error { recs = append(recs, *r); return nil }}
 	more, err := w.session(pace.Session{Conv: &c}, time.Time{})
 	if !more || err != nil || len(recs) != 3 {
@@ -102,7 +102,7 @@ func TestWorkerStops(t *testing.T) {
 	c := conv("a", 0, cachebust.None, "", "one", "two")
 	fp := &fakePoster{results: []records.Result{{OK: true}, {OK: true}}}
 	n := 0
-	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
+	w := &worker{reqs: plainRequests{newBuilder(t, PayloadOptions{})}, post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
 		admit: func(r time.Time) (pace.Slot, bool) { n++; return pace.Slot{Due: r}, n == 1 }, ended: func(pace.Slot) {}, emit: func(*records.Request) error { return nil }}
 	if more, err := w.session(pace.Session{Conv: &c}, time.Time{}); more || err != nil || len(fp.bodies) != 1 {
 		t.Errorf("more %v, err %v, %d requests; want false, nil, 1", more, err, len(fp.bodies))

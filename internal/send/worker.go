@@ -2,10 +2,10 @@ package send
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/exact"
 	"github.com/islkit/islkit/internal/send/pace"
 )
 
@@ -17,7 +17,7 @@ type poster interface {
 // worker sends the turns of one session after another, each turn with the
 // replies so far as history.
 type worker struct {
-	b         *Builder
+	reqs      requests // plain, or sized (send --exact)
 	post      poster
 	hard      context.Context // abandons the request in flight
 	timeout   time.Duration
@@ -29,7 +29,6 @@ type worker struct {
 	cache     *cachePredictor                         // expected cached tokens, in issue order
 	wait      func(time.Time) bool                    // sleeps until a scheduled time; false: issue nothing more
 	now       func() time.Time                        // when a worker is ready (time.Now; a fake clock in tests)
-	sizer     *Sizer                                  // send --exact; nil: requests as compose wrote them
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -46,15 +45,8 @@ type worker struct {
 func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error) {
 	replies := make([]string, 0, len(s.Conv.Turns))
 	synthetic := false
-	// With --exact the session sends its own copy of the turns: a resized
-	// text is the history of the turns after it.
-	c := s.Conv
-	var st sessionState
-	if w.sizer != nil {
-		cp := *s.Conv
-		cp.Turns = slices.Clone(s.Conv.Turns)
-		c = &cp
-	}
+	c := w.reqs.conversation(s.Conv)
+	var st exact.Session
 	for t := range s.Conv.Turns {
 		if t == 0 && !s.Due.IsZero() {
 			if !w.wait(s.Due) {
@@ -79,19 +71,14 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 		}
 		ready = time.Time{}
 		t0 := time.Now()
-		var sz sized
-		if w.sizer != nil {
-			sz, err = w.sizer.fit(w.b, c, &s.Conv.Turns[t], t, s.Pass, replies, &st)
-		} else {
-			sz.built, err = w.b.Build(c, t, s.Pass, replies)
-		}
+		m, err := w.reqs.make(c, s.Conv, t, s.Pass, replies, &st)
 		if err != nil {
 			// Conversations were checked up front; this is a bug or an
 			// impossible input, and it stops the run.
 			w.ended(sl)
 			return false, err
 		}
-		built := sz.built
+		built := m.Built
 		rec := newRecord(c, t, s.Pass, built)
 		if t > 0 || s.Pass > 0 && built.Marker != "" {
 			// compose counted the dry-run request: a later turn's history
@@ -103,20 +90,14 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 		}
 		rec.SyntheticHistory = synthetic
 		rec.Warmup = sl.Warmup
-		if sz.resizedFrom == nil {
+		if m.ResizedFrom == nil {
 			rec.ExpectedCachedTokens = w.cache.expect(s.Conv, t, s.Pass, built.Marker, true)
 		}
 		buildDur := time.Since(t0)
 		res := w.post.do(w.hard, w.timeout, built.Body)
 		w.ended(sl)
 		t1 := w.now()
-		if w.sizer != nil {
-			// The resized text's own count is for the record only: taken
-			// once the request is out.
-			w.sizer.finish(&sz)
-			n := sz.wire
-			rec.ExpectedISL, rec.ResizedFrom, rec.ResizedTo, rec.Unreachable = &n, sz.resizedFrom, sz.resizedTo, sz.unreachable
-		}
+		w.reqs.sent(&m, &rec, &res, buildDur)
 		if w.noPayload {
 			rec.Payload = nil
 		}
@@ -125,10 +106,6 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 		res.ScheduledNs, res.ScheduleLagNs = &due, &late
 		if queue := min(sl.Free.UnixNano()-due, late); queue > 0 {
 			res.QueueNs = &queue
-		}
-		if w.sizer != nil {
-			sizing := buildDur.Nanoseconds()
-			res.SizingNs = &sizing
 		}
 		rec.Result = &res
 		if res.OK {
