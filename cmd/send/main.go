@@ -161,7 +161,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if err != nil {
 		return cli.ExitUsage, usage(err)
 	}
-	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
+	opts := send.Config{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Burstiness: c.Burstiness, RampUp: c.RampUp, Warmup: c.Warmup, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
 		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup,
@@ -184,7 +184,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitUsage, usage(errors.New("--speedup 0: want a positive factor (2 replays twice as fast; leave it out for 1)"))
 	}
 	if !c.DryRun {
-		if err := opts.Validate(); err != nil {
+		if opts, err = opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)
 		}
 		if opts.TLS, err = send.TLSConfig(c.Insecure, c.CACert); err != nil {
@@ -253,8 +253,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 			return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 		}
 	}
+	var wiring send.Wiring
 	if c.Exact {
-		if opts.Sizer, err = c.sizer(convs, name); err != nil {
+		if wiring.Sizer, err = c.sizer(convs, name); err != nil {
 			return cli.ExitUsage, err
 		}
 	}
@@ -268,9 +269,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitOK, cli.Cause(ctx, err)
 	}
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
-		opts.Progress = stderr
+		wiring.Progress = stderr
 	}
-	sum, err := send.Run(ctx, stdout, convs, b, opts)
+	sum, err := send.Run(ctx, stdout, convs, b, opts, wiring)
 	if err != nil {
 		return cli.ExitFailed, err
 	}

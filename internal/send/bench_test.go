@@ -52,14 +52,14 @@ func BenchmarkLive(b *testing.B) {
 	bl, _ := NewBuilder(PayloadOptions{Stream: true}, nil)
 	var mu sync.Mutex
 	var over []time.Duration
-	o := LiveOptions{URL: s.URL(), Concurrency: 16, Recycle: true, Timeout: 10 * time.Second, NoPayload: true,
-		observe: func(d time.Duration) { mu.Lock(); over = append(over, d); mu.Unlock() }}
+	o := Config{URL: s.URL(), Concurrency: 16, Recycle: true, Timeout: 10 * time.Second, NoPayload: true}
+	wr := Wiring{observe: func(d time.Duration) { mu.Lock(); over = append(over, d); mu.Unlock() }}
 	b.ResetTimer()
 	total := 0
 	var elapsed time.Duration
 	for b.Loop() {
 		o.Requests = 2000
-		sum, err := Run(context.Background(), io.Discard, convs, bl, o)
+		sum, err := Run(context.Background(), io.Discard, convs, bl, o, wr)
 		if err != nil || sum.Failed != 0 {
 			b.Fatal(sum, err)
 		}

@@ -54,7 +54,7 @@ func exactSizer(t testing.TB, name string, convs []records.Conversation) *exact.
 // and returns the records.
 func runExact(t *testing.T, name string, convs []records.Conversation, randomStop bool) []records.Request {
 	t.Helper()
-	recs, _ := runSized(t, name, endpoint.Chat, convs, true, randomStop, LiveOptions{})
+	recs, _ := runSized(t, name, endpoint.Chat, convs, true, randomStop, Config{})
 	return recs
 }
 
@@ -230,7 +230,7 @@ func TestExactLiveRecycleAndFaults(t *testing.T) {
 	var out bytes.Buffer
 	z := exactSizer(t, "", convs)
 	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 1, Timeout: time.Minute, Recycle: true, Requests: 36, Sizer: z})
+		Config{URL: s.URL(), Concurrency: 1, Timeout: time.Minute, Recycle: true, Requests: 36}, Wiring{Sizer: z})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"reflect"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func TestFaults1000(t *testing.T) {
 			s := testserver.StartTest(t, testserver.Config{NoTokenize: true, FaultRate: 0.25, Faults: noStall, Seed: 7})
 			var out bytes.Buffer
 			sum, err := Run(context.Background(), &out, dataset(37, 3), newBuilder(t, PayloadOptions{Stream: stream}),
-				LiveOptions{URL: s.URL(), Concurrency: 32, Requests: 1000, Recycle: true, Timeout: time.Minute})
+				Config{URL: s.URL(), Concurrency: 32, Requests: 1000, Recycle: true, Timeout: time.Minute}, Wiring{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +111,7 @@ func TestStallsTimeOut(t *testing.T) {
 		s := testserver.StartTest(t, testserver.Config{NoTokenize: true, FaultRate: 1, Faults: []string{testserver.FaultStall}})
 		var out bytes.Buffer
 		sum, err := Run(context.Background(), &out, dataset(8, 2), newBuilder(t, PayloadOptions{Stream: stream}),
-			LiveOptions{URL: s.URL(), Concurrency: 32, Requests: 64, Recycle: true, Timeout: 50 * time.Millisecond})
+			Config{URL: s.URL(), Concurrency: 32, Requests: 64, Recycle: true, Timeout: 50 * time.Millisecond}, Wiring{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,8 +133,7 @@ func TestEachFault(t *testing.T) {
 			timeout = 100 * time.Millisecond
 		}
 		sum, err := Run(context.Background(), &out, dataset(2, 2), newBuilder(t, PayloadOptions{Stream: true}),
-			LiveOptions{URL: s.URL(), Concurrency: 2, Timeout: timeout,
-				Header: http.Header{testserver.FaultHeader: {f}}})
+			Config{URL: s.URL(), Concurrency: 2, Timeout: timeout, Header: http.Header{testserver.FaultHeader: {f}}}, Wiring{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,14 +162,14 @@ func TestUnreachable(t *testing.T) {
 	ln.Close() // nothing listens there now
 	var out bytes.Buffer
 	_, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{}),
-		LiveOptions{URL: "http://" + addr, Concurrency: 4, Timeout: time.Second})
+		Config{URL: "http://" + addr, Concurrency: 4, Timeout: time.Second}, Wiring{})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach http://"+addr) || !strings.Contains(err.Error(), "refused") || out.Len() != 0 {
 		t.Errorf("err %v, output %q", err, out.String())
 	}
 	// A TLS server spoken to over https without a trusted certificate.
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	_, err = Run(context.Background(), &out, dataset(1, 1), newBuilder(t, PayloadOptions{}),
-		LiveOptions{URL: strings.Replace(s.URL(), "http:", "https:", 1), Timeout: time.Second})
+		Config{URL: strings.Replace(s.URL(), "http:", "https:", 1), Timeout: time.Second}, Wiring{})
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake") {
 		t.Errorf("https to plain http: %v", err)
 	}
@@ -177,7 +177,7 @@ func TestUnreachable(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	const u = "http://h:8000"
-	bad := map[string]LiveOptions{
+	bad := map[string]Config{
 		"--concurrency":       {URL: u, Concurrency: -1, Timeout: time.Second},
 		"--rate":              {URL: u, Rate: -2, Timeout: time.Second},
 		"--rate NaN":          {URL: u, Rate: math.NaN(), Timeout: time.Second},
@@ -189,13 +189,20 @@ func TestValidate(t *testing.T) {
 		"--url":               {URL: "h:8000", Concurrency: 1, Timeout: time.Second},
 	}
 	for flag, o := range bad {
-		if err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), strings.Fields(flag)[0]) {
+		if _, err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), strings.Fields(flag)[0]) {
 			t.Errorf("%+v: error %v, want one about %s", o, err, flag)
 		}
 	}
-	o := LiveOptions{URL: u, Timeout: time.Second}
-	if err := o.Validate(); err != nil || o.Concurrency != 1 {
-		t.Errorf("defaults: %v, concurrency %d", err, o.Concurrency)
+	o := Config{URL: u, Timeout: time.Second}
+	in := o
+	v, err := o.Validate()
+	if err != nil || v.Concurrency != 1 {
+		t.Errorf("defaults: %v, concurrency %d", err, v.Concurrency)
+	}
+	// Validate leaves what it validates as it is (it set the defaults in
+	// its input, and ran twice: once in cmd/send, once in Run).
+	if !reflect.DeepEqual(o, in) || o.Concurrency != 0 {
+		t.Errorf("Validate changed its input: %+v, was %+v", o, in)
 	}
 }
 
@@ -218,7 +225,7 @@ func TestInterrupt(t *testing.T) {
 		convs[i].Turns[0].MaxTokens = 200
 	}
 	sum, err := Run(ctx, &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 4, Timeout: time.Minute, Grace: 200 * time.Millisecond})
+		Config{URL: s.URL(), Concurrency: 4, Timeout: time.Minute, Grace: 200 * time.Millisecond}, Wiring{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +261,7 @@ func TestRate(t *testing.T) {
 		var out bytes.Buffer
 		start := time.Now()
 		sum, err := Run(context.Background(), &out, dataset(5, 2), newBuilder(t, PayloadOptions{Stream: true}),
-			LiveOptions{URL: s.URL(), Rate: rate, RateDistribution: dist, Seed: seed, Recycle: true, Requests: 40, Timeout: time.Minute})
+			Config{URL: s.URL(), Rate: rate, RateDistribution: dist, Seed: seed, Recycle: true, Requests: 40, Timeout: time.Minute}, Wiring{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +285,7 @@ func TestRate(t *testing.T) {
 		const d = 150 * time.Millisecond
 		out.Reset()
 		sum, err = Run(context.Background(), &out, dataset(5, 2), newBuilder(t, PayloadOptions{Stream: true}),
-			LiveOptions{URL: s.URL(), Rate: rate, RateDistribution: dist, Seed: seed, Recycle: true, Duration: d, Timeout: time.Minute, Grace: time.Minute})
+			Config{URL: s.URL(), Rate: rate, RateDistribution: dist, Seed: seed, Recycle: true, Duration: d, Timeout: time.Minute, Grace: time.Minute}, Wiring{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,28 +14,28 @@ import (
 
 func TestLoadShapeOptions(t *testing.T) {
 	for _, tt := range []struct {
-		o    LiveOptions
+		o    Config
 		want string
 	}{
-		{LiveOptions{Rate: 5, RateDistribution: RatePoisson, Burstiness: 2}, "--burstiness is the shape of --rate-distribution gamma"},
-		{LiveOptions{Rate: 5, RateDistribution: RateGamma, Burstiness: -1}, "--burstiness -1"},
-		{LiveOptions{Rate: 5, RateDistribution: "weibull"}, `--rate-distribution "weibull"`},
-		{LiveOptions{Warmup: -1}, "--warmup -1"},
-		{LiveOptions{RampUp: -time.Second}, "--ramp-up -1s"},
-		{LiveOptions{Schedule: ScheduleTimestamps, RampUp: time.Second}, "drop --ramp-up"},
-		{LiveOptions{Schedule: ScheduleTimestamps, Warmup: 2}, "drop --warmup"},
+		{Config{Rate: 5, RateDistribution: RatePoisson, Burstiness: 2}, "--burstiness is the shape of --rate-distribution gamma"},
+		{Config{Rate: 5, RateDistribution: RateGamma, Burstiness: -1}, "--burstiness -1"},
+		{Config{Rate: 5, RateDistribution: "weibull"}, `--rate-distribution "weibull"`},
+		{Config{Warmup: -1}, "--warmup -1"},
+		{Config{RampUp: -time.Second}, "--ramp-up -1s"},
+		{Config{Schedule: ScheduleTimestamps, RampUp: time.Second}, "drop --ramp-up"},
+		{Config{Schedule: ScheduleTimestamps, Warmup: 2}, "drop --warmup"},
 	} {
 		tt.o.URL, tt.o.Timeout = "http://127.0.0.1:1", time.Second
-		if err := tt.o.Validate(); err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
+		if _, err := tt.o.Validate(); err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
 			t.Errorf("%+v: %v, want %q", tt.o, err, tt.want)
 		}
 	}
-	o := LiveOptions{URL: "http://127.0.0.1:1", Timeout: time.Second, Rate: 5, RateDistribution: RateGamma}
-	if err := o.Validate(); err != nil || o.Burstiness != 1 {
-		t.Errorf("gamma default burstiness: %v, %v (want 1)", err, o.Burstiness)
+	o := Config{URL: "http://127.0.0.1:1", Timeout: time.Second, Rate: 5, RateDistribution: RateGamma}
+	if v, err := o.Validate(); err != nil || v.Burstiness != 1 || o.Burstiness != 0 {
+		t.Errorf("gamma default burstiness: %v, %v (want 1; the input's left at %v, want 0)", err, v.Burstiness, o.Burstiness)
 	}
-	o = LiveOptions{URL: "http://127.0.0.1:1", Timeout: time.Second, Concurrency: 1, Warmup: 3, Requests: 8}
-	if err := o.Validate(); err != nil {
+	o = Config{URL: "http://127.0.0.1:1", Timeout: time.Second, Concurrency: 1, Warmup: 3, Requests: 8}
+	if _, err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.CheckDataset(dataset(5, 2)); err == nil || !bytes.Contains([]byte(err.Error()), []byte("--warmup 3 and --requests 8")) {
@@ -49,14 +49,14 @@ func TestLoadShapeOptions(t *testing.T) {
 // intended start and lag.
 func TestWarmup(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
-	for _, o := range []LiveOptions{
+	for _, o := range []Config{
 		{Concurrency: 2},
 		{Rate: 200, RateDistribution: RateGamma, Burstiness: 0.5, RampUp: 20 * time.Millisecond},
 		{Concurrency: 3, RampUp: 20 * time.Millisecond},
 	} {
 		o.URL, o.Timeout, o.Warmup, o.Requests, o.Recycle = s.URL(), 10*time.Second, 3, 6, true
 		var out bytes.Buffer
-		sum, err := Run(context.Background(), &out, dataset(4, 2), newBuilder(t, PayloadOptions{Stream: true}), o)
+		sum, err := Run(context.Background(), &out, dataset(4, 2), newBuilder(t, PayloadOptions{Stream: true}), o, Wiring{})
 		if err != nil || sum.Failed != 0 {
 			t.Fatal(sum, err)
 		}
@@ -97,8 +97,7 @@ func TestWarmupDuration(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, TTFT: 300 * time.Millisecond})
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, dataset(4, 1), newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 1, Warmup: 3, Duration: 500 * time.Millisecond, Recycle: true,
-			Timeout: 10 * time.Second, Grace: 10 * time.Second})
+		Config{URL: s.URL(), Concurrency: 1, Warmup: 3, Duration: 500 * time.Millisecond, Recycle: true, Timeout: 10 * time.Second, Grace: 10 * time.Second}, Wiring{})
 	if err != nil || sum.Failed != 0 || sum.Cancelled != 0 {
 		t.Fatal(sum, err)
 	}
@@ -125,7 +124,7 @@ func TestWarmupDuration(t *testing.T) {
 // workers a run of 20 requests sent passes in the thousands.)
 func TestRateSendsSessionsInOrder(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
-	for _, o := range []LiveOptions{
+	for _, o := range []Config{
 		{Rate: 2000, Requests: 20, Recycle: true},
 		{Rate: 2000, Requests: 18, Warmup: 2, Recycle: true},
 		{Rate: 2000, Concurrency: 8, Requests: 20, Recycle: true},
@@ -134,7 +133,7 @@ func TestRateSendsSessionsInOrder(t *testing.T) {
 	} {
 		o.URL, o.Timeout = s.URL(), time.Minute
 		var out bytes.Buffer
-		if _, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{Stream: true}), o); err != nil {
+		if _, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{Stream: true}), o, Wiring{}); err != nil {
 			t.Fatal(err)
 		}
 		want := map[string]bool{}

@@ -147,14 +147,14 @@ func TestRecorder(t *testing.T) {
 func TestCheckDataset(t *testing.T) {
 	convs := dataset(3, 2) // 6 requests a pass
 	for _, c := range []struct {
-		o  LiveOptions
+		o  Config
 		ok bool
 	}{
-		{LiveOptions{Requests: 6}, true},
-		{LiveOptions{Requests: 7}, false},
-		{LiveOptions{Requests: 7, Recycle: true}, true},
-		{LiveOptions{Requests: 3, Shard: Shard{I: 1, N: 3}}, false}, // the shard holds 2
-		{LiveOptions{Shard: Shard{I: 4, N: 5}}, false},
+		{Config{Requests: 6}, true},
+		{Config{Requests: 7}, false},
+		{Config{Requests: 7, Recycle: true}, true},
+		{Config{Requests: 3, Shard: Shard{I: 1, N: 3}}, false}, // the shard holds 2
+		{Config{Shard: Shard{I: 4, N: 5}}, false},
 	} {
 		if err := c.o.CheckDataset(convs); (err == nil) != c.ok {
 			t.Errorf("%+v: %v", c.o, err)

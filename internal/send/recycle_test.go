@@ -148,7 +148,7 @@ func TestRecycledExpectedISL(t *testing.T) {
 	marked.Turns[0].WireISL, plain.Turns[0].WireISL = &wire, &wire
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, []records.Conversation{marked, plain}, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 1, Requests: 6, Recycle: true, Timeout: time.Minute})
+		Config{URL: s.URL(), Concurrency: 1, Requests: 6, Recycle: true, Timeout: time.Minute}, Wiring{})
 	if err != nil || sum.Failed != 0 {
 		t.Fatalf("%+v %v", sum, err)
 	}
