@@ -20,8 +20,9 @@ type requests interface {
 	// the session's sizing state.
 	make(c, orig *records.Conversation, turn, pass int, replies []string, st *exact.Session) (made, error)
 	// sent completes the record of a request that went out, its making
-	// having taken took.
-	sent(m *made, rec *records.Request, res *records.Result, took time.Duration)
+	// having taken took. (m by value: a pointer through the interface
+	// would put every request's m on the heap.)
+	sent(m made, rec *records.Request, res *records.Result, took time.Duration)
 }
 
 // made is one request built, with what sizing found (nothing for a plain
@@ -38,7 +39,7 @@ func (p plainRequests) make(c, _ *records.Conversation, turn, pass int, replies 
 	return made{Built: built}, err
 }
 
-func (plainRequests) sent(*made, *records.Request, *records.Result, time.Duration) {}
+func (plainRequests) sent(made, *records.Request, *records.Result, time.Duration) {}
 
 // exactRequests are the requests of send --exact, each made to count its
 // target_isl.
@@ -59,7 +60,7 @@ func (e exactRequests) make(c, orig *records.Conversation, turn, pass int, repli
 
 // sent records the count and what resizing did; the resized text's own
 // count is for the record only: taken once the request is out.
-func (e exactRequests) sent(m *made, rec *records.Request, res *records.Result, took time.Duration) {
+func (e exactRequests) sent(m made, rec *records.Request, res *records.Result, took time.Duration) {
 	m.Finish(e.z)
 	n := m.Wire
 	rec.ExpectedISL, rec.ResizedFrom, rec.ResizedTo, rec.Unreachable = &n, m.ResizedFrom, m.ResizedTo, m.Unreachable

@@ -29,6 +29,12 @@ type worker struct {
 	cache     *cachePredictor                         // expected cached tokens, in issue order
 	wait      func(time.Time) bool                    // sleeps until a scheduled time; false: issue nothing more
 	now       func() time.Time                        // when a worker is ready (time.Now; a fake clock in tests)
+
+	// The session in progress (a worker sends one at a time), held here
+	// because a local passed through reqs would be allocated at every
+	// session: its sizing state, and the buffer of its replies (reused).
+	sizing  exact.Session
+	replies []string
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -43,10 +49,11 @@ type worker struct {
 // when --concurrency holds back a --rate or a trace, or for the warmup to
 // end; that wait, the schedule's own, is queue_ns.
 func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error) {
-	replies := make([]string, 0, len(s.Conv.Turns))
+	replies := w.replies[:0]
+	defer func() { clear(replies); w.replies = replies[:0] }()
 	synthetic := false
 	c := w.reqs.conversation(s.Conv)
-	var st exact.Session
+	w.sizing = exact.Session{}
 	for t := range s.Conv.Turns {
 		if t == 0 && !s.Due.IsZero() {
 			if !w.wait(s.Due) {
@@ -71,7 +78,7 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 		}
 		ready = time.Time{}
 		t0 := time.Now()
-		m, err := w.reqs.make(c, s.Conv, t, s.Pass, replies, &st)
+		m, err := w.reqs.make(c, s.Conv, t, s.Pass, replies, &w.sizing)
 		if err != nil {
 			// Conversations were checked up front; this is a bug or an
 			// impossible input, and it stops the run.
@@ -97,7 +104,7 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 		res := w.post.do(w.hard, w.timeout, built.Body)
 		w.ended(sl)
 		t1 := w.now()
-		w.reqs.sent(&m, &rec, &res, buildDur)
+		w.reqs.sent(m, &rec, &res, buildDur)
 		if w.noPayload {
 			rec.Payload = nil
 		}
