@@ -27,6 +27,7 @@ import (
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/send"
+	"github.com/islkit/islkit/internal/send/exact"
 )
 
 const description = `Send compose's conversations as requests to their endpoint (or write them with --dry-run).
@@ -166,7 +167,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if err != nil {
 		return cli.ExitUsage, usage(err)
 	}
-	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
+	opts := send.Config{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Burstiness: c.Burstiness, RampUp: c.RampUp, Warmup: c.Warmup, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
 		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup,
@@ -189,7 +190,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitUsage, usage(errors.New("--speedup 0: want a positive factor (2 replays twice as fast; leave it out for 1)"))
 	}
 	if !c.DryRun {
-		if err := opts.Validate(); err != nil {
+		if opts, err = opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)
 		}
 		if opts.TLS, err = send.TLSConfig(c.Insecure, c.CACert); err != nil {
@@ -258,8 +259,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 			return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 		}
 	}
+	var wiring send.Wiring
 	if c.Exact {
-		if opts.Sizer, err = c.sizer(convs, name); err != nil {
+		if wiring.Sizer, err = c.sizer(convs, name); err != nil {
 			return cli.ExitUsage, err
 		}
 	}
@@ -273,14 +275,14 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitOK, cli.Cause(ctx, err)
 	}
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
-		opts.Progress = stderr
+		wiring.Progress = stderr
 	}
 	// The run's configuration goes first, once: measure puts it in the
 	// summary and the report, and --compare tells what differed.
 	if err := writeRunRecord(stdout, c, opts, b, convs); err != nil {
 		return cli.ExitFailed, err
 	}
-	sum, err := send.Run(ctx, stdout, convs, b, opts)
+	sum, err := send.Run(ctx, stdout, convs, b, opts, wiring)
 	if err != nil {
 		return cli.ExitFailed, err
 	}
@@ -309,23 +311,23 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 
 // sizer loads the model the conversations were composed for (or the one
 // the flags name, which must be it) for --exact.
-func (c *flags) sizer(convs []records.Conversation, name string) (*send.Sizer, error) {
-	f, err := send.ComposedFor(convs)
+func (c *flags) sizer(convs []records.Conversation, name string) (*exact.Sizer, error) {
+	f, err := exact.ComposedFor(convs)
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	profile, err := send.ServerFor(convs, c.Server)
+	profile, err := exact.ServerFor(convs, c.Server)
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	m, err := send.LoadExactModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now})
+	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now})
 	if cli.IsUsage(err) {
 		return nil, fmt.Errorf("%s: %w", name, err) // another model than the records' (exit 2 still)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return send.NewSizer(m, profile), nil
+	return exact.NewSizer(m, profile), nil
 }
 
 func plural(n int, what string) string {
@@ -347,7 +349,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // writeRunRecord writes the islkit.run record (secrets removed).
-func writeRunRecord(stdout io.Writer, c *flags, opts send.LiveOptions, b *send.Builder, convs []records.Conversation) error {
+func writeRunRecord(stdout io.Writer, c *flags, opts send.Config, b *send.Builder, convs []records.Conversation) error {
 	var models []string
 	for i := range convs {
 		if m := b.Model(&convs[i]); m != "" && !slices.Contains(models, m) {

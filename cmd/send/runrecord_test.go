@@ -46,7 +46,7 @@ func TestRunRecord(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &run); err != nil {
 		t.Fatal(err)
 	}
-	wantURL := strings.Replace(s.URL(), "http://", "http://user:REDACTED@", 1)
+	wantURL := strings.Replace(s.URL(), "http://", "http://user:xxxxx@", 1)
 	if run.Kind != "islkit.run" || run.URL != wantURL || run.Endpoint != "chat" || run.Model != "m" ||
 		run.Concurrency != 2 || run.Requests != 3 || strings.Join(run.Headers, ",") != "X-Token" {
 		t.Errorf("run record %+v", run)
@@ -67,7 +67,7 @@ func TestRedactArgs(t *testing.T) {
 	got := send.RedactArgs([]string{"--api-key=sk-1", "-HAuthorization=Bearer tok", "--header=X-Key=k2", "--header", "Cookie=c3",
 		"--url=https://me:pw4@h/v1", "--concurrency", "4", "http://plain/x"})
 	want := []string{"--api-key=REDACTED", "-HAuthorization=REDACTED", "--header=X-Key=REDACTED", "--header", "Cookie=REDACTED",
-		"--url=https://me:REDACTED@h/v1", "--concurrency", "4", "http://plain/x"}
+		"--url=https://me:xxxxx@h/v1", "--concurrency", "4", "http://plain/x"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("RedactArgs:\n got %q\nwant %q", got, want)
 	}

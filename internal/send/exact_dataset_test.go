@@ -102,7 +102,7 @@ func TestExactLiveDataset(t *testing.T) {
 			for _, target := range cachebust.Targets() {
 				t.Run(fmt.Sprintf("%s/isl=%d/%s", name, isl, target), func(t *testing.T) {
 					convs := composeLiveDataset(t, name, target, dialogs, isl)
-					recs, _ := runExactEndpoint(t, name, endpoint.Chat, convs, true, LiveOptions{Concurrency: 3})
+					recs, _ := runExactEndpoint(t, name, endpoint.Chat, convs, true, Config{Concurrency: 3})
 					if len(recs) != 24 {
 						t.Fatalf("%d records, want 24", len(recs))
 					}

@@ -2,23 +2,23 @@ package send
 
 import (
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/version"
+	"github.com/islkit/islkit/internal/wire"
 )
 
 // RunRecord is the islkit.run record of a live run: its configuration,
 // secrets removed (see RedactArgs, RedactURL). convs and models describe
 // the dataset; headers are the extra request headers, whose values are
 // left out.
-func RunRecord(args []string, o LiveOptions, stream bool, models []string, convs int, headers []string, exact bool, started time.Time) records.Run {
+func RunRecord(args []string, o Config, stream bool, models []string, convs int, headers []string, exact bool, started time.Time) records.Run {
 	r := records.Run{Kind: records.KindRun, SchemaVersion: records.SchemaVersion,
 		Tool: "send", Version: version.String(), Started: started.UTC().Format(time.RFC3339),
-		CommandLine: RedactArgs(args), URL: RedactURL(o.URL), Endpoint: string(o.Endpoint),
+		CommandLine: RedactArgs(args), URL: wire.RedactURL(o.URL), Endpoint: string(o.Endpoint),
 		Model: strings.Join(models, ", "), Stream: stream, Concurrency: o.Concurrency, Rate: o.Rate,
 		Requests: o.Requests, Warmup: o.Warmup, Recycle: o.Recycle, Exact: exact, Conversations: convs}
 	if o.Rate > 0 {
@@ -60,9 +60,9 @@ func RedactArgs(args []string) []string {
 			out[i] = "-H" + redactValue(a[2:])
 		case strings.HasPrefix(a, "--") && strings.Contains(a, "="):
 			name, value, _ := strings.Cut(a, "=") // --url=URL
-			out[i] = name + "=" + RedactURL(value)
+			out[i] = name + "=" + wire.RedactURL(value)
 		default:
-			out[i] = RedactURL(a)
+			out[i] = wire.RedactURL(a)
 		}
 	}
 	return out
@@ -75,20 +75,4 @@ func redactValue(v string) string {
 		return name + "=" + redacted
 	}
 	return redacted
-}
-
-// RedactURL removes the password of s when s is a URL with one; other
-// text is returned as it is.
-func RedactURL(s string) string {
-	if !strings.Contains(s, "@") || !strings.Contains(s, "://") {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), redacted)
-	}
-	return u.String()
 }
