@@ -70,7 +70,7 @@ func TestStarvedClientFlagged(t *testing.T) {
 	sm := report.NewSummary()
 	for _, r := range recs {
 		sm.AddRequest(report.Request{Warmup: r.Warmup, Live: &report.Live{StartNs: r.Result.StartNs, LatencyNs: r.Result.LatencyNs,
-			OK: true, ScheduleLagNs: r.Result.ScheduleLagNs, ClientCPU: r.Result.ClientCPU}})
+			OK: true, ScheduleLagNs: r.Result.ScheduleLagNs, QueueNs: r.Result.QueueNs, ClientCPU: r.Result.ClientCPU}})
 	}
 	if mc := sm.Report().Performance.Client; mc == nil || mc.Warning() != c.Warning() {
 		t.Errorf("measure's verdict %+v, send's %q", mc, c.Warning())
