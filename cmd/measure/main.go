@@ -213,7 +213,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		CompareServer:     serverprofile.Profile(f.CompareServer),
 		Model:             mdl,
 	})
-	summary := report.NewSummaryWith(opts)
+	summary := report.NewAccumulatorWith(opts)
 	sig, stop := signals()
 	defer stop()
 	ctx := sig.Signalled
@@ -335,7 +335,7 @@ func inputNames(files []string) string {
 	return strings.Join(files, ", ")
 }
 
-func writeReports(f *flags, stderr io.Writer, summary *report.Summary, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {
+func writeReports(f *flags, stderr io.Writer, summary *report.Accumulator, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {
 	if f.Summary {
 		if err := summary.WriteText(stderr); err != nil {
 			return err

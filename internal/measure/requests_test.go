@@ -291,7 +291,7 @@ func TestUnmeasuredLiveRequestKeepsItsOutcome(t *testing.T) {
 	if len(res.Requests) != 1 || !res.Requests[0].Unmeasured || res.Requests[0].Live == nil || res.Requests[0].Live.LatencyNs != 900 {
 		t.Fatalf("requests %+v, want the live outcome, unmeasured", res.Requests)
 	}
-	s := report.NewSummary()
+	s := report.NewAccumulator()
 	s.AddUnreadable(FailureKind(err))
 	s.AddRequest(res.Requests[0])
 	r := s.Report()

@@ -41,7 +41,7 @@ type CacheDiffer struct {
 }
 
 // addCache counts one record's cached tokens; prompt is its reported ISL.
-func (s *Summary) addCache(isl records.ISL, prompt int) {
+func (s *Accumulator) addCache(isl records.ISL, prompt int) {
 	if isl.ExpectedCached == nil {
 		return
 	}
@@ -68,7 +68,7 @@ func (s *Summary) addCache(isl records.ISL, prompt int) {
 }
 
 // cacheReport finishes the rates (nil when no record expected anything).
-func (s *Summary) cacheReport() *PrefixCache {
+func (s *Accumulator) cacheReport() *PrefixCache {
 	if s.cache == nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestPrefixCacheSummary(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	p := func(v int) *int { return &v }
 	turn := 0
 	add := func(id string, prompt int, expected, server *int) {
@@ -40,7 +40,7 @@ func TestPrefixCacheSummary(t *testing.T) {
 	if !strings.Contains(buf.String(), want+"\n") {
 		t.Errorf("text summary lacks %q:\n%s", want, buf.String())
 	}
-	if NewSummary().Report().PrefixCache != nil {
+	if NewAccumulator().Report().PrefixCache != nil {
 		t.Error("an empty summary reports a prefix cache")
 	}
 }
@@ -50,7 +50,7 @@ func TestPrefixCacheSummary(t *testing.T) {
 // whose cached tokens reach the end of its marker is a marker hit, said in
 // the text summary and the JSON.
 func TestServerCacheSummary(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	p := func(v int) *int { return &v }
 	turn := 0
 	add := func(id string, prompt int, server, markerEnd *int) {
@@ -83,7 +83,7 @@ func TestServerCacheSummary(t *testing.T) {
 			t.Errorf("text summary lacks %q:\n%s", want, buf.String())
 		}
 	}
-	if NewSummary().Report().ServerCache != nil {
+	if NewAccumulator().Report().ServerCache != nil {
 		t.Error("an empty summary reports server cached tokens")
 	}
 }

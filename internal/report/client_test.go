@@ -113,7 +113,7 @@ func TestQueueLag(t *testing.T) {
 		t.Errorf("sizing and queue: %+v", c)
 	}
 	// measure reads result.queue_ns.
-	s := NewSummary()
+	s := NewAccumulator()
 	for i, lag := range lags {
 		q := lag - msNs
 		s.AddRequest(Request{ISL: rec(100, ip(100), nil, ip(0)), Live: &Live{StartNs: int64(i + 10), LatencyNs: msNs, ScheduleLagNs: &lags[i], QueueNs: &q, OK: true}})

@@ -25,7 +25,7 @@ func compareRow(t *testing.T, out, name string) []string {
 // 1.5 s, TTFT 100 and 50).
 func TestCompare(t *testing.T) {
 	a, _ := json.Marshal(handRun(Options{}))
-	s := NewSummary()
+	s := NewAccumulator()
 	s.AddRequest(Request{ISL: rec(1000, ip(1000), nil, ip(0)), Live: live(0, 1000, 100, []int64{300, 300, 300}, 100, 4)})
 	s.AddRequest(Request{ISL: rec(1000, ip(1000), nil, ip(0)), Live: live(1000, 500, 50, []int64{450}, 300, 2)})
 	b, _ := json.Marshal(s)
@@ -62,7 +62,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareRefusesOtherFiles(t *testing.T) {
-	good, _ := json.Marshal(NewSummary())
+	good, _ := json.Marshal(NewAccumulator())
 	for _, bad := range []string{`[1]`, `{"kind":"islkit.request","schema_version":1}`, `{"kind":"islkit.summary","schema_version":9}`, `{"kind":`} {
 		err := Compare(&bytes.Buffer{}, "a.json", good, "b.json", []byte(bad))
 		if err == nil || !strings.Contains(err.Error(), "b.json") {

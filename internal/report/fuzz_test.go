@@ -14,7 +14,7 @@ import (
 // never a panic.
 func FuzzCompare(f *testing.F) {
 	// Small seeds: the mutator stalls on whole summaries.
-	a, _ := json.Marshal(NewSummary())
+	a, _ := json.Marshal(NewAccumulator())
 	f.Add(a)
 	f.Add([]byte(`{"kind":"islkit.summary","schema_version":1,"performance":{"ttft_ms":{"n":1,"p50":null},"errors":{"timeout":2},"timeline":{"bins":[{"start_s":0}]}},"by_turn":[{"turn":"x"},[1,{}]]}`))
 	f.Add([]byte(`{"kind":"islkit.summary","schema_version":1,"x":[[[[]]]]}`))
@@ -53,7 +53,7 @@ func FuzzPerformance(f *testing.F) {
 	f.Add(int64(0), int64(1000), int64(100), int64(300), int64(5), 4, true)
 	f.Add(int64(math.MinInt64), int64(math.MaxInt64), int64(-1), int64(math.MaxInt64), int64(0), -3, false)
 	f.Fuzz(func(t *testing.T, start, lat, ttft, gap, lag int64, tokens int, ok bool) {
-		s := NewSummaryWith(Options{SLO: SLO{TTFT: ptr(1.0)}, Percentiles: []float64{0, 100}})
+		s := NewAccumulatorWith(Options{SLO: SLO{TTFT: ptr(1.0)}, Percentiles: []float64{0, 100}})
 		for i := range 3 {
 			l := &Live{StartNs: start + int64(i), LatencyNs: lat, TTFTNs: &ttft, ITLNs: []int64{gap, gap}, OK: ok || i == 0, Stream: true,
 				Usage: &records.Usage{CompletionTokens: tokens, PromptTokens: ip(tokens)}, ScheduleLagNs: &lag}

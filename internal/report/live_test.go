@@ -30,7 +30,7 @@ const (
 
 // liveSummary sends convs×turns requests to srv through send (streamed),
 // measures every record through measure, and returns the summary.
-func liveSummary(t *testing.T, srv *testserver.Server, convs, turns int, o report.Options) *report.Summary {
+func liveSummary(t *testing.T, srv *testserver.Server, convs, turns int, o report.Options) *report.Accumulator {
 	t.Helper()
 	var cs []records.Conversation
 	for i := range convs {
@@ -59,7 +59,7 @@ func liveSummary(t *testing.T, srv *testserver.Server, convs, turns int, o repor
 		t.Fatal(err)
 	}
 	m := measure.New(measure.Options{Tokenizer: tok})
-	s := report.NewSummaryWith(o)
+	s := report.NewAccumulatorWith(o)
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {

@@ -12,7 +12,7 @@ type ModelMismatch struct {
 }
 
 // addModelMismatch counts one request whose model differs (why != "").
-func (s *Summary) addModelMismatch(why string) {
+func (s *Accumulator) addModelMismatch(why string) {
 	if why == "" {
 		return
 	}

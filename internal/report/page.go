@@ -14,7 +14,7 @@ import (
 // throughput and concurrency over time, the ISL error histograms, and
 // every table of the text summary. Figures are inline SVG; the page uses
 // no script, no external resource.
-func (s *Summary) WriteReport(w io.Writer) error {
+func (s *Accumulator) WriteReport(w io.Writer) error {
 	r := s.Report()
 	bw := bufio.NewWriter(w)
 	r.writeReport(bw)

@@ -53,8 +53,8 @@ func failed(startMs, latMs int64, kind string) *Live {
 //
 // Prompt tokens 100, 200, 300, 400 for A–D. A, B and E carry schedule
 // lags 1, 3 and 5 ms.
-func handRun(o Options) *Summary {
-	s := NewSummaryWith(o)
+func handRun(o Options) *Accumulator {
+	s := NewAccumulatorWith(o)
 	add := func(isl, turn int, l *Live) {
 		s.AddRequest(Request{ISL: rec(isl, ip(isl), nil, ip(turn)), Live: l})
 	}
@@ -331,7 +331,7 @@ func TestISLBucket(t *testing.T) {
 
 // A dry run (no live outcome) has no performance section, in any output.
 func TestDryRunHasNoPerformance(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	s.AddRequest(Request{ISL: rec(100, ip(100), nil, ip(0))})
 	r := s.Report()
 	if r.Performance != nil {
@@ -407,7 +407,7 @@ func TestFailuresInEveryOutput(t *testing.T) {
 // successful request; issue 27 item 11: a --no-stream run had e2e n=0),
 // not in TTFT, TPOT or ITL. A retried request is counted.
 func TestWithoutUsageAndUnstreamed(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	s.AddRequest(Request{ISL: rec(10, nil, nil, nil), Live: live(0, 1000, 100, []int64{900}, -1, 0)})
 	ns := live(0, 2000, -1, nil, 5, 7)
 	ns.Stream = false
@@ -483,7 +483,7 @@ func TestPerformanceSchemaRefuses(t *testing.T) {
 // over their requests together (turns 8–11: 4 requests, TTFT 80..110 ms,
 // p50 at rank 1.5 = 95 ms).
 func TestPerformanceTurnsFold(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	for turn := range 12 {
 		s.AddRequest(Request{ISL: rec(100, nil, nil, ip(turn)), Live: live(int64(turn)*10, 500, int64(turn)*10, nil, 1, 1)})
 	}

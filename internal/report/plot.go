@@ -35,7 +35,7 @@ const (
 // WritePlot writes histograms of the signed errors (counted − target and
 // server − counted), all requests and then per turn, as "svg" or as a
 // self-contained "html" page holding the SVG and the summary tables.
-func (s *Summary) WritePlot(w io.Writer, format string) error {
+func (s *Accumulator) WritePlot(w io.Writer, format string) error {
 	r := s.Report()
 	switch format {
 	case "svg":

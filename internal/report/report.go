@@ -133,7 +133,7 @@ type CauseStats struct {
 }
 
 // Report computes the summary of everything added so far.
-func (s *Summary) Report() Report {
+func (s *Accumulator) Report() Report {
 	r := Report{
 		Kind:              records.KindSummary,
 		SchemaVersion:     records.SchemaVersion,

@@ -28,7 +28,7 @@ func rec(counted int, target, server *int, turn *int) records.ISL {
 }
 
 // validate marshals s and checks it against the schema.
-func validate(t *testing.T, s *Summary) []byte {
+func validate(t *testing.T, s *Accumulator) []byte {
 	t.Helper()
 	data, err := json.Marshal(s)
 	if err != nil {
@@ -63,7 +63,7 @@ func deref[T any](p *T) any {
 // −0.5; mean |err| 4/4 = 1; sorted |err| 0 0 1 3: p50 rank ⌈2⌉ = 2 → 0,
 // p99 rank ⌈3.96⌉ = 4 → 3; max 3.
 func TestHandComputed(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	for _, e := range []int{0, 0, 1, -3} {
 		s.Add(rec(1000+e, ip(1000), nil, nil))
 	}
@@ -96,7 +96,7 @@ func TestNearestRank(t *testing.T) {
 		n             int
 		p50, p99, max int64
 	}{{1, 1, 1, 1}, {100, 50, 99, 100}, {200, 100, 198, 200}, {101, 51, 100, 101}} {
-		s := NewSummary()
+		s := NewAccumulator()
 		for i := 1; i <= c.n; i++ {
 			s.Add(rec(1000-i, ip(1000), nil, nil)) // negative errors: |·| ranks
 		}
@@ -109,7 +109,7 @@ func TestNearestRank(t *testing.T) {
 
 // Which count is reported, and the sign of each comparison.
 func TestReportedCountAndSigns(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	// Templated 105 reported: vs target +5, vs expected +1, vs server 107−105 = +2.
 	s.Add(records.ISL{Bare: ip(100), Templated: ip(105), Counted: "templated", Target: ip(100), Expected: ip(104), Server: ip(107)})
 	// Counted bare though templated is known: 100 reported, error 0.
@@ -137,7 +137,7 @@ func TestReportedCountAndSigns(t *testing.T) {
 }
 
 func TestOnlyBare(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	for i := range 3 {
 		s.Add(records.ISL{Bare: ip(50 + i), Counted: "bare", Target: ip(50)})
 	}
@@ -158,7 +158,7 @@ func TestOnlyBare(t *testing.T) {
 }
 
 func TestByTurnAndCauses(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	// Turn 0: errors 0, 0 vs target; turn 1: +2, −1; one without a turn.
 	gap := func(cs ...records.Cause) *records.Gap { return &records.Gap{Causes: cs} }
 	a := rec(100, ip(100), ip(101), ip(0))
@@ -208,7 +208,7 @@ func TestByTurnAndCauses(t *testing.T) {
 }
 
 func TestUnreadableLinesAndMedia(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	s.AddUnreadable("bad_json")
 	s.AddUnreadable("bad_json")
 	s.AddUnreadable("unknown_shape")
@@ -233,7 +233,7 @@ func TestUnreadableLinesAndMedia(t *testing.T) {
 }
 
 func TestEmpty(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	data := validate(t, s)
 	if !bytes.Contains(data, []byte(`"by_turn":[]`)) || !bytes.Contains(data, []byte(`"p50_abs_error":null`)) {
 		t.Errorf("empty JSON: %s", data)
@@ -256,7 +256,7 @@ func TestEmpty(t *testing.T) {
 // Huge counts stay exact; counts at the int limits saturate rather than
 // wrap into small wrong errors.
 func TestHugeCounts(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	big := 1 << 40
 	s.Add(rec(big+7, ip(big), ip(big+7), nil))
 	s.Add(rec(big-7, ip(big), ip(big-7), nil))
@@ -266,7 +266,7 @@ func TestHugeCounts(t *testing.T) {
 	eqI(t, "max", r.VsTarget.MaxAbsError, 7)
 	validate(t, s)
 
-	s = NewSummary()
+	s = NewAccumulator()
 	s.Add(records.ISL{Bare: ip(math.MaxInt), Counted: "bare", Target: ip(math.MinInt), Server: ip(math.MinInt)})
 	r = s.Report()
 	eqI(t, "saturated max", r.VsTarget.MaxError, math.MaxInt64)
@@ -289,7 +289,7 @@ func TestMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		n = 50_000
 	}
-	s := NewSummary()
+	s := NewAccumulator()
 	for i := range n {
 		s.Add(rec(1000+i%5-2, ip(1000), nil, ip(i%3)))
 	}
@@ -317,7 +317,7 @@ func TestPct(t *testing.T) {
 }
 
 func TestBinning(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	// 200 exact, errors −1..+3, one outlier at +5000 and one at −900.
 	for range 200 {
 		s.Add(rec(100, ip(100), nil, nil))
@@ -338,7 +338,7 @@ func TestBinning(t *testing.T) {
 	// A wide bulk, errors −300, −297, …, +300 (201 values): 1st–99th
 	// percentile by nearest rank is ranks 3 and 199, −294..+294; 589
 	// values over 60 bins → width 10, aligned: −300..299, so +300 overflows.
-	s = NewSummary()
+	s = NewAccumulator()
 	for e := -300; e <= 300; e += 3 {
 		s.Add(rec(1000+e, ip(1000), nil, nil))
 	}
@@ -352,15 +352,15 @@ func TestBinning(t *testing.T) {
 }
 
 func TestWritePlotFormat(t *testing.T) {
-	if err := NewSummary().WritePlot(&bytes.Buffer{}, "png"); err == nil {
+	if err := NewAccumulator().WritePlot(&bytes.Buffer{}, "png"); err == nil {
 		t.Error("png: want an error")
 	}
 }
 
 // sample is a run with every feature the outputs show: several turns,
 // misses and outliers, server counts, causes, failures, a template error.
-func sample() *Summary {
-	s := NewSummary()
+func sample() *Accumulator {
+	s := NewAccumulator()
 	for i := range 600 {
 		turn := i % 3
 		e := 0
@@ -497,7 +497,7 @@ func TestPlot(t *testing.T) {
 // Many turns: the text and the plot list the first maxTurnRows turns and
 // fold the rest into one row.
 func TestManyTurns(t *testing.T) {
-	s := NewSummary()
+	s := NewAccumulator()
 	for turn := range 20 {
 		s.Add(rec(100+turn%2, ip(100), nil, ip(turn)))
 	}
@@ -514,7 +514,7 @@ func TestManyTurns(t *testing.T) {
 		t.Error(err)
 	}
 	// maxTurnRows+1 turns: folding would save no row, so neither folds.
-	s = NewSummary()
+	s = NewAccumulator()
 	for turn := range maxTurnRows + 1 {
 		s.Add(rec(100, ip(100), nil, ip(turn)))
 	}

@@ -36,7 +36,7 @@ type MarkerHit struct {
 
 // addServerCache counts one record's server cached tokens; prompt is its
 // reported ISL.
-func (s *Summary) addServerCache(isl records.ISL, prompt int) {
+func (s *Accumulator) addServerCache(isl records.ISL, prompt int) {
 	if isl.ServerCached == nil {
 		return
 	}
@@ -57,7 +57,7 @@ func (s *Summary) addServerCache(isl records.ISL, prompt int) {
 }
 
 // serverCacheReport finishes the rate (nil when no server reported).
-func (s *Summary) serverCacheReport() *ServerCache {
+func (s *Accumulator) serverCacheReport() *ServerCache {
 	if s.serverCache == nil {
 		return nil
 	}

@@ -43,11 +43,12 @@ type hist map[int64]uint64
 
 func (h hist) add(v int64) { h[v]++ }
 
-// stats is one comparison for one group of records.
-type stats [comparisons]hist
+// errorHists holds, for one group of records, the error histogram of
+// each comparison (vs target, vs expected, vs server).
+type errorHists [comparisons]hist
 
-func newStats() *stats {
-	var s stats
+func newErrorHists() *errorHists {
+	var s errorHists
 	for i := range s {
 		s[i] = hist{}
 	}
@@ -61,16 +62,16 @@ type causeAcc struct {
 	abs      int64 // Σ|tokens|, saturating
 }
 
-// Summary accumulates ISL records. It is not safe for concurrent use:
+// Accumulator accumulates ISL records. It is not safe for concurrent use:
 // measure adds records from the one goroutine that writes its output.
-type Summary struct {
+type Accumulator struct {
 	requests  uint64
 	counted   map[string]uint64 // "templated" / "bare": which count was reported
 	tmplErr   uint64
 	unread    map[string]uint64 // input lines that could not be measured, by kind
 	media     mediaAcc
-	all       *stats
-	turns     map[int]*stats
+	all       *errorHists
+	turns     map[int]*errorHists
 	noTurn    uint64                     // records without a turn index
 	turnReqs  map[int]uint64             // requests per turn
 	causes    [gaps]map[string]*causeAcc // by gapTarget, gapServer, gapProfile
@@ -92,18 +93,18 @@ type Summary struct {
 
 type mediaAcc struct{ requests, images, audios, videos uint64 }
 
-// NewSummary returns an empty Summary with the default options.
-func NewSummary() *Summary { return NewSummaryWith(Options{}) }
+// NewAccumulator returns an empty Accumulator with the default options.
+func NewAccumulator() *Accumulator { return NewAccumulatorWith(Options{}) }
 
-// NewSummaryWith returns an empty Summary reporting with o.
-func NewSummaryWith(o Options) *Summary {
-	return &Summary{
+// NewAccumulatorWith returns an empty Accumulator reporting with o.
+func NewAccumulatorWith(o Options) *Accumulator {
+	return &Accumulator{
 		opts:     o,
 		perf:     perfAcc{errors: map[string]uint64{}},
 		counted:  map[string]uint64{},
 		unread:   map[string]uint64{},
-		all:      newStats(),
-		turns:    map[int]*stats{},
+		all:      newErrorHists(),
+		turns:    map[int]*errorHists{},
 		turnReqs: map[int]uint64{},
 		causes:   [gaps]map[string]*causeAcc{{}, {}, {}},
 		profiles: map[string]uint64{},
@@ -126,7 +127,7 @@ func Reported(isl records.ISL) (int, string) {
 
 // AddRequest counts one measured request: its ISL, and its outcome when
 // it was sent live. Warmup requests are only counted as left out.
-func (s *Summary) AddRequest(r Request) {
+func (s *Accumulator) AddRequest(r Request) {
 	if r.Warmup {
 		s.warmup++
 		return
@@ -144,7 +145,7 @@ func (s *Summary) AddRequest(r Request) {
 }
 
 // Add counts the ISL of one measured record.
-func (s *Summary) Add(isl records.ISL) {
+func (s *Accumulator) Add(isl records.ISL) {
 	s.requests++
 	c, which := Reported(isl)
 	s.counted[which]++
@@ -172,12 +173,12 @@ func (s *Summary) Add(isl records.ISL) {
 		d := sub(*isl.Server, c)
 		errs[vsServer] = &d
 	}
-	var ts *stats
+	var ts *errorHists
 	if isl.TurnIndex != nil {
 		t := *isl.TurnIndex
 		s.turnReqs[t]++
 		if ts = s.turns[t]; ts == nil {
-			ts = newStats()
+			ts = newErrorHists()
 			s.turns[t] = ts
 		}
 	} else {
@@ -227,11 +228,11 @@ func (s *Summary) Add(isl records.ISL) {
 
 // AddDuplicate counts one record dropped as an exact duplicate of an
 // earlier one (same key, same content).
-func (s *Summary) AddDuplicate() { s.dups++ }
+func (s *Accumulator) AddDuplicate() { s.dups++ }
 
 // AddRun records a run's configuration (send's islkit.run record); the
 // same configuration twice (`cat s.jsonl s.jsonl`) is kept once.
-func (s *Summary) AddRun(r records.Run) {
+func (s *Accumulator) AddRun(r records.Run) {
 	for _, have := range s.runs {
 		if reflect.DeepEqual(have, r) {
 			return
@@ -241,12 +242,12 @@ func (s *Summary) AddRun(r records.Run) {
 }
 
 // Duplicates is the number of records AddDuplicate counted.
-func (s *Summary) Duplicates() uint64 { return s.dups }
+func (s *Accumulator) Duplicates() uint64 { return s.dups }
 
 // AddUnreadable counts one input line that could not be measured, by
 // kind (e.g. "bad_json", "unknown_shape"; a template error is not one,
 // nor is a request that failed: that is in the performance section).
-func (s *Summary) AddUnreadable(kind string) {
+func (s *Accumulator) AddUnreadable(kind string) {
 	if kind == "" {
 		kind = "unknown"
 	}
@@ -254,7 +255,7 @@ func (s *Summary) AddUnreadable(kind string) {
 }
 
 // MarshalJSON encodes Report().
-func (s *Summary) MarshalJSON() ([]byte, error) { return json.Marshal(s.Report()) }
+func (s *Accumulator) MarshalJSON() ([]byte, error) { return json.Marshal(s.Report()) }
 
 // sub returns a − b, saturated to the int64 range: counts near the limits
 // are nonsense input, but must not wrap into a small wrong error.
@@ -292,6 +293,6 @@ func absSat(v int64) int64 {
 }
 
 // sortedTurns returns the turn indices seen, ascending.
-func (s *Summary) sortedTurns() []int {
+func (s *Accumulator) sortedTurns() []int {
 	return slices.Sorted(maps.Keys(s.turns))
 }

@@ -41,7 +41,7 @@ type table struct {
 }
 
 // WriteText writes the summary as a compact aligned table for humans.
-func (s *Summary) WriteText(w io.Writer) error {
+func (s *Accumulator) WriteText(w io.Writer) error {
 	r := s.Report()
 	bw := bufio.NewWriter(w)
 	for _, l := range r.headline() {

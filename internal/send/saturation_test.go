@@ -67,7 +67,7 @@ func TestStarvedClientFlagged(t *testing.T) {
 		}
 	}
 	// measure's verdict over the same records is send's.
-	sm := report.NewSummary()
+	sm := report.NewAccumulator()
 	for _, r := range recs {
 		sm.AddRequest(report.Request{Warmup: r.Warmup, Live: &report.Live{StartNs: r.Result.StartNs, LatencyNs: r.Result.LatencyNs,
 			OK: true, ScheduleLagNs: r.Result.ScheduleLagNs, QueueNs: r.Result.QueueNs, ClientCPU: r.Result.ClientCPU}})
@@ -195,7 +195,7 @@ func TestScheduleWaitNotSaturation(t *testing.T) {
 			t.Errorf("%s: verdict %+v, warning %q, note %q; want a note on the wait, no saturation", name, c, c.Warning(), c.Note())
 			continue
 		}
-		sm := report.NewSummaryWith(report.Options{Client: lim})
+		sm := report.NewAccumulatorWith(report.Options{Client: lim})
 		queued := 0
 		for _, r := range liveRecords(t, &out) {
 			res := r.Result
