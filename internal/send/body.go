@@ -17,7 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/wire"
 )
 
-// PayloadOptions shape the chat-completions body.
+// PayloadOptions shape the request body, for every endpoint.
 type PayloadOptions struct {
 	// Model overrides Conversation.Model when set.
 	Model string
