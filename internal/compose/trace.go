@@ -17,6 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
+	"github.com/islkit/islkit/internal/sizing"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -62,7 +63,7 @@ type Tracer struct {
 	opts   TraceOptions
 	probe  *records.Probe
 	model  *Model
-	gen    *textGen
+	gen    *sizing.Gen
 	target cachebust.Target
 	// header and tail are the rendered request around the user content;
 	// headerTokens is the header's count.
@@ -126,7 +127,7 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 	if t.gen, err = corpusGen(corpusText, m, max(opts.Workers, runtime.GOMAXPROCS(0))); err != nil {
 		return nil, err
 	}
-	t.stride = coprimeStride(len(t.gen.ids))
+	t.stride = coprimeStride(len(t.gen.IDs()))
 	if t.header, t.tail, err = splitTemplate(m, t.opts.Server); err != nil {
 		return nil, err
 	}
@@ -175,7 +176,7 @@ func (t *Tracer) plan(rows []workload.TraceRow) [][]chainKey {
 			copy(k[:], h.Sum(nil))
 			keys[i][j] = k
 			if _, ok := t.blocks[k]; !ok {
-				t.blocks[k] = &traceBlock{start: (n * t.stride) % len(t.gen.ids)}
+				t.blocks[k] = &traceBlock{start: (n * t.stride) % len(t.gen.IDs())}
 				n++
 			}
 			parent = k
@@ -226,18 +227,18 @@ func (t *Tracer) blockCap(j int) int {
 func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 	b.once.Do(func() {
 		after, l, want := t.counterAfter(t.anchor(j, prev)), lead(j), t.blockCap(j)
-		eval := func(text string) (attempt, error) {
+		eval := func(text string) (sizing.Attempt, error) {
 			text = strings.TrimRight(text, " ")
-			return attempt{text: text, wire: after(l + text)}, nil
+			return sizing.Attempt{Text: text, Wire: after(l + text)}, nil
 		}
-		got, out, err := t.gen.search(b.start, want, want, eval)
+		got, out, err := t.gen.Search(b.start, want, want, eval)
 		switch {
 		case err != nil:
 			b.err = err
-		case out != exact:
-			b.err = fmt.Errorf("cannot cut a block of exactly %d tokens (closest %d)", want, got.wire)
+		case out != sizing.Exact:
+			b.err = fmt.Errorf("cannot cut a block of exactly %d tokens (closest %d)", want, got.Wire)
 		default:
-			b.text = l + strings.TrimRight(got.text, " ")
+			b.text = l + strings.TrimRight(got.Text, " ")
 		}
 	})
 	return b.text, b.err
@@ -310,18 +311,18 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	j := full
 	start := t.blocks[keys[j]].start
 	after, l := t.counterAfter(t.anchor(j, prev)), lead(j)
-	eval := func(text string) (attempt, error) {
+	eval := func(text string) (sizing.Attempt, error) {
 		text = strings.TrimRight(text, " ")
-		return attempt{text: text, wire: used + after(l+text+tail)}, nil
+		return sizing.Attempt{Text: text, Wire: used + after(l+text+tail)}, nil
 	}
-	got, out, err := t.gen.search(start, r.InputLength-used-tailEst, r.InputLength, eval)
+	got, out, err := t.gen.Search(start, r.InputLength-used-tailEst, r.InputLength, eval)
 	if err != nil {
 		return fail(err)
 	}
-	if out == stuck {
-		return fail(fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", r.InputLength, got.wire))
+	if out == sizing.Stuck {
+		return fail(fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", r.InputLength, got.Wire))
 	}
-	content.WriteString(l + got.text)
+	content.WriteString(l + got.Text)
 	turn := &conv.Turns[0]
 	turn.Text = content.String()
 	conv.Trace.FullBlocks = full
@@ -332,7 +333,7 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	turn.BareTokens = bare
 	w := len(ids)
 	turn.WireISL = &w
-	if out == unreachable {
+	if out == sizing.Unreachable {
 		turn.Unreachable = &records.Unreachable{MinISL: w, Short: w - r.InputLength,
 			Reason: "the chat template and marker alone exceed input_length with a one-token text"}
 	} else if w != r.InputLength {
