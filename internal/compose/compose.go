@@ -112,11 +112,11 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	hasSystem := opts.SharedSystemPromptLength > 0
-	if p.Endpoint.Or() != opts.Endpoint.Or() {
+	if p.Endpoint.OrChat() != opts.Endpoint.OrChat() {
 		return nil, usagef("--endpoint %s disagrees with the probe record (%s): the overhead was measured for %s; rerun probe with --endpoint %s",
-			opts.Endpoint.Or(), p.Endpoint.Or(), p.Endpoint.Or(), opts.Endpoint.Or())
+			opts.Endpoint.OrChat(), p.Endpoint.OrChat(), p.Endpoint.OrChat(), opts.Endpoint.OrChat())
 	}
-	opts.Endpoint = opts.Endpoint.Or()
+	opts.Endpoint = opts.Endpoint.OrChat()
 	if p.CacheBust.IsSystem() && !hasSystem && !p.ChatTemplate.Applied && opts.Endpoint.Templated() {
 		// With the template off and no system message a system target is
 		// first_turn_* under another name; refuse rather than pretend.

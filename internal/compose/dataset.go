@@ -118,7 +118,7 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 	case opts.ISLStddev > 0 && opts.ISL == 0:
 		return nil, usagef("--isl-stddev needs --isl (a spread without a mean)")
 	}
-	if p.Endpoint.Or() != endpoint.Chat {
+	if p.Endpoint.OrChat() != endpoint.Chat {
 		return nil, usagef("--dataset composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
 	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)

@@ -100,7 +100,7 @@ func NewTracer(p *records.Probe, m *Model, corpusText string, opts TraceOptions)
 	if opts.BlockSize < 1 {
 		return nil, usagef("--block-size must be at least 1 token (got %d)", opts.BlockSize)
 	}
-	if p.Endpoint.Or() != endpoint.Chat {
+	if p.Endpoint.OrChat() != endpoint.Chat {
 		return nil, usagef("--trace composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
 	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
