@@ -288,6 +288,7 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	}
 	tailEst := t.model.Tokenizer.Count(tail)
 	var content strings.Builder
+	content.Grow(r.InputLength * 5) // about a token's bytes: no regrowth
 	used := t.headerTokens // wire tokens so far
 	prev := ""
 	full := 0
@@ -326,10 +327,13 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	turn := &conv.Turns[0]
 	turn.Text = content.String()
 	conv.Trace.FullBlocks = full
-	ids, bare, err := t.wireAndBare(conv, marker)
+	buf := idsBuffers.Get().(*[]int)
+	defer idsBuffers.Put(buf)
+	ids, bare, err := t.wireAndBare((*buf)[:0], conv, marker)
 	if err != nil {
 		return fail(err)
 	}
+	*buf = ids // the ids are hashed below and not kept: the buffer is reused
 	turn.BareTokens = bare
 	w := len(ids)
 	turn.WireISL = &w
@@ -354,12 +358,18 @@ func (t *Tracer) wireIDs(conv *records.Conversation, marker string) ([]int, erro
 	return ids, err
 }
 
-// wireAndBare is wireIDs and the turn's bare count, Count(turn.Text). The
-// bare count is read off the wire encoding where the tokenizer proves it
-// equals the text's own count (tokenizer.EncodeSpan: the text starts a
-// pre-token there and its end changes no piece before its last word),
-// which saves encoding the text a second time; elsewhere it is counted.
-func (t *Tracer) wireAndBare(conv *records.Conversation, marker string) ([]int, int, error) {
+// idsBuffers hold the wire ids of one request while Conversation checks
+// them: appending into a reused buffer instead of a fresh slice saves
+// about a third of the encoding's time.
+var idsBuffers = sync.Pool{New: func() any { return new([]int) }}
+
+// wireAndBare is wireIDs, appended to dst, and the turn's bare count,
+// Count(turn.Text). The bare count is read off the wire encoding where the
+// tokenizer proves it equals the text's own count
+// (tokenizer.AppendEncodeSpan: the text starts a pre-token there and its
+// end changes no piece before its last word), which saves encoding the
+// text a second time; elsewhere it is counted.
+func (t *Tracer) wireAndBare(dst []int, conv *records.Conversation, marker string) ([]int, int, error) {
 	text := conv.Turns[0].Text
 	pr, err := prompt(t.model, conv, 0, marker)
 	if err != nil {
@@ -378,7 +388,7 @@ func (t *Tracer) wireAndBare(conv *records.Conversation, marker string) ([]int, 
 	if p < 0 || text == "" {
 		return t.model.Tokenizer.Encode(rendered), t.model.Tokenizer.Count(text), nil
 	}
-	ids, bare, ok := t.model.Tokenizer.EncodeSpan(rendered, p, p+len(text))
+	ids, bare, ok := t.model.Tokenizer.AppendEncodeSpan(dst, rendered, p, p+len(text))
 	if !ok {
 		bare = t.model.Tokenizer.Count(text)
 	}
@@ -404,9 +414,18 @@ func (t *Tracer) checkBlocks(ids []int, keys []chainKey, line int) error {
 }
 
 func idsSum(ids []int) [32]byte {
-	b := make([]byte, 4*len(ids))
-	for i, id := range ids {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(id))
+	// Hashed through a small buffer: a block's bytes are not kept.
+	h := sha256.New()
+	var b [1024]byte
+	for len(ids) > 0 {
+		n := min(len(ids), len(b)/4)
+		for i, id := range ids[:n] {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(id))
+		}
+		h.Write(b[:4*n])
+		ids = ids[n:]
 	}
-	return sha256.Sum256(b)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
