@@ -41,7 +41,7 @@ for dir in "$shared"/models/*/; do
   for target in none first_turn_prefix system_suffix; do
     "$tmp/probe" --tokenizer "$dir" --apply-chat-template --cache-bust "$target" >"$tmp/probe.json"
     for isl in 0 200; do
-      args=(--dataset "$dataset" --server sglang --seed 1 --model ref)
+      args=(--dataset "$dataset" --server sglang --seed 1 --benchmark-id 00833c935699 --model ref)
       [[ $isl != 0 ]] && args+=(--isl "$isl")
       label="{\"model\":\"$model\",\"target\":\"$target\",\"isl\":$isl"
       "$tmp/compose" --probe "$tmp/probe.json" "${args[@]}" >"$tmp/convs.jsonl" 2>"$tmp/err"

@@ -169,7 +169,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	if err != nil {
 		return err
 	}
-	opts.Endpoint = p.Endpoint.Or()
+	opts.Endpoint = p.Endpoint.OrChat()
 	c, err := compose.New(p, m, text, opts)
 	if err != nil {
 		return err
@@ -207,8 +207,8 @@ func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *com
 		if err != nil {
 			return nil, nil, cli.Usagef("--endpoint: %w", err)
 		}
-		if ep != p.Endpoint.Or() {
-			return nil, nil, cli.Usagef("--endpoint %s disagrees with the probe record (%s): the overhead was measured for %s; rerun probe with --endpoint %s", ep, p.Endpoint.Or(), p.Endpoint.Or(), ep)
+		if ep != p.Endpoint.OrChat() {
+			return nil, nil, cli.Usagef("--endpoint %s disagrees with the probe record (%s): the overhead was measured for %s; rerun probe with --endpoint %s", ep, p.Endpoint.OrChat(), p.Endpoint.OrChat(), ep)
 		}
 	}
 	if f.CacheBust != "" {

@@ -1,5 +1,6 @@
-// Command send turns compose's conversations into chat-completions
-// requests: --dry-run writes the exact payloads, otherwise it sends them to
+// Command send turns compose's conversations into requests to the
+// endpoint each was composed for (chat completions, completions or
+// responses): --dry-run writes the exact payloads, otherwise it sends them to
 // --url and writes one islkit.request record per request.
 //
 // Exit status: 0 all requests succeeded, 1 a request or the run failed,

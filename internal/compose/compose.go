@@ -36,6 +36,7 @@ import (
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/request"
 	"github.com/islkit/islkit/internal/serverprofile"
+	"github.com/islkit/islkit/internal/sizing"
 	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -45,7 +46,7 @@ type Composer struct {
 	opts  Options
 	probe *records.Probe
 	model *Model
-	gen   *textGen
+	gen   *sizing.Gen
 	comp  budget.Compensation
 	// system is the shared system prompt text (bare count sysBare), cut
 	// from the corpus at sysStart, identical for every conversation unless
@@ -111,11 +112,11 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
 	opts.Workers = max(1, opts.Workers)
 	hasSystem := opts.SharedSystemPromptLength > 0
-	if p.Endpoint.Or() != opts.Endpoint.Or() {
+	if p.Endpoint.OrChat() != opts.Endpoint.OrChat() {
 		return nil, usagef("--endpoint %s disagrees with the probe record (%s): the overhead was measured for %s; rerun probe with --endpoint %s",
-			opts.Endpoint.Or(), p.Endpoint.Or(), p.Endpoint.Or(), opts.Endpoint.Or())
+			opts.Endpoint.OrChat(), p.Endpoint.OrChat(), p.Endpoint.OrChat(), opts.Endpoint.OrChat())
 	}
-	opts.Endpoint = opts.Endpoint.Or()
+	opts.Endpoint = opts.Endpoint.OrChat()
 	if p.CacheBust.IsSystem() && !hasSystem && !p.ChatTemplate.Applied && opts.Endpoint.Templated() {
 		// With the template off and no system message a system target is
 		// first_turn_* under another name; refuse rather than pretend.
@@ -153,14 +154,14 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 	if c.gen, err = corpusGen(corpusText, m, max(opts.Workers, runtime.GOMAXPROCS(0))); err != nil {
 		return nil, err
 	}
-	ids := c.gen.ids
+	ids := c.gen.IDs()
 	if longest := max(opts.ISL, opts.OSL, opts.SharedSystemPromptLength); len(ids) < longest {
 		c.warnings = append(c.warnings, fmt.Sprintf("the corpus is %d token(s), shorter than a %d-token prompt: prompts repeat it, which is not realistic text (a server may cache or compress it differently); give a longer --corpus", len(ids), longest))
 	}
 	if hasSystem {
 		c.sysStart = rand.New(rand.NewPCG(opts.Seed, 0)).IntN(len(ids))
 		c.sysBare = c.comp.SystemPromptLength(opts.SharedSystemPromptLength)
-		if c.system, err = c.gen.exact(c.sysStart, c.sysBare); err != nil {
+		if c.system, err = c.gen.Exact(c.sysStart, c.sysBare); err != nil {
 			return nil, fmt.Errorf("shared system prompt: %w", err)
 		}
 	}
@@ -233,12 +234,12 @@ var corpora = corpusCache{max: corporaMax}
 
 const corporaMax = 4
 
-func corpusGen(text string, m *Model, workers int) (*textGen, error) {
+func corpusGen(text string, m *Model, workers int) (*sizing.Gen, error) {
 	key := corpusKey{m.Tokenizer, sha256.Sum256([]byte(text))}
 	if g := corpora.get(key); g != nil {
 		return g, nil
 	}
-	g, err := newTextGen(m.Tokenizer, text, workers)
+	g, err := sizing.New(m.Tokenizer, text, workers)
 	if err != nil {
 		return nil, err
 	}
@@ -257,10 +258,10 @@ type corpusCache struct {
 
 type corpusEntry struct {
 	key corpusKey
-	gen *textGen
+	gen *sizing.Gen
 }
 
-func (c *corpusCache) get(key corpusKey) *textGen {
+func (c *corpusCache) get(key corpusKey) *sizing.Gen {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, e := range c.entries {
@@ -272,7 +273,7 @@ func (c *corpusCache) get(key corpusKey) *textGen {
 	return nil
 }
 
-func (c *corpusCache) put(key corpusKey, g *textGen) {
+func (c *corpusCache) put(key corpusKey, g *sizing.Gen) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries = slices.DeleteFunc(c.entries, func(e corpusEntry) bool { return e.key == key })
@@ -302,7 +303,7 @@ func (c *Composer) calibrate() error {
 		t := &cal.Turns[k]
 		target = c.turnTarget(cal, k, target, c.opts.ISL)
 		t.MaxTokens = c.opts.OSL
-		text, err := c.gen.exact(rng.IntN(len(c.gen.ids)), c.comp.TurnBudget(c.opts.ISL, k == 0))
+		text, err := c.gen.Exact(rng.IntN(len(c.gen.IDs())), c.comp.TurnBudget(c.opts.ISL, k == 0))
 		if err != nil {
 			return err
 		}
@@ -318,7 +319,7 @@ func (c *Composer) calibrate() error {
 			// exact, so only the rest is turn 1's.
 			c.corrN = w - target - c.corr0
 		}
-		if t.Assistant, err = c.gen.exact(rng.IntN(len(c.gen.ids)), t.MaxTokens); err != nil {
+		if t.Assistant, err = c.gen.Exact(rng.IntN(len(c.gen.IDs())), t.MaxTokens); err != nil {
 			return err
 		}
 	}
@@ -410,17 +411,17 @@ func (c *Composer) systemFor(conv *records.Conversation, marker string) error {
 	if got == want || c.sysBare == 1 && got > want {
 		return nil // exact, or the marker alone is already too long
 	}
-	eval := func(text string) (attempt, error) {
-		return attempt{text: text, wire: count(text)}, nil
+	eval := func(text string) (sizing.Attempt, error) {
+		return sizing.Attempt{Text: text, Wire: count(text)}, nil
 	}
-	a, out, err := c.gen.search(c.sysStart, c.sysBare-(got-want), want, eval)
+	a, out, err := c.gen.Search(c.sysStart, c.sysBare-(got-want), want, eval)
 	if err != nil {
 		return fmt.Errorf("system prompt: %w", err)
 	}
-	if out != exact {
-		return fmt.Errorf("conversation %s: cannot make the marked system prompt exactly %d tokens (closest %d)", conv.ID, want, a.wire)
+	if out != sizing.Exact {
+		return fmt.Errorf("conversation %s: cannot make the marked system prompt exactly %d tokens (closest %d)", conv.ID, want, a.Wire)
 	}
-	sp.Text, sp.BareTokens = a.text, c.model.Tokenizer.Count(a.text)
+	sp.Text, sp.BareTokens = a.Text, c.model.Tokenizer.Count(a.Text)
 	return nil
 }
 
@@ -458,7 +459,7 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 		t.Index = k
 		isl := min(positiveNormal(rng, float64(c.opts.ISL), c.opts.ISLStddev), MaxLength)
 		t.MaxTokens = min(positiveNormal(rng, float64(c.opts.OSL), c.opts.OSLStddev), MaxLength)
-		userStart, replyStart := rng.IntN(len(c.gen.ids)), rng.IntN(len(c.gen.ids))
+		userStart, replyStart := rng.IntN(len(c.gen.IDs())), rng.IntN(len(c.gen.IDs()))
 		target = c.turnTarget(conv, k, target, isl)
 		t.TargetISL = target
 		guess := c.comp.TurnBudget(isl, k == 0)
@@ -470,7 +471,7 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 			}
 			err = c.fit(conv, k, marker, target, guess-corr, userStart)
 		} else {
-			t.Text, err = c.gen.exact(userStart, guess)
+			t.Text, err = c.gen.Exact(userStart, guess)
 			if err == nil {
 				t.BareTokens = guess
 				if adj := adjustment(c.comp, k == 0); isl-adj < 1 {
@@ -485,7 +486,7 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("conversation %s turn %d: %w", conv.ID, k, err)
 		}
-		if t.Assistant, err = c.gen.exact(replyStart, t.MaxTokens); err != nil {
+		if t.Assistant, err = c.gen.Exact(replyStart, t.MaxTokens); err != nil {
 			return nil, fmt.Errorf("conversation %s turn %d reply: %w", conv.ID, k, err)
 		}
 	}
@@ -510,31 +511,31 @@ func (c *Composer) fit(conv *records.Conversation, k int, marker string, target,
 	if lead != "" {
 		guess -= c.opts.PrefixLength
 	}
-	eval := func(text string) (attempt, error) {
+	eval := func(text string) (sizing.Attempt, error) {
 		t.Text = lead + text
 		w, err := c.wireCount(conv, k, marker)
 		if err != nil {
-			return attempt{}, fmt.Errorf("rendering the request: %w", err)
+			return sizing.Attempt{}, fmt.Errorf("rendering the request: %w", err)
 		}
-		return attempt{text: text, wire: w}, nil
+		return sizing.Attempt{Text: text, Wire: w}, nil
 	}
-	a, out, err := c.gen.search(start, guess, target, eval)
+	a, out, err := c.gen.Search(start, guess, target, eval)
 	if err != nil {
 		return err
 	}
 	switch out {
-	case stuck:
-		return fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", target, a.wire)
-	case unreachable:
-		t.Unreachable = &records.Unreachable{MinISL: a.wire, Short: a.wire - target,
+	case sizing.Stuck:
+		return fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", target, a.Wire)
+	case sizing.Unreachable:
+		t.Unreachable = &records.Unreachable{MinISL: a.Wire, Short: a.Wire - target,
 			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
 	}
-	t.Text = lead + a.text
+	t.Text = lead + a.Text
 	t.BareTokens = c.model.Tokenizer.Count(t.Text)
 	if c.opts.Live {
-		t.Reserve = c.gen.Continuation(a.start, a.n, liveReserve(conv, k))
+		t.Reserve = c.gen.Continuation(a.Start, a.Len, liveReserve(conv, k))
 	}
-	w := a.wire
+	w := a.Wire
 	t.WireISL = &w
 	if k == 0 {
 		return c.checkPrefix(conv, marker)

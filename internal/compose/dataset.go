@@ -69,7 +69,7 @@ type Dataset struct {
 	opts  DatasetOptions
 	probe *records.Probe
 	model *Model
-	gen   *textGen // the corpus (ISL > 0 or Live only)
+	gen   *sizing.Gen // the corpus (ISL > 0 or Live only)
 	pin   *records.ModelPin
 	over  overContext
 
@@ -118,7 +118,7 @@ func NewDataset(p *records.Probe, m *Model, opts DatasetOptions) (*Dataset, erro
 	case opts.ISLStddev > 0 && opts.ISL == 0:
 		return nil, usagef("--isl-stddev needs --isl (a spread without a mean)")
 	}
-	if p.Endpoint.Or() != endpoint.Chat {
+	if p.Endpoint.OrChat() != endpoint.Chat {
 		return nil, usagef("--dataset composes chat requests only (the probe record is for --endpoint %s); probe with --endpoint chat", p.Endpoint)
 	}
 	opts.BenchmarkID = benchmarkID(opts.BenchmarkID)
@@ -246,11 +246,11 @@ func (d *Dataset) Conversation(i int, dl workload.Dialog) (*records.Conversation
 		ids, n, err := d.wireIDs(conv, k, marker)
 		switch {
 		case err == nil && d.opts.ISL > 0:
-			ids, n, err = d.resize(conv, k, marker, n, rng.IntN(len(d.gen.ids)))
+			ids, n, err = d.resize(conv, k, marker, n, rng.IntN(len(d.gen.IDs())))
 		case err == nil && d.opts.Live:
 			own := d.model.Tokenizer.Encode(t.Text)
 			r := liveReserve(conv, k)
-			t.Reserve = d.gen.Continued(t.Text, own, reserveAt.IntN(len(d.gen.ids)), r).Continuation(0, len(own), r)
+			t.Reserve = d.gen.Continued(t.Text, own, reserveAt.IntN(len(d.gen.IDs())), r).Continuation(0, len(own), r)
 		}
 		if err != nil {
 			return d.skip(dl, k, err)
@@ -322,21 +322,21 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 	}
 	var a sizing.Attempt
 	var src *sizing.Gen
-	out := stuck
+	out := sizing.Stuck
 	reserve := 0
 	if d.opts.Live {
 		reserve = liveReserve(conv, k)
 	}
-	for try := 0; try < 4 && out == stuck; try++ {
+	for try := 0; try < 4 && out == sizing.Stuck; try++ {
 		// Each try continues the text from another corpus place; the
 		// turn's own text always comes first.
-		src = d.gen.Continued(own, ownIDs, start+try*(len(d.gen.ids)/5+1), max(0, guess-len(ownIDs))+guess/4+64+reserve)
+		src = d.gen.Continued(own, ownIDs, start+try*(len(d.gen.IDs())/5+1), max(0, guess-len(ownIDs))+guess/4+64+reserve)
 		var err error
 		if a, out, err = src.SearchPrefix(guess, t.TargetISL, eval); err != nil {
 			return nil, 0, err
 		}
 	}
-	if out == stuck {
+	if out == sizing.Stuck {
 		return nil, 0, fmt.Errorf("cannot reach the exact wire ISL %d with this tokenizer and template (closest below: %d)", t.TargetISL, a.Wire)
 	}
 	t.Text = a.Text
@@ -350,7 +350,7 @@ func (d *Dataset) resize(conv *records.Conversation, k int, marker string, asIs,
 	if err != nil {
 		return nil, 0, err
 	}
-	if out == unreachable {
+	if out == sizing.Unreachable {
 		t.Unreachable = &records.Unreachable{MinISL: n, Short: n - t.TargetISL,
 			Reason: "the chat template, history and marker alone exceed the target with a one-token text"}
 	} else if n != t.TargetISL {

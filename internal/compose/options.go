@@ -122,14 +122,14 @@ func (o Options) Validate() error {
 		return usagef("--cache-block-size must not be negative (got %d)", o.CacheBlockSize)
 	case o.Live && !o.Exact:
 		return usagef("--live needs --exact: send --exact resizes turns against counts compose made exact")
-	case !o.Endpoint.Or().Valid():
+	case !o.Endpoint.OrChat().Valid():
 		return usagef("--endpoint %q: valid values are %s", o.Endpoint, endpoint.Names())
 	case !o.Endpoint.MultiTurn() && (o.Turns > 1 || o.TurnsStddev > 0):
 		return usagef("--endpoint %s sends one prompt per conversation, without history: --turns must be 1 (got %d%s); use --endpoint chat or responses for multi-turn conversations",
 			o.Endpoint, o.Turns, map[bool]string{true: fmt.Sprintf(", --turns-stddev %g", o.TurnsStddev), false: ""}[o.TurnsStddev > 0])
 	case !o.Endpoint.Templated() && o.SharedSystemPromptLength > 0:
 		return usagef("--endpoint %s has no system message (the prompt is bare text): drop --shared-system-prompt-length, or use --endpoint chat or responses", o.Endpoint)
-	case o.Endpoint.Or() != endpoint.Chat && o.PrefixGroups > 0:
+	case o.Endpoint.OrChat() != endpoint.Chat && o.PrefixGroups > 0:
 		return usagef("--prefix-groups is sized for chat requests only; drop it with --endpoint %s", o.Endpoint)
 	case o.CacheBlockSize > 0 && !o.Exact:
 		return usagef("--cache-block-size needs --exact: the blocks are named from the rendered requests")

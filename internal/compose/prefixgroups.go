@@ -9,6 +9,7 @@ import (
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/request"
 	"github.com/islkit/islkit/internal/serverprofile"
+	"github.com/islkit/islkit/internal/sizing"
 )
 
 // prefixGroup is the text every conversation of one group opens its first
@@ -67,21 +68,21 @@ func (c *Composer) preparePrefixes() error {
 	if o.PrefixLength >= o.ISL {
 		return usagef("--prefix-length %d must be below --isl %d: the first turn holds the prefix and its own text", o.PrefixLength, o.ISL)
 	}
-	stride := coprimeStride(len(c.gen.ids))
+	stride := coprimeStride(len(c.gen.IDs()))
 	for g := range o.PrefixGroups {
-		start := (g*stride + int(o.Seed%uint64(len(c.gen.ids)))) % len(c.gen.ids)
-		eval := func(text string) (attempt, error) {
+		start := (g*stride + int(o.Seed%uint64(len(c.gen.IDs())))) % len(c.gen.IDs())
+		eval := func(text string) (sizing.Attempt, error) {
 			text = strings.TrimRight(text, " ")
-			return attempt{text: text, wire: tok.Count(header+text) - h}, nil
+			return sizing.Attempt{Text: text, Wire: tok.Count(header+text) - h}, nil
 		}
-		a, out, err := c.gen.search(start, want, want, eval)
+		a, out, err := c.gen.Search(start, want, want, eval)
 		if err != nil {
 			return err
 		}
-		if out != exact {
-			return fmt.Errorf("prefix group %d: cannot cut a prefix of exactly %d tokens (closest %d)", g, want, a.wire)
+		if out != sizing.Exact {
+			return fmt.Errorf("prefix group %d: cannot cut a prefix of exactly %d tokens (closest %d)", g, want, a.Wire)
 		}
-		text := strings.TrimRight(a.text, " ")
+		text := strings.TrimRight(a.Text, " ")
 		ids := tok.Encode(header + text)
 		if len(ids) != o.PrefixLength {
 			return fmt.Errorf("prefix group %d: header and prefix encode to %d tokens, not %d", g, len(ids), o.PrefixLength)

@@ -54,7 +54,7 @@ func composeToolsDataset(t *testing.T, model string, target cachebust.Target, is
 	if err != nil || len(skipped) != 0 || len(dialogs) != 4 {
 		t.Fatalf("dataset: %d dialogs, skipped %v, %v", len(dialogs), skipped, err)
 	}
-	d, err := NewDataset(p, m, DatasetOptions{OSL: 128, Seed: 1, Model: "ref", Workers: 2, ISL: isl, Server: server})
+	d, err := NewDataset(p, m, DatasetOptions{OSL: 128, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Model: "ref", Workers: 2, ISL: isl, Server: server})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/sizing"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
-func genFor(t *testing.T, model string) *textGen {
+func genFor(t *testing.T, model string) *sizing.Gen {
 	t.Helper()
 	tok, err := testmodel.Source(t, model).Tokenizer()
 	if err != nil {
@@ -42,15 +43,15 @@ func TestTextAndExactConverges(t *testing.T) {
 				if i < 10 {
 					n = 1 + i // the smallest lengths are the hardest
 				}
-				start := rng.IntN(len(g.ids))
-				if c := g.tok.Count(g.text(start, n)); c < n-n/16-3 || c > n+n/16+3 {
+				start := rng.IntN(len(g.IDs()))
+				if c := g.Tokenizer().Count(g.Text(start, n)); c < n-n/16-3 || c > n+n/16+3 {
 					t.Errorf("text of %d tokens at %d counts %d", n, start, c)
 				}
-				text, err := g.exact(start, n)
+				text, err := g.Exact(start, n)
 				if err != nil {
 					t.Fatalf("exact(%d): %v", n, err)
 				}
-				if c := g.tok.Count(text); c != n {
+				if c := g.Tokenizer().Count(text); c != n {
 					t.Fatalf("exact(%d) counts %d", n, c)
 				}
 			}
@@ -63,7 +64,7 @@ func TestTextAndExactConverges(t *testing.T) {
 func TestCorpusCacheIsBounded(t *testing.T) {
 	c := corpusCache{max: 2}
 	key := func(b byte) corpusKey { return corpusKey{text: [32]byte{b}} }
-	gens := []*textGen{{}, {}, {}}
+	gens := []*sizing.Gen{{}, {}, {}}
 	c.put(key(0), gens[0])
 	c.put(key(1), gens[1])
 	if c.get(key(0)) != gens[0] { // 0 is now the most recent

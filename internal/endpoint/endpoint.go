@@ -62,8 +62,10 @@ func (k Kind) Valid() bool {
 	return false
 }
 
-// Or is k, or chat when k is "" (a record without the field).
-func (k Kind) Or() Kind {
+// OrChat is k, or Chat when k is "" (a record or flag without the field:
+// chat is the default endpoint). Records keep "" rather than being
+// rewritten to chat when read, so that a filter writes back what it read.
+func (k Kind) OrChat() Kind {
 	if k == "" {
 		return Chat
 	}
@@ -72,7 +74,7 @@ func (k Kind) Or() Kind {
 
 // Path is the endpoint's standard URL path.
 func (k Kind) Path() string {
-	switch k.Or() {
+	switch k.OrChat() {
 	case Completions:
 		return "/v1/completions"
 	case Responses:
@@ -84,18 +86,18 @@ func (k Kind) Path() string {
 
 // Templated reports whether the server renders the request through the
 // chat template (chat and responses; never completions).
-func (k Kind) Templated() bool { return k.Or() != Completions }
+func (k Kind) Templated() bool { return k.OrChat() != Completions }
 
 // AddsSpecialTokens reports whether the server encodes the (rendered)
 // prompt with the tokenizer's special tokens (vLLM: completions and
 // responses; chat leaves them to the template).
-func (k Kind) AddsSpecialTokens() bool { return k.Or() != Chat }
+func (k Kind) AddsSpecialTokens() bool { return k.OrChat() != Chat }
 
 // MultiTurn reports whether one conversation may have several requests
 // (a completions prompt has no history).
-func (k Kind) MultiTurn() bool { return k.Or() != Completions }
+func (k Kind) MultiTurn() bool { return k.OrChat() != Completions }
 
-func (k Kind) String() string { return string(k.Or()) }
+func (k Kind) String() string { return string(k.OrChat()) }
 
 // MarshalText writes the name ("" stays "", so omitempty keeps old
 // records' bytes).

@@ -53,7 +53,7 @@ func TestJSON(t *testing.T) {
 	var v struct {
 		E Kind `json:"endpoint,omitempty"`
 	}
-	if err := json.Unmarshal([]byte(`{}`), &v); err != nil || v.E.Or() != Chat {
+	if err := json.Unmarshal([]byte(`{}`), &v); err != nil || v.E.OrChat() != Chat {
 		t.Fatalf("absent field: %q, %v; want chat", v.E, err)
 	}
 	if err := json.Unmarshal([]byte(`{"endpoint":"responses"}`), &v); err != nil || v.E != Responses {

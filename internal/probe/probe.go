@@ -108,7 +108,7 @@ func Run(opts Options) (*records.Probe, error) {
 	if !opts.CacheBust.Valid() {
 		return nil, fmt.Errorf("invalid cache-bust target %q", opts.CacheBust)
 	}
-	ep := opts.Endpoint.Or()
+	ep := opts.Endpoint.OrChat()
 	if !ep.Valid() {
 		return nil, fmt.Errorf("invalid endpoint %q: valid values are %s", opts.Endpoint, endpoint.Names())
 	}

@@ -155,7 +155,7 @@ var ErrShape = errors.New("request: shape not carried by the endpoint")
 //     one-element list, as AIPerf's CompletionsEndpoint writes it; a
 //     server counts a list of prompts as their sum).
 func (r *Request) AppendInput(buf []byte, promptList bool) ([]byte, error) {
-	switch r.Endpoint.Or() {
+	switch r.Endpoint.OrChat() {
 	case endpoint.Completions:
 		if len(r.Messages) != 1 || !r.Messages[0].Plain() || r.Tools != nil || r.Kwargs != nil || r.AddGenerationPrompt != nil || r.ContinueFinalMessage {
 			return buf, fmt.Errorf("%w: a completions request is one prompt, not %d messages", ErrShape, len(r.Messages))

@@ -17,7 +17,7 @@ import (
 	"github.com/islkit/islkit/internal/wire"
 )
 
-// PayloadOptions shape the chat-completions body.
+// PayloadOptions shape the request body, for every endpoint.
 type PayloadOptions struct {
 	// Model overrides Conversation.Model when set.
 	Model string
@@ -188,7 +188,7 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 	}
 	if mt := c.Turns[turn].MaxTokens; mt > 0 {
 		buf = append(buf, `,"`...)
-		switch c.Endpoint.Or() {
+		switch c.Endpoint.OrChat() {
 		case endpoint.Responses:
 			buf = append(buf, "max_output_tokens"...)
 		case endpoint.Completions:
@@ -201,7 +201,7 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 	}
 	buf = append(buf, `,"stream":`...)
 	buf = strconv.AppendBool(buf, b.opts.Stream)
-	if b.opts.Stream && c.Endpoint.Or() != endpoint.Responses {
+	if b.opts.Stream && c.Endpoint.OrChat() != endpoint.Responses {
 		// Usage arrives in a final chunk only when asked for (a Responses
 		// stream has it in response.completed).
 		buf = append(buf, `,"stream_options":{"include_usage":true}`...)
@@ -246,7 +246,7 @@ func newRecord(c *records.Conversation, turn, pass int, built Built) records.Req
 func CheckEndpoint(convs []records.Conversation, want endpoint.Kind) (endpoint.Kind, error) {
 	got := want
 	for i := range convs {
-		k := convs[i].Endpoint.Or()
+		k := convs[i].Endpoint.OrChat()
 		switch {
 		case want != "" && k != want:
 			return "", fmt.Errorf("conversation %s was composed for --endpoint %s, not %s: its turns are sized for that endpoint's request; send it with --endpoint %s, or compose again", convs[i].ID, k, want, k)
@@ -256,5 +256,5 @@ func CheckEndpoint(convs []records.Conversation, want endpoint.Kind) (endpoint.K
 			return "", fmt.Errorf("conversation %s is for --endpoint %s but an earlier one for %s: one run sends to one endpoint; split the file", convs[i].ID, k, got)
 		}
 	}
-	return got.Or(), nil
+	return got.OrChat(), nil
 }

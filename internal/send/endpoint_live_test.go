@@ -83,7 +83,7 @@ func composeConversations(t testing.TB, name string, ep endpoint.Kind, target ca
 	}
 	convs := composedRecords(t, c.Run)
 	for i := range convs {
-		if convs[i].Endpoint.Or() != ep {
+		if convs[i].Endpoint.OrChat() != ep {
 			t.Fatalf("conversation %s composed for %q, want %s", convs[i].ID, convs[i].Endpoint, ep)
 		}
 	}

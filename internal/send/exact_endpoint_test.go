@@ -76,7 +76,7 @@ func checkExact(t *testing.T, ep endpoint.Kind, recs []records.Request) {
 	for i := range recs {
 		r := &recs[i]
 		u := r.Result.Usage
-		if r.Endpoint.Or() != ep || u == nil || u.PromptTokens == nil || *u.PromptTokens != r.TargetISL || r.ExpectedISL == nil || *r.ExpectedISL != r.TargetISL || r.Unreachable != nil {
+		if r.Endpoint.OrChat() != ep || u == nil || u.PromptTokens == nil || *u.PromptTokens != r.TargetISL || r.ExpectedISL == nil || *r.ExpectedISL != r.TargetISL || r.Unreachable != nil {
 			t.Errorf("%s pass %d turn %d (%s): server counts %s, send %s, target %d, unreachable %+v",
 				r.ConversationID, r.Pass, r.Turn, r.Endpoint, promptTokens(u), intp(r.ExpectedISL), r.TargetISL, r.Unreachable)
 		}

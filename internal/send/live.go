@@ -288,7 +288,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl, err := newClient(o.Endpoint.Or(), endpoint, o.APIKey, o.Header, o.TLS)
+	cl, err := newClient(o.Endpoint.OrChat(), endpoint, o.APIKey, o.Header, o.TLS)
 	if err != nil {
 		return sum, err
 	}
