@@ -3,6 +3,8 @@ package serverprofile
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -24,6 +26,9 @@ type Vision struct {
 	Limit int
 	// Fetch reads the header of the image at a remote URL.
 	Fetch func(url string) (imagehdr.Header, error)
+	// unsupported refuses every image: a family LoadVision read but whose
+	// images are not counted yet.
+	unsupported error
 }
 
 // NewVision is the vLLM view of a model's image processor. Mistral-format
@@ -75,6 +80,9 @@ type imageRefs struct {
 // add reads an image part's URL (chat: image_url.url; Responses:
 // input_image's image_url string) and detail.
 func (c *imageRefs) add(part jsonobj.Object, where string) error {
+	if c.vis.unsupported != nil {
+		return refuse(VLLM, "image", "%s: %v", where, c.vis.unsupported)
+	}
 	ref := imageRef{Where: where}
 	v, _ := part.Get("image_url")
 	if s, ok := str(v); ok {
@@ -199,4 +207,84 @@ func literal(images []Image) bool {
 		}
 	}
 	return false
+}
+
+// LoadVision reads the image processing of the model in dir for a vLLM
+// server with --limit-mm-per-prompt image=limit (negative: none): nil for
+// a text-only model (no processor configuration, or a config.json without
+// a vision encoder) and for the embedded model (dir ""). A family whose
+// images cannot be counted yet (Mistral's format) gives a Vision that
+// refuses each image with the reason, so requests without images still
+// count.
+func LoadVision(dir string, limit int) *Vision {
+	if dir == "" {
+		return nil
+	}
+	p, err := vision.Load(dir)
+	switch {
+	case errors.Is(err, vision.ErrTextOnly), err != nil && !hasProcessorConfig(dir):
+		return nil
+	case err != nil:
+		// A family without a rule: requests with images fail with the
+		// reason, the others count.
+		return &Vision{Limit: limit, unsupported: err}
+	}
+	v, err := NewVision(p, limit)
+	if err != nil {
+		return &Vision{Processor: p, Limit: limit, unsupported: err}
+	}
+	return v
+}
+
+// hasProcessorConfig reports whether dir holds a file vision.Load reads
+// for images (a tokenizer folder has none of them).
+func hasProcessorConfig(dir string) bool {
+	for _, name := range []string{"preprocessor_config.json", "processor_config.json", "tekken.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseImageLimit reads a --limit-mm-per-prompt value as vLLM takes it,
+// JSON ({"image": 4}) or key=value pairs (image=4,video=1), and returns
+// its image count ("" or no image key: -1, no limit).
+func ParseImageLimit(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return -1, nil
+	}
+	var m map[string]any
+	if strings.HasPrefix(s, "{") {
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			return 0, fmt.Errorf("--limit-mm-per-prompt %s: not a JSON object", s)
+		}
+	} else {
+		m = map[string]any{}
+		for _, kv := range strings.Split(s, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			var n int
+			if _, err := fmt.Sscan(v, &n); !ok || err != nil {
+				return 0, fmt.Errorf("--limit-mm-per-prompt %s: want MODALITY=N pairs, e.g. image=4", s)
+			}
+			m[strings.TrimSpace(k)] = float64(n)
+		}
+	}
+	v, ok := m["image"]
+	if !ok {
+		return -1, nil
+	}
+	switch n := v.(type) {
+	case float64:
+		if n >= 0 && n == float64(int(n)) {
+			return int(n), nil
+		}
+	case map[string]any:
+		// vLLM ≥ 0.11 also takes {"image": {"count": N, ...}}.
+		if c, ok := n["count"].(float64); ok && c >= 0 && c == float64(int(c)) {
+			return int(c), nil
+		}
+	}
+	return 0, fmt.Errorf("--limit-mm-per-prompt %s: the image limit is not a whole number ≥ 0", s)
 }
