@@ -180,3 +180,23 @@ func TestMeasureImagesRefused(t *testing.T) {
 		t.Errorf("bad limit: exit %d, %q", code, errs)
 	}
 }
+
+// TestMeasureImagesGapCause: a bare count (AIPerf's default, text only)
+// of a request with an image explains the server's count with an image
+// cause of the image's tokens (640×480 → 391 on Qwen2.5-VL) and the
+// template's overhead for the rest.
+func TestMeasureImagesGapCause(t *testing.T) {
+	tok, _ := testmodel.Source(t, "").Tokenizer()
+	dataURL := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pngBytes(t, 640, 480))
+	server := tok.Count("<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>\nDescribe.<|im_end|>\n<|im_start|>assistant\n") - 1 + 391
+	rec := fmt.Sprintf(`{"payload":{"messages":[{"role":"user","content":[{"type":"text","text":"Describe."},{"type":"image_url","image_url":{"url":"%s"}}]}]},"responses":["{\"usage\":{\"prompt_tokens\":%d}}"]}`, dataURL, server)
+	code, out, errs := runCLI(rec+"\n", "--tokenizer", vlModelDir(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	bare := tok.Count("Describe.")
+	want := fmt.Sprintf(`"vs_server":{"total":%d,"causes":[{"cause":"image","tokens":391},{"cause":"template_overhead","tokens":%d}]}`, server-bare, server-bare-391)
+	if !strings.Contains(out, want) {
+		t.Errorf("got %s\nwant %s", out, want)
+	}
+}

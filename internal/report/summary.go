@@ -86,7 +86,10 @@ type Summary struct {
 	modelMismatch *ModelMismatch
 }
 
-type mediaAcc struct{ requests, images, audios, videos uint64 }
+type mediaAcc struct {
+	requests, images, audios, videos uint64
+	countedImages, imageTokens       uint64
+}
 
 // NewSummary returns an empty Summary with the default options.
 func NewSummary() *Summary { return NewSummaryWith(Options{}) }
@@ -149,6 +152,10 @@ func (s *Summary) Add(isl records.ISL) {
 		s.media.images += uint64(max(m.Images, 0))
 		s.media.audios += uint64(max(m.Audios, 0))
 		s.media.videos += uint64(max(m.Videos, 0))
+	}
+	if it := isl.ImageTokens; it != nil {
+		s.media.countedImages += uint64(len(it.PerImage))
+		s.media.imageTokens += uint64(max(it.Total, 0))
 	}
 	s.addCache(isl, c)
 	s.addServerCache(isl, c)
