@@ -41,6 +41,9 @@ func NewVision(p vision.Processor, limit int) (*Vision, error) {
 	return &Vision{Processor: p, Limit: limit}, nil
 }
 
+// Supported is nil when v counts images, else why it refuses them.
+func (v *Vision) Supported() error { return v.unsupported }
+
 // vllmImagePlaceholder is get_placeholder_str(modality="image") of the
 // vLLM model class serving the family: the text vLLM puts in front of a
 // message's text for each image when the template takes string content
