@@ -1,6 +1,7 @@
 package serverprofile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -143,7 +144,7 @@ func expandImages(c *imageRefs, ex *extract.Inputs, text []byte) ([]Image, error
 		}
 		out[i] = Image{Width: h.Width, Height: h.Height, Expansion: e}
 	}
-	if n := strings.Count(string(text), out[0].Expansion.Placeholder); n != len(out) {
+	if n := bytes.Count(text, []byte(out[0].Expansion.Placeholder)); n != len(out) {
 		// transformers' processors refuse a text whose placeholders do not
 		// match the images given.
 		return nil, refuse(VLLM, "image placeholders", "the prompt holds %d %q for %d images", n, out[0].Expansion.Placeholder, len(out))
@@ -183,11 +184,11 @@ func expanded(text []byte, images []Image) []byte {
 	if len(images) == 0 {
 		return text
 	}
-	ph := images[0].Expansion.Placeholder
+	ph := []byte(images[0].Expansion.Placeholder)
 	out := make([]byte, 0, len(text)+len(images)*64)
 	rest := text
 	for _, im := range images {
-		i := strings.Index(string(rest), ph)
+		i := bytes.Index(rest, ph)
 		if i < 0 {
 			break // expandImages counted them
 		}
