@@ -12,7 +12,7 @@ ORACLE    := .bench/oracle
 # module proxy by `go run` and cached by the Go build cache.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference
+.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference
 
 ## all: build the four tools (the default)
 all: build
@@ -119,6 +119,14 @@ conformance-check:
 ## conformance-pack: store ../shared's models and golden files in testdata/conformance
 conformance-pack:
 	bash scripts/conformance.sh pack $(SHARED)
+
+## ranks-golden: regenerate the Tekken and tiktoken golden ids with the real Python packages
+# mistral-common and tiktoken, pinned in internal/tokenizer/testdata/ranks/requirements.txt,
+# in a virtual environment under .bench; writes internal/tokenizer/testdata/ranks.
+ranks-golden:
+	python3 -m venv .bench/ranks-venv
+	.bench/ranks-venv/bin/pip install -q -r internal/tokenizer/testdata/ranks/requirements.txt
+	.bench/ranks-venv/bin/python internal/tokenizer/testdata/ranks/gen.py "$$($(GO) run ./internal/testutil/refdir)"
 
 ## conformance-regen: recompute the golden files of a writable copy DIR with the reference libraries
 conformance-regen:

@@ -170,9 +170,9 @@ func runSend(url string, c, requests int, duration, stagger time.Duration, strea
 	w := bufio.NewWriter(f)
 	// --ramp-up with a concurrency starts worker k at k/(c-1) of it, as
 	// the control's -stagger does.
-	o := send.LiveOptions{URL: url, Concurrency: c, Requests: requests, Duration: duration, RampUp: stagger, Recycle: true,
+	o := send.Config{URL: url, Concurrency: c, Requests: requests, Duration: duration, RampUp: stagger, Recycle: true,
 		Timeout: time.Minute, Grace: 10 * time.Second, NoPayload: true}
-	sum, err := send.Run(context.Background(), w, conversations(c, maxTokens), b, o)
+	sum, err := send.Run(context.Background(), w, conversations(c, maxTokens), b, o, send.Wiring{})
 	if err == nil {
 		err = w.Flush()
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -105,5 +106,58 @@ func TestMaxLineBytesDefaultStated(t *testing.T) {
 	long := `{"text":"` + strings.Repeat("a", 64<<20) + `"}` + "\n"
 	if code, out, errs := runCLI(long+`{"text":"b"}`+"\n", "--workers", "1"); code != 1 || strings.Count(out, "\n") != 1 || !strings.Contains(errs, "line too long") {
 		t.Errorf("a 64 MiB line: exit %d, %d lines out, stderr %q", code, strings.Count(out, "\n"), errs)
+	}
+}
+
+// closingWriter takes one write, then answers EPIPE as a pipe whose reader
+// went away (`| head -1`) does.
+type closingWriter struct {
+	strings.Builder
+	writes int
+}
+
+func (w *closingWriter) Write(p []byte) (int, error) {
+	if w.writes++; w.writes > 1 {
+		return 0, syscall.EPIPE
+	}
+	return w.Builder.Write(p)
+}
+
+// TestClosedStdoutStillWritesSummaries: `measure --summary --summary-json
+// s.json | head -1` must still write both summaries, counting every
+// record, and exit 0 (issue 27, item 9: it wrote neither).
+func TestClosedStdoutStillWritesSummaries(t *testing.T) {
+	sum := filepath.Join(t.TempDir(), "s.json")
+	// Lines of 100 KiB, so each one is a write of its own.
+	line := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("a ", 50<<10) + `"}]}` + "\n"
+	var out closingWriter
+	var errb strings.Builder
+	code := run([]string{"--summary", "--summary-json", sum, "--workers", "1"}, strings.NewReader(strings.Repeat(line, 4)), &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if out.writes < 2 {
+		t.Fatalf("%d writes: the test needs the output to close before the end", out.writes)
+	}
+	if !strings.Contains(errb.String(), "requests 4 ") {
+		t.Errorf("stderr summary missing or incomplete: %q", errb.String())
+	}
+	b, err := os.ReadFile(sum)
+	if err != nil || !strings.Contains(string(b), `"requests": 4,`) {
+		t.Errorf("summary file: %v %q", err, b)
+	}
+}
+
+// TestEmptyInputFails: no records at all (the stage before failed) is an
+// error, exit 1, unless --allow-empty (issue 27, item 10).
+func TestEmptyInputFails(t *testing.T) {
+	for _, in := range []string{"", "\n\n"} {
+		code, out, errs := runCLI(in, "--summary")
+		if code != 1 || out != "" || !strings.Contains(errs, "measure: <stdin>: no records") || !strings.Contains(errs, "--allow-empty") {
+			t.Errorf("input %q: exit %d, stdout %q, stderr %q; want exit 1 naming the input and --allow-empty", in, code, out, errs)
+		}
+	}
+	if code, _, errs := runCLI("", "--allow-empty", "--summary"); code != 0 || !strings.Contains(errs, "requests 0") {
+		t.Errorf("--allow-empty: exit %d, stderr %q; want 0 and the summary", code, errs)
 	}
 }

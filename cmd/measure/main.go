@@ -3,12 +3,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -59,8 +62,14 @@ token count added, in input order:
                              text parts joined by one space (AIPerf's bare
                              count). "counted" says which.
 
-A line that is not a JSON object of a known shape is reported on stderr
-with its line number and skipped; the exit status is then 1.
+A request record that cannot be counted (a field measure cannot read, a
+request the server would refuse) is written in its place with "isl":
+{"error": ...}, and one whose usage is unreadable keeps its counts with
+the error; the line is reported on stderr and the exit status is 1. send
+--no-payload records get their performance figures and "isl.error" (not
+a failure). A line that is not a JSON object of a known shape is
+reported on stderr with its line number and skipped; the exit status is
+then 1. An input without records is an error unless --allow-empty.
 
 Examples:
   echo '{"text":"Hello world"}' | measure
@@ -102,11 +111,12 @@ type flags struct {
 	Compare           bool          `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
 	MaxLineBytes      int           `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
 	Workers           int           `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
+	AllowEmpty        bool          `name:"allow-empty" help:"Accept an input without records (by default an error: the stage before most likely failed)."`
 	Files             []string      `arg:"" optional:"" help:"Input JSONL files; none or - reads stdin." type:"path"`
 }
 
-// signals gives the context a signal cancels (tests deliver one).
-var signals = cli.Signals
+// signals gives the contexts signals cancel (tests deliver them).
+var signals = cli.StopSignals
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
@@ -213,49 +223,125 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		Vision:            vis,
 	})
 	summary := report.NewSummaryWith(opts)
-	ctx, stop := signals()
+	sig, stop := signals()
 	defer stop()
-	out := cli.NewOutput(stdout)
+	ctx := sig.Signalled
+	// The stop notice is written from a goroutine of its own.
+	stderr = cli.NewOutput(stderr)
+	reading, fromFile := cli.StopReading(sig, stderr, "measure")
+	// A reader gone away (`| head`) does not end the run: the summaries
+	// are still written.
+	out := cli.NewOutput(cli.NewReaderGone(stdout))
 	w := jsonl.NewWriter(out)
 	errLog := pipeline.NewErrorLog(stderr, "measure")
-	failed := 0
-	// A signal ends the run within cli.StopGrace even while a worker is
-	// busy on one huge line or the input is a FIFO that never goes on.
-	abandoned, err := cli.Interruptible(ctx, func() error {
-		return cli.Inputs(stdin, f.Files, measure.ReadInput, func(r *jsonl.Reader) error {
+	failed, lines, conflicts := 0, 0, 0
+	var dedup measure.Dedup
+	// mu guards what the work adds to (the summary, the error log, the
+	// counts): work given up on after a signal must not touch them while
+	// the summaries are written (closed).
+	var mu sync.Mutex
+	closed := false
+	// A signal ends the run within cli.StopGrace of the stop even while a
+	// worker is busy on one huge line or the input is a FIFO that never
+	// goes on.
+	abandoned, err := cli.Interruptible(reading, func() error {
+		return cli.Inputs(stdin, f.Files, func(r io.Reader) (io.Reader, error) {
+			fromFile.Store(cli.IsRegularFile(r))
+			return measure.ReadInput(r)
+		}, func(r *jsonl.Reader) error {
 			r.SetMaxLineSize(f.MaxLineBytes)
 			r.SetSkipLongLines(true)
-			st, err := pipeline.Map(ctx, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[[]report.Request], error) {
+			st, err := pipeline.Map(reading, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[measure.Result], error) {
 				res, err := m.Line(line)
-				return pipeline.Output[[]report.Request]{Lines: res.Lines, Value: res.Requests}, err
-			}, func(err error, _ pipeline.Output[[]report.Request]) {
+				return pipeline.Output[measure.Result]{Lines: res.Lines, Value: res}, err
+			}, func(err error, _ pipeline.Output[measure.Result]) {
+				mu.Lock()
+				defer mu.Unlock()
+				if closed {
+					return
+				}
 				errLog.Report(err)
 				summary.AddUnreadable(measure.FailureKind(err))
-			}, func(reqs []report.Request) {
-				for _, req := range reqs {
+			}, func(res measure.Result) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				if closed {
+					return false
+				}
+				keep, err := dedup.Check(res)
+				if err != nil {
+					// Written, as every record read, but not counted.
+					errLog.Report(err)
+					conflicts++
+					return true
+				}
+				if !keep {
+					summary.AddDuplicate()
+					return false
+				}
+				for _, req := range res.Requests {
 					summary.AddRequest(req)
 				}
+				if res.Run != nil {
+					summary.AddRun(*res.Run)
+				}
+				return true
 			})
+			mu.Lock()
 			failed += st.Failed
+			lines += st.Lines
+			mu.Unlock()
+			if err == nil && ctx.Err() != nil {
+				err = context.Cause(ctx) // the input ended after a signal
+			}
 			return err
 		})
 	})
 	if abandoned {
-		// Given up on: flush the whole lines done, take no more.
+		// Given up on: flush the whole lines done, take no more, and write
+		// the summaries of what was measured.
 		cli.StopOutput(w, out)
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
+			return 0, rerr
+		}
 		return 0, cli.Cause(ctx, err)
 	}
 	errLog.Close()
 	for _, warning := range m.Warnings() {
 		fmt.Fprintf(stderr, "measure: %s\n", warning)
 	}
+	if n := summary.Duplicates(); n > 0 {
+		fmt.Fprintf(stderr, "measure: dropped %d duplicate record(s): the same request with the same content as an earlier line (counted once)\n", n)
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	if err = cli.Cause(ctx, err); err != nil {
+	// Interrupted, the records read are written and so are the summaries,
+	// then the signal's exit code.
+	err = cli.Cause(ctx, err)
+	var intr *cli.Interrupted
+	if err != nil && !errors.As(err, &intr) {
 		return failed, err
 	}
-	return failed, writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat)
+	if lines == 0 && intr == nil && !f.AllowEmpty {
+		return failed, fmt.Errorf("%s: no records: nothing to measure (did the stage before fail?); give --allow-empty to accept an empty input", inputNames(f.Files))
+	}
+	failed += conflicts
+	if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
+		return failed, rerr
+	}
+	return failed, err
+}
+
+// inputNames names the inputs for a message.
+func inputNames(files []string) string {
+	if len(files) == 0 || len(files) == 1 && files[0] == "-" {
+		return "<stdin>"
+	}
+	return strings.Join(files, ", ")
 }
 
 func writeReports(f *flags, stderr io.Writer, summary *report.Summary, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,8 +19,9 @@ import (
 func TestClientSaturation(t *testing.T) {
 	head := `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c","conversation_index":0,"turn":0,"pass":0,"target_isl":10,"max_tokens":4,"marker":"","cache_bust":"none","marker_landing":"none","dry_run":false,"payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]},"result":{"start_ns":1000,"latency_ns":900,"ttft_ns":100,"status":200,"ok":true,"stream":true,"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10},"schedule_lag_ns":`
 	var in strings.Builder
-	for _, lag := range []string{"2000000", "4000000", "12000000"} {
-		in.WriteString(head + lag + "}}\n")
+	for i, lag := range []string{"2000000", "4000000", "12000000"} {
+		// One conversation each: one request recorded three times would be refused.
+		in.WriteString(strings.Replace(head, `"conversation_id":"c"`, fmt.Sprintf(`"conversation_id":"c%d"`, i), 1) + lag + "}}\n")
 	}
 	code, _, errs := runCLI(in.String(), "--summary")
 	if code != 0 || !strings.Contains(errs, "WARNING: the client was saturated (schedule lag p99 11.84 ms > 5ms") {
@@ -42,8 +44,8 @@ func TestClientSaturation(t *testing.T) {
 func TestSizingLagNoted(t *testing.T) {
 	head := `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c","conversation_index":0,"turn":0,"pass":0,"target_isl":10,"max_tokens":4,"marker":"","cache_bust":"none","marker_landing":"none","dry_run":false,"payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]},"result":{"start_ns":1000,"latency_ns":900,"ttft_ns":100,"status":200,"ok":true,"stream":true,"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10},`
 	var in strings.Builder
-	for _, l := range []string{`"schedule_lag_ns":2000000,"sizing_ns":0`, `"schedule_lag_ns":4000000,"sizing_ns":0`, `"schedule_lag_ns":12000000,"sizing_ns":10900000`} {
-		in.WriteString(head + l + "}}\n")
+	for i, l := range []string{`"schedule_lag_ns":2000000,"sizing_ns":0`, `"schedule_lag_ns":4000000,"sizing_ns":0`, `"schedule_lag_ns":12000000,"sizing_ns":10900000`} {
+		in.WriteString(strings.Replace(head, `"conversation_id":"c"`, fmt.Sprintf(`"conversation_id":"c%d"`, i), 1) + l + "}}\n")
 	}
 	out := filepath.Join(t.TempDir(), "summary.json")
 	code, _, errs := runCLI(in.String(), "--summary", "--summary-json", out)

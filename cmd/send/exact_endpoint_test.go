@@ -39,6 +39,9 @@ func composeLiveFor(t *testing.T, ep endpoint.Kind, target cachebust.Target, o c
 	m.Now = now
 	o.Endpoint, o.Exact, o.Live, o.Model, o.Workers = ep, true, true, "m", 1
 	o.ISLSet, o.OSLSet, o.TurnsSet = true, true, true
+	if o.BenchmarkID == "" {
+		o.BenchmarkID = testutil.SeedBenchmarkID(o.Seed) // the same markers, and replies, every run
+	}
 	c, err := compose.New(p, m, "", o)
 	if err != nil {
 		t.Fatal(err)

@@ -11,19 +11,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/send"
+	"github.com/islkit/islkit/internal/send/exact"
 )
 
 const description = `Send compose's conversations as requests to their endpoint (or write them with --dry-run).
@@ -91,6 +95,8 @@ type flags struct {
 	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
 	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
 	Server       string `help:"With --exact: the server whose preprocessing the count follows (as measure --server): vllm, sglang, transformers or aiperf. Default: the one the conversations were composed for (compose --server); another is refused." default:"" enum:",vllm,sglang,transformers,aiperf" group:"exact"`
+
+	args []string // the command line, for the run record
 }
 
 // signals gives the context a signal cancels (tests deliver one).
@@ -107,6 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signals()
 	defer stop()
+	c.args = args
 	code, err := c.run(ctx, cli.Given(kctx), stdin, stdout, stderr)
 	if err != nil {
 		// Fail decides: 2 for usage, 1 for a failed run, 0 for a closed
@@ -160,7 +167,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if err != nil {
 		return cli.ExitUsage, usage(err)
 	}
-	opts := send.LiveOptions{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
+	opts := send.Config{URL: c.URL, APIKey: c.APIKey, Concurrency: c.Concurrency, Rate: c.Rate,
 		RateDistribution: c.RateDist, Burstiness: c.Burstiness, RampUp: c.RampUp, Warmup: c.Warmup, Seed: c.Seed, Requests: c.Requests, Duration: c.Duration,
 		Recycle: c.Recycle, Timeout: c.Timeout, Grace: c.Grace, Shard: shard, NoPayload: c.NoPayload,
 		MaxConsecutiveErrors: c.MaxErrors, Speedup: c.Speedup,
@@ -183,7 +190,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitUsage, usage(errors.New("--speedup 0: want a positive factor (2 replays twice as fast; leave it out for 1)"))
 	}
 	if !c.DryRun {
-		if err := opts.Validate(); err != nil {
+		if opts, err = opts.Validate(); err != nil {
 			return cli.ExitUsage, usage(err)
 		}
 		if opts.TLS, err = send.TLSConfig(c.Insecure, c.CACert); err != nil {
@@ -252,8 +259,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 			return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 		}
 	}
+	var wiring send.Wiring
 	if c.Exact {
-		if opts.Sizer, err = c.sizer(convs, name); err != nil {
+		if wiring.Sizer, err = c.sizer(convs, name); err != nil {
 			return cli.ExitUsage, err
 		}
 	}
@@ -267,9 +275,14 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		return cli.ExitOK, cli.Cause(ctx, err)
 	}
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
-		opts.Progress = stderr
+		wiring.Progress = stderr
 	}
-	sum, err := send.Run(ctx, stdout, convs, b, opts)
+	// The run's configuration goes first, once: measure puts it in the
+	// summary and the report, and --compare tells what differed.
+	if err := writeRunRecord(stdout, c, opts, b, convs); err != nil {
+		return cli.ExitFailed, err
+	}
+	sum, err := send.Run(ctx, stdout, convs, b, opts, wiring)
 	if err != nil {
 		return cli.ExitFailed, err
 	}
@@ -298,23 +311,23 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 
 // sizer loads the model the conversations were composed for (or the one
 // the flags name, which must be it) for --exact.
-func (c *flags) sizer(convs []records.Conversation, name string) (*send.Sizer, error) {
-	f, err := send.ComposedFor(convs)
+func (c *flags) sizer(convs []records.Conversation, name string) (*exact.Sizer, error) {
+	f, err := exact.ComposedFor(convs)
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	profile, err := send.ServerFor(convs, c.Server)
+	profile, err := exact.ServerFor(convs, c.Server)
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	m, err := send.LoadExactModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now})
+	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now})
 	if cli.IsUsage(err) {
 		return nil, fmt.Errorf("%s: %w", name, err) // another model than the records' (exit 2 still)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return send.NewSizer(m, profile), nil
+	return exact.NewSizer(m, profile), nil
 }
 
 func plural(n int, what string) string {
@@ -333,4 +346,20 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeRunRecord writes the islkit.run record (secrets removed).
+func writeRunRecord(stdout io.Writer, c *flags, opts send.Config, b *send.Builder, convs []records.Conversation) error {
+	var models []string
+	for i := range convs {
+		if m := b.Model(&convs[i]); m != "" && !slices.Contains(models, m) {
+			models = append(models, m)
+		}
+	}
+	headers := slices.Collect(maps.Keys(c.Header))
+	w := jsonl.NewWriter(stdout)
+	if err := w.Encode(send.RunRecord(c.args, opts, c.Stream, models, len(convs), headers, c.Exact, time.Now())); err != nil {
+		return err
+	}
+	return w.Flush()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testserver"
+	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
 
@@ -41,7 +42,7 @@ func TestExactUsesConversationsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Now = now
-	c, err := compose.New(p, m, "", compose.Options{ISL: 60, OSL: 24, Conversations: 2, Turns: 3, Seed: 2, Endpoint: endpoint.Responses,
+	c, err := compose.New(p, m, "", compose.Options{ISL: 60, OSL: 24, Conversations: 2, Turns: 3, Seed: 2, BenchmarkID: testutil.SeedBenchmarkID(2), Endpoint: endpoint.Responses,
 		Exact: true, Live: true, Model: "m", Workers: 1, ISLSet: true, OSLSet: true, TurnsSet: true, Server: serverprofile.SGLang})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,10 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/islkit/islkit/internal/jsonl"
 )
 
 // StopGrace is how long a command's work may take to stop by itself once
@@ -84,4 +87,42 @@ func StopOutput(w flusher, out *Output) {
 	case <-t.C:
 	}
 	out.Close()
+}
+
+// ReaderGone wraps a command's stdout for a command whose work does not
+// end with its output: once the reader has gone away (`measure --summary
+// --summary-json s.json | head -1`), further writes are dropped quietly, so
+// the command still reads its whole input and writes its summaries.
+type ReaderGone struct {
+	w    io.Writer
+	gone atomic.Bool
+}
+
+// NewReaderGone wraps w.
+func NewReaderGone(w io.Writer) *ReaderGone { return &ReaderGone{w: w} }
+
+func (g *ReaderGone) Write(p []byte) (int, error) {
+	if g.gone.Load() {
+		return len(p), nil
+	}
+	n, err := g.w.Write(p)
+	if err != nil && jsonl.IsClosedPipe(err) {
+		g.gone.Store(true)
+		return len(p), nil
+	}
+	return n, err
+}
+
+// Gone says whether the reader went away.
+func (g *ReaderGone) Gone() bool { return g.gone.Load() }
+
+// IsRegularFile says whether r is an open regular file (not a pipe, FIFO
+// or terminal): its end is known, so a stop need not wait for it.
+func IsRegularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/probe"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/workload"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkCompose1000(b *testing.B) {
 				}
 				runtime.GC() // the model's garbage is not compose's
 				start := time.Now()
-				c, err := New(p, m, text, Options{ISL: 1000, OSL: 128, Conversations: 1000, Turns: 1, Seed: 1, BenchmarkID: seedBenchmarkID(1), Exact: true, Workers: workers, ISLSet: true})
+				c, err := New(p, m, text, Options{ISL: 1000, OSL: 128, Conversations: 1000, Turns: 1, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Exact: true, Workers: workers, ISLSet: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -146,7 +147,7 @@ func BenchmarkComposeTrace(b *testing.B) {
 				}
 				runtime.GC()
 				start, cpu := time.Now(), cpuTime()
-				tr, err := NewTracer(p, m, text, TraceOptions{BlockSize: 512, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: workers})
+				tr, err := NewTracer(p, m, text, TraceOptions{BlockSize: 512, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Workers: workers})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -3,14 +3,11 @@ package compose
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +46,7 @@ func fakeProbe(t *testing.T, target cachebust.Target, fixed, wrap, marker int) (
 }
 
 func opts(isl int) Options {
-	return Options{ISL: isl, OSL: 16, Conversations: 1, Turns: 3, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: 1, ISLSet: true}
+	return Options{ISL: isl, OSL: 16, Conversations: 1, Turns: 3, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Workers: 1, ISLSet: true}
 }
 
 // The nine routing cells and AIPerf's numbers: fixed 4, wrap 5, marker 10,
@@ -221,7 +218,7 @@ func runAll(t *testing.T, c *Composer) []byte {
 // byte-identical for any worker count and valid against the schema.
 func TestExactEmbeddedDeterministic(t *testing.T) {
 	p, m := realProbe(t, "", cachebust.FirstTurnSuffix)
-	o := Options{ISL: 300, ISLStddev: 30, OSL: 40, Conversations: 6, Turns: 3, TurnsStddev: 1, Seed: 42, BenchmarkID: seedBenchmarkID(42), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true}
+	o := Options{ISL: 300, ISLStddev: 30, OSL: 40, Conversations: 6, Turns: 3, TurnsStddev: 1, Seed: 42, BenchmarkID: testutil.SeedBenchmarkID(42), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true}
 	c, err := New(p, m, "", o)
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +266,7 @@ func TestExactEmbeddedDeterministic(t *testing.T) {
 // marked unreachable with that minimum instead of pretending.
 func TestUnreachableBelowTemplateCost(t *testing.T) {
 	p, m := realProbe(t, "gptoss", cachebust.None)
-	c, err := New(p, m, "", Options{ISL: 64, OSL: 32, Conversations: 2, Turns: 2, Seed: 1, BenchmarkID: seedBenchmarkID(1), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
+	c, err := New(p, m, "", Options{ISL: 64, OSL: 32, Conversations: 2, Turns: 2, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +328,7 @@ func TestExactWithoutTemplate(t *testing.T) {
 	if m.Template != nil || p.Overhead.Fixed != 0 || p.Overhead.Wrap != 0 {
 		t.Fatalf("template off: template %v, overhead %+v", m.Template != nil, p.Overhead)
 	}
-	c, err := New(p, m, "", Options{ISL: 200, OSL: 30, Conversations: 3, Turns: 2, Seed: 5, BenchmarkID: seedBenchmarkID(5), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
+	c, err := New(p, m, "", Options{ISL: 200, OSL: 30, Conversations: 3, Turns: 2, Seed: 5, BenchmarkID: testutil.SeedBenchmarkID(5), Exact: true, Workers: 1, ISLSet: true, TurnsSet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,10 +376,6 @@ func TestPositiveNormal(t *testing.T) {
 // seedBenchmarkID is the benchmark id compose derived from a seed before
 // it minted a fresh one per run: the tests that compare two runs, and the
 // expectations written with those markers, pass it explicitly.
-func seedBenchmarkID(seed uint64) string {
-	s := sha256.Sum256([]byte("islkit:" + strconv.FormatUint(seed, 10)))
-	return hex.EncodeToString(s[:6])
-}
 
 // TestFreshBenchmarkIDPerRun (#27 item 1): without a benchmark id every
 // run mints its own (12 hex digits, recorded in every conversation), so

@@ -32,7 +32,7 @@ func composeDataset(t *testing.T, model string, target cachebust.Target, isl int
 	if err != nil || len(skipped) != 1 || skipped[0].Line != 3 || !strings.Contains(skipped[0].Reason, "(assistant) where a user turn belongs") {
 		t.Fatalf("dataset: %v %v", skipped, err)
 	}
-	d, err := NewDataset(p, m, DatasetOptions{OSL: 50, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: 2, Model: "m", CacheBlockSize: 16, ISL: isl})
+	d, err := NewDataset(p, m, DatasetOptions{OSL: 50, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Workers: 2, Model: "m", CacheBlockSize: 16, ISL: isl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func resizeDataset(t *testing.T, opts DatasetOptions) (*Dataset, string, []workl
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Seed, opts.OSL, opts.BenchmarkID = 1, 50, seedBenchmarkID(1)
+	opts.Seed, opts.OSL, opts.BenchmarkID = 1, 50, testutil.SeedBenchmarkID(1)
 	d, err := NewDataset(p, m, opts)
 	if err != nil {
 		t.Fatal(err)

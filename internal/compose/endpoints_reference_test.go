@@ -93,7 +93,7 @@ func TestEndpointsDryRunReference(t *testing.T) {
 			if !ep.MultiTurn() {
 				turns = 1
 			}
-			c, err := New(p, m, "", Options{ISL: k.isl, OSL: 32, Conversations: 2, Turns: turns, Seed: 1, BenchmarkID: seedBenchmarkID(1), Model: "ref",
+			c, err := New(p, m, "", Options{ISL: k.isl, OSL: 32, Conversations: 2, Turns: turns, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Model: "ref",
 				SharedSystemPromptLength: k.system, Exact: true, Workers: 2, Endpoint: ep, ISLSet: true, OSLSet: true, TurnsSet: true})
 			rows := cases[k]
 			if rows[0].Refused != "" {

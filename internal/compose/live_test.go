@@ -7,6 +7,7 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/corpus"
+	"github.com/islkit/islkit/internal/testutil"
 )
 
 // TestLiveAddsOnlyItsFields: --live leaves every text, count and target
@@ -17,7 +18,7 @@ import (
 // max_tokens + LiveReserveMargin tokens.
 func TestLiveAddsOnlyItsFields(t *testing.T) {
 	p, m := realProbe(t, "", cachebust.FirstTurnSuffix)
-	o := Options{ISL: 60, OSL: 20, OSLStddev: 5, Conversations: 3, Turns: 3, Seed: 4, BenchmarkID: seedBenchmarkID(4), Exact: true, Workers: 1,
+	o := Options{ISL: 60, OSL: 20, OSLStddev: 5, Conversations: 3, Turns: 3, Seed: 4, BenchmarkID: testutil.SeedBenchmarkID(4), Exact: true, Workers: 1,
 		SharedSystemPromptLength: 30, ISLSet: true, OSLSet: true, TurnsSet: true}
 	plain, err := New(p, m, "", o)
 	if err != nil {

@@ -28,7 +28,7 @@ func TestPrefixGroups(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := New(p, m, "", Options{ISL: 400, OSL: 16, Conversations: 7, Turns: 2, Seed: 3, BenchmarkID: seedBenchmarkID(3), Exact: true, Workers: 2,
+		c, err := New(p, m, "", Options{ISL: 400, OSL: 16, Conversations: 7, Turns: 2, Seed: 3, BenchmarkID: testutil.SeedBenchmarkID(3), Exact: true, Workers: 2,
 			PrefixGroups: 3, PrefixLength: 150, CacheBlockSize: 16, ISLSet: true})
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +120,7 @@ func TestPrefixGroupsReference(t *testing.T) {
 		t.Run(k.model+"/"+k.target, func(t *testing.T) {
 			target, _ := cachebust.ParseTarget(k.target)
 			p, m := realProbe(t, k.model, target)
-			c, err := New(p, m, "", Options{ISL: 600, OSL: 16, Conversations: 7, Turns: 2, Seed: 1, BenchmarkID: seedBenchmarkID(1), Exact: true, Workers: 2,
+			c, err := New(p, m, "", Options{ISL: 600, OSL: 16, Conversations: 7, Turns: 2, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Exact: true, Workers: 2,
 				PrefixGroups: 3, PrefixLength: 200, Model: "m", ISLSet: true, OSLSet: true, TurnsSet: true})
 			if err != nil {
 				t.Fatal(err)

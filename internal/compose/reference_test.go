@@ -73,7 +73,7 @@ func TestReferenceCounts(t *testing.T) {
 				}
 				models[k.model] = m
 			}
-			c, err := New(p, m, "", Options{ISL: k.isl, OSL: 32, Conversations: 2, Turns: 2, Seed: 1, BenchmarkID: seedBenchmarkID(1),
+			c, err := New(p, m, "", Options{ISL: k.isl, OSL: 32, Conversations: 2, Turns: 2, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1),
 				SharedSystemPromptLength: k.system, Exact: true, Workers: 2, ISLSet: true, OSLSet: true, TurnsSet: true})
 			rows := cases[k]
 			if rows[0].Refused != "" {

@@ -38,7 +38,7 @@ func composeTraceFile(t *testing.T, model string, target cachebust.Target, file 
 	if err != nil || len(skipped) != 0 {
 		t.Fatalf("trace: %v %v", skipped, err)
 	}
-	tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: block, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: 2, Model: "m"})
+	tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: block, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Workers: 2, Model: "m"})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -267,7 +267,7 @@ func TestTraceManyRows(t *testing.T) {
 	for _, model := range traceModels {
 		for _, target := range []cachebust.Target{cachebust.None, cachebust.FirstTurnSuffix} {
 			p, m := realProbe(t, model, target)
-			tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 1, BenchmarkID: seedBenchmarkID(1), Workers: 2})
+			tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 1, BenchmarkID: testutil.SeedBenchmarkID(1), Workers: 2})
 			if err != nil {
 				t.Fatal(err)
 			}

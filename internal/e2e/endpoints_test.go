@@ -58,7 +58,7 @@ func TestExactEndpointsMeasured(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("pipeline: %v\n%s", err, stderr.String())
 			}
-			lines := testutil.ReadJSONL[json.RawMessage](t, reqs)
+			lines := withoutRunRecord(testutil.ReadJSONL[json.RawMessage](t, reqs))
 			warm := 0
 			for _, line := range lines {
 				testutil.ValidateSchema(t, "measurement.schema.json", line)

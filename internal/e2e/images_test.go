@@ -53,8 +53,8 @@ func TestImagesPipeline(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("pipeline: %v\n%s", err, stderr.String())
 			}
-			convs := string(readFile(t, filepath.Join(out, "convs.jsonl")))
-			dry := string(readFile(t, filepath.Join(out, "dry.jsonl")))
+			convs := readFile(t, filepath.Join(out, "convs.jsonl"))
+			dry := readFile(t, filepath.Join(out, "dry.jsonl"))
 			images := 0
 			for _, line := range testutil.ReadJSONL[struct {
 				Turns []struct {
@@ -103,16 +103,8 @@ func TestImagesPipeline(t *testing.T) {
 
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
-	if err := os.WriteFile(to, readFile(t, from), 0o644); err != nil {
+	if err := os.WriteFile(to, []byte(readFile(t, from)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}

@@ -32,7 +32,7 @@ func TestTraceReplayPrefixCache(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", sendArgs, err)
 		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		lines := withoutRunRecord(strings.Split(strings.TrimSpace(string(out)), "\n"))
 		if len(lines) != 13 {
 			t.Fatalf("%s: %d records, want 13", sendArgs, len(lines))
 		}
@@ -119,7 +119,7 @@ func TestPrefixGroupsReplayPrefixCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	lines := withoutRunRecord(strings.Split(strings.TrimSpace(string(out)), "\n"))
 	if len(lines) != 9 {
 		t.Fatalf("%d records, want 9", len(lines))
 	}

@@ -35,7 +35,7 @@ func TestWarmupEndToEnd(t *testing.T) {
 		t.Fatalf("pipeline: %v\n%s", err, stderr.String())
 	}
 	warm := 0
-	for _, line := range testutil.ReadJSONL[json.RawMessage](t, reqs) {
+	for _, line := range withoutRunRecord(testutil.ReadJSONL[json.RawMessage](t, reqs)) {
 		var r struct {
 			Warmup bool `json:"warmup"`
 		}

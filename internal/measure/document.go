@@ -22,7 +22,7 @@ func ReadInput(r io.Reader) (io.Reader, error) {
 	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
 		br.Discard(3) // a byte order mark starts no record (Python's utf-8-sig)
 	}
-	head, _ := br.Peek(1 << 16)
+	head := firstLine(br)
 	i := 0
 	for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') {
 		i++
@@ -51,4 +51,25 @@ func ReadInput(r io.Reader) (io.Reader, error) {
 	}
 	buf.WriteByte('\n')
 	return &buf, nil
+}
+
+// firstLine peeks at br until it holds the first line that is not blank
+// (up to its newline), 64 KiB or the end of the input, and returns what it
+// holds. It reads no further than that: a live `send | measure` must be
+// told apart from a document on its first record, not after 64 KiB.
+func firstLine(br *bufio.Reader) []byte {
+	for {
+		n := br.Buffered()
+		head, _ := br.Peek(n)
+		start := bytes.IndexFunc(head, func(r rune) bool { return r != ' ' && r != '\t' && r != '\r' && r != '\n' })
+		if start >= 0 && bytes.IndexByte(head[start:], '\n') >= 0 || n >= br.Size() {
+			return head
+		}
+		// Peek(n+1) reads once more (one Read of the underlying reader):
+		// what has arrived is enough, nothing waits for the buffer to fill.
+		if _, err := br.Peek(n + 1); err != nil {
+			head, _ = br.Peek(br.Buffered())
+			return head
+		}
+	}
 }

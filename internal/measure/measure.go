@@ -6,6 +6,7 @@
 package measure
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -181,8 +182,9 @@ var ErrUnknownShape = errors.New(`unknown record shape: expected a send record, 
 // means the record could not be measured at all (not JSON, unknown shape,
 // no messages); a chat template failure is not an error: the record is
 // counted bare and says why.
-func (m *Measurer) Record(data []byte) (Result, error) {
-	obj, err := jsonobj.Parse(data)
+func (m *Measurer) Record(data []byte) (res Result, err error) {
+	obj, perr := jsonobj.Parse(data)
+	err = perr
 	if err != nil {
 		return Result{}, &BadRecordError{Kind: FailBadJSON, Err: err}
 	}
@@ -191,6 +193,16 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	switch {
 	case isKind(obj, records.KindRequest):
 		out, req, err = m.sendRecord(obj, data)
+		if key, ok := recordKey(obj); ok {
+			defer func() { res.key, res.keyed = key, true }()
+		}
+	case isKind(obj, records.KindRun):
+		// send's run configuration: passed through, no request.
+		var run records.Run
+		if err := decodeHead(data, &run); err != nil {
+			return Result{}, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf("run record: %w", err)}
+		}
+		return Result{Lines: [][]byte{data}, Run: &run}, nil
 	case isKind(obj, records.KindConversation):
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
 	case isKind(obj, records.KindProbe):
@@ -213,17 +225,16 @@ func (m *Measurer) Record(data []byte) (Result, error) {
 	default:
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: ErrUnknownShape}
 	}
-	if err != nil {
-		res := Result{}
-		if req.Live != nil || req.Warmup {
-			// Sent all the same: its outcome still belongs to the
-			// performance section (or to the warmup count).
-			req.Unmeasured = true
-			res.Requests = []report.Request{req}
-		}
-		return res, classify(err)
+	if err != nil && out == nil {
+		// A request measure could not count keeps its place in the
+		// output, with the reason (isl.error): the output lines up with
+		// the input.
+		req.Unmeasured = true
+		out, _ = withISLMember(obj, data, records.ISL{Error: err.Error()})
 	}
-	return Result{Lines: [][]byte{out}, Requests: []report.Request{req}}, nil
+	// Sent all the same, an unmeasured request's outcome still belongs to
+	// the performance section (or to the warmup count).
+	return Result{Lines: lines(out), Requests: []report.Request{req}}, classify(err)
 }
 
 // Line measures one input line: Record, after checking that the line is
@@ -244,6 +255,10 @@ func (m *Measurer) Line(line jsonl.Line) (res Result, err error) {
 		return Result{}, &BadRecordError{Kind: FailBadUTF8, Err: err}
 	}
 	res, err = m.Record(line.Data)
+	if res.keyed {
+		res.line = jsonl.Line{File: line.File, Num: line.Num}
+		res.digest = sha256.Sum256(line.Data)
+	}
 	return res, withLine(line, err)
 }
 
@@ -267,6 +282,16 @@ type Result struct {
 	// Requests holds each request measured, for the summary: its counts
 	// and, for a live send record, its outcome.
 	Requests []report.Request
+
+	// Run is send's run configuration (an islkit.run record), for the
+	// summary.
+	Run *records.Run
+
+	// A send record's key, and where and what the line is, for Dedup.
+	key    RecordKey
+	keyed  bool
+	line   jsonl.Line // File and Num only
+	digest [sha256.Size]byte
 }
 
 func lines(out []byte) [][]byte {

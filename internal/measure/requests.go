@@ -89,46 +89,119 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 		return nil, req, fmt.Errorf(`send record: field "schema_version": unknown schema version %d (this measure reads version %d)`, rec.SchemaVersion, records.SchemaVersion)
 	}
 	req.ModelMismatch = m.checkPin(rec.ComposedFor)
-	body, _ := obj.Get("payload")
-	if isNull(body) {
-		return nil, req, fmt.Errorf(`send record: no "payload" (run send without --no-payload to measure it)`)
-	}
 	meta := requestMeta{conversationID: rec.ConversationID, marker: rec.Marker, cacheBust: rec.CacheBust, maxTokens: rec.MaxTokens, sizedFor: rec.Server}
 	target, turn := rec.TargetISL, rec.Turn
 	meta.target, meta.turn, meta.expected = &target, &turn, rec.ExpectedISL
 	meta.expectedCached = rec.ExpectedCachedTokens
+	req.Warmup = rec.Warmup
+	// A result's unreadable usage is reported, but the request was sent:
+	// its timings still count, and its ISL is still measured.
+	var usageErr error
 	if result, ok := obj.Get("result"); ok && !isNull(result) {
-		var r struct {
-			Usage json.RawMessage `json:"usage"`
-		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return nil, req, fieldErrorf("result", "must be an object")
-		}
-		server, err := promptTokens(r.Usage)
-		if err != nil {
-			return nil, req, prefixField("result", err)
-		}
-		meta.server = server
-		if meta.cached, err = cachedTokens(r.Usage); err != nil {
-			return nil, req, prefixField("result", err)
-		}
-		// report.Live reads the result's timing members only; the texts
-		// are skipped.
-		var live report.Live
-		if err := decodeHead(result, &live); err != nil {
-			return nil, req, prefixField("result", err)
-		}
-		if !rec.DryRun {
+		var live *report.Live
+		live, meta.server, meta.cached, usageErr = readResult(result)
+		if live != nil && !rec.DryRun {
 			if live.ScheduleLagNs == nil {
 				live.ScheduleLagNs = rec.ScheduleLagNs
 			}
-			req.Live = &live
+			if live.OK && !live.Usage.Counts() {
+				m.countOutput(live, result)
+			}
+			req.Live = live
 		}
 	}
-	req.Warmup = rec.Warmup
+	body, _ := obj.Get("payload")
+	if isNull(body) {
+		// send --no-payload: the performance figures need no payload; the
+		// ISL cannot be recounted, and the record says so.
+		req.Unmeasured, req.NoPayload = true, true
+		req.ISL = records.ISL{Error: NoPayloadError, Server: meta.server, ServerCached: meta.cached,
+			Target: meta.target, Expected: meta.expected, ExpectedCached: meta.expectedCached,
+			ConversationID: meta.conversationID, TurnIndex: meta.turn}
+		out, err := jsonobj.AppendMember(data, "isl", req.ISL)
+		if err == nil {
+			err = usageErr
+		}
+		return out, req, err
+	}
 	out, isl, err := m.withISL(obj, data, body, meta)
 	req.ISL = isl
+	if err != nil {
+		req.Unmeasured = true
+		return nil, req, err
+	}
+	if usageErr != nil {
+		// Counted, but the server's figures could not be read: the record
+		// keeps its counts and says why it has no server count.
+		req.ISL.Error = usageErr.Error()
+		out, err = withISLMember(obj, data, req.ISL)
+		if err == nil {
+			err = usageErr
+		}
+	}
 	return out, req, err
+}
+
+// NoPayloadError is the isl.error of a record sent with send --no-payload.
+const NoPayloadError = "no payload (send --no-payload): the ISL could not be recounted"
+
+// readResult reads a send record's result: its timings and usage for the
+// performance section, and the server's prompt and cached counts. An
+// unreadable usage leaves those counts out (nil) and is returned as err;
+// live is nil only when the result's timings themselves are unreadable.
+func readResult(result []byte) (live *report.Live, server, cached *int, err error) {
+	var r struct {
+		Usage json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return nil, nil, nil, fieldErrorf("result", "must be an object")
+	}
+	var usageErr error
+	if server, usageErr = promptTokens(r.Usage); usageErr == nil {
+		cached, usageErr = cachedTokens(r.Usage)
+	}
+	if usageErr != nil {
+		server, cached = nil, nil
+		usageErr = prefixField("result", usageErr)
+	}
+	// report.Live reads the result's timing members only; the texts are
+	// skipped.
+	live = new(report.Live)
+	if derr := decodeHead(result, live); derr != nil {
+		// Read the timings again without the usage: a usage of the wrong
+		// shape is the server's fault, not the request's.
+		members, perr := jsonobj.Members(result)
+		var noUsage jsonobj.Object
+		for _, mem := range members {
+			if mem.Key != "usage" {
+				noUsage = append(noUsage, mem)
+			}
+		}
+		live = new(report.Live)
+		if perr != nil || decodeHead(noUsage.Marshal(), live) != nil {
+			return nil, nil, nil, prefixField("result", derr)
+		}
+		if usageErr == nil {
+			usageErr = prefixField("result", derr)
+		}
+		return live, nil, nil, usageErr
+	}
+	if usageErr != nil && live.Usage != nil {
+		live.Usage.PromptTokens = nil // unreadable: no count, not a wrong one
+	}
+	return live, server, cached, usageErr
+}
+
+// withISLMember writes obj (whose text is data, or nil) with "isl".
+func withISLMember(obj jsonobj.Object, data []byte, isl records.ISL) ([]byte, error) {
+	if _, ok := obj.Get("isl"); !ok && data != nil {
+		return jsonobj.AppendMember(data, "isl", isl)
+	}
+	obj, err := obj.Set("isl", isl)
+	if err != nil {
+		return nil, err
+	}
+	return obj.Marshal(), nil
 }
 
 // chatBody measures a bare OpenAI chat-completions body (data is obj's
@@ -279,4 +352,21 @@ func (m *Measurer) inputsJSON(obj jsonobj.Object) (Result, error) {
 		return out, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf("inputs.json: %d payload(s) failed: %s", len(errs), strings.Join(errs, "; "))}
 	}
 	return out, nil
+}
+
+// countOutput counts a succeeded request's output tokens when the server
+// sent no usage: the streamed text (output_text, then reasoning_text) with
+// measure's tokenizer, so the output throughput is not 0. The summary says
+// how many requests were counted so (Performance.OutputCounted).
+func (m *Measurer) countOutput(live *report.Live, result []byte) {
+	var r struct {
+		OutputText string `json:"output_text"`
+		Reasoning  string `json:"reasoning_text"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.OutputText == "" && r.Reasoning == "" {
+		return
+	}
+	n := m.opts.Tokenizer.Count(r.OutputText) + m.opts.Tokenizer.Count(r.Reasoning)
+	live.Usage = &records.Usage{CompletionTokens: n}
+	live.OutputCounted = true
 }

@@ -47,22 +47,32 @@ type result[V any] struct {
 
 // Map reads r to the end, applies fn with up to workers goroutines and
 // writes each output to w in input order. A line whose fn fails is passed
-// to report (with its file and line number) and the run continues. Map
-// returns early with ctx's error when ctx is cancelled (Ctrl-C), after
-// writing every result that precedes the first unfinished line, and with
-// a write error (e.g. a closed stdout) as soon as one happens. report gets
+// to report (with its file and line number) and the run continues. When
+// ctx is cancelled (a signal) Map stops reading, even while a read
+// blocks, finishes the lines it has read, writes them, and returns ctx's
+// error; it returns a write error (e.g. a closed stdout) as soon as one
+// happens. report gets
 // each failed line's error; sink, when not nil, the Output.Value of every
 // line fn ran on (failed or not: a document can fail in part), both in
-// input order and on Map's goroutine. A line that could not be read (too
+// input order and on Map's goroutine; a line's output is written only if
+// sink returns true (measure drops duplicate records). A line that could not be read (too
 // long) reaches report only. Whenever the input stalls (the next line is
 // not yet buffered), w is flushed once every line read so far is written,
 // so a live producer's results come out as they arrive.
-func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func[V], report func(error, Output[V]), sink func(V)) (Stats, error) {
+func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func[V], report func(error, Output[V]), sink func(V) bool) (Stats, error) {
 	if workers < 1 {
 		workers = 1
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// stopRead is the caller's stop: no more lines are read; abort ends
+	// everything (a write failed, or Map returns).
+	stopRead := ctx
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// After a stop the reader hands out the lines already buffered, then
+	// ends. If it is waiting in a read when the stop comes, it may never
+	// return: the writer then waits for the dispatched lines only.
+	var mu sync.Mutex
+	dispatched, stopped, readerWaiting := 0, false, false
 	jobs := make(chan job, workers*4)
 	results := make(chan result[V], workers*4)
 	// window bounds the lines between the reader and the in-order writer:
@@ -77,14 +87,29 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 	go func() {
 		defer close(jobs)
 		for seq := 0; ; seq++ {
-			if seq > 0 && !r.LineBuffered() {
+			buffered := r.LineBuffered()
+			if seq > 0 && !buffered {
 				readSoFar.Store(int64(seq))
 				select {
 				case stalled <- struct{}{}:
 				default:
 				}
 			}
+			mu.Lock()
+			if stopped && !buffered {
+				mu.Unlock()
+				return
+			}
+			readerWaiting = !buffered
+			mu.Unlock()
 			line, err := r.Next()
+			mu.Lock()
+			late := stopped && readerWaiting // the writer no longer waits for it
+			readerWaiting = false
+			mu.Unlock()
+			if late {
+				return
+			}
 			var lineErr error
 			switch {
 			case errors.Is(err, jsonl.ErrLineTooLong):
@@ -102,6 +127,9 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 			case <-ctx.Done():
 				return
 			}
+			mu.Lock()
+			dispatched = seq + 1
+			mu.Unlock()
 			select {
 			case jobs <- job{seq, line, lineErr}:
 			case <-ctx.Done():
@@ -114,7 +142,17 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
+			for {
+				var j job
+				select {
+				case jj, ok := <-jobs:
+					if !ok {
+						return
+					}
+					j = jj
+				case <-ctx.Done():
+					return
+				}
 				if j.err != nil {
 					select {
 					case results <- result[V]{j.seq, j.line, Output[V]{}, j.err, false}:
@@ -139,6 +177,8 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 	next := 0
 	var werr error
 	flushAt := 0 // flush once next reaches it (0: no flush due)
+	stop := stopRead.Done()
+	wait := -1 // once stopped: the results to write before returning
 	flush := func() {
 		flushAt = 0
 		if werr == nil {
@@ -149,6 +189,9 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 	}
 loop:
 	for {
+		if wait >= 0 && next >= wait {
+			break
+		}
 		var res result[V]
 		select {
 		case r, ok := <-results:
@@ -156,6 +199,15 @@ loop:
 				break loop
 			}
 			res = r
+		case <-stop:
+			stop = nil
+			mu.Lock()
+			stopped = true
+			if readerWaiting {
+				wait = dispatched
+			}
+			mu.Unlock()
+			continue
 		case <-stalled:
 			if flushAt = int(readSoFar.Load()); next >= flushAt {
 				flush()
@@ -181,8 +233,8 @@ loop:
 					report(&jsonl.LineError{File: cur.line.File, Line: cur.line.Num, Err: cur.err}, cur.out)
 				}
 			}
-			if sink != nil && cur.ran {
-				sink(cur.out.Value)
+			if sink != nil && cur.ran && !sink(cur.out.Value) {
+				cur.out.Lines = nil
 			}
 			for _, out := range cur.out.Lines {
 				if werr != nil {
@@ -203,8 +255,11 @@ loop:
 	if werr != nil {
 		return st, werr
 	}
-	if err := ctx.Err(); err != nil {
-		return st, err
+	mu.Lock()
+	wasStopped := stopped
+	mu.Unlock()
+	if wasStopped {
+		return st, stopRead.Err()
 	}
 	if readErr != nil {
 		return st, readErr

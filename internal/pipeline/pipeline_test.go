@@ -36,13 +36,14 @@ func TestMapKeepsInputOrderAndReportsFailures(t *testing.T) {
 			}
 			return Output[int]{Lines: [][]byte{line.Data}, Value: n}, nil
 		}, func(err error, _ Output[int]) { reported = append(reported, err.Error()) },
-		func(n int) {
+		func(n int) bool {
 			sunk++
 			if n < last {
 				t.Errorf("sink got %d after %d", n, last)
 			} else {
 				last = n
 			}
+			return true
 		})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestMapUnreadableLineReachesReportOnly(t *testing.T) {
 			n, _ := strconv.Atoi(string(line.Data))
 			return Output[int]{Value: n}, nil
 		}, func(err error, _ Output[int]) { reported = append(reported, err.Error()) },
-		func(n int) { sunk = append(sunk, n) })
+		func(n int) bool { sunk = append(sunk, n); return true })
 	if err != nil {
 		t.Fatal(err)
 	}

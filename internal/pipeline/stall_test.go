@@ -68,3 +68,51 @@ func TestMapFlushesWhenInputStalls(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMapStopFinishesLinesRead: a stop (Ctrl-C) while the input waits
+// must not lose the lines already read: Map finishes them, writes them and
+// returns the context's error, although the read never returns (issue 27,
+// item 6). Each line takes a while to process, so the stop comes while
+// most are still in the workers.
+func TestMapStopFinishesLinesRead(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var buf bytes.Buffer
+	w := jsonl.NewWriter(&buf)
+	read := make(chan struct{}, 100)
+	done := make(chan error, 1)
+	var got []int
+	go func() {
+		_, err := Map(ctx, jsonl.NewReader(pr, "in"), w, 4,
+			func(line jsonl.Line) (Output[int], error) {
+				read <- struct{}{}
+				time.Sleep(50 * time.Millisecond)
+				return Output[int]{Lines: [][]byte{line.Data}, Value: line.Num}, nil
+			}, func(error, Output[int]) {}, func(n int) bool { got = append(got, n); return true })
+		done <- err
+	}()
+	for i := 0; i < 6; i++ {
+		fmt.Fprintf(pw, "{\"n\":%d}\n", i)
+	}
+	for i := 0; i < 6; i++ {
+		<-read // every line has reached a worker
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != context.Canceled {
+			t.Errorf("Map returned %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Map still waiting for the input after the stop")
+	}
+	w.Flush()
+	want := "{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n{\"n\":5}\n"
+	if buf.String() != want {
+		t.Errorf("wrote %q, want every line read: %q", buf.String(), want)
+	}
+	if fmt.Sprint(got) != "[1 2 3 4 5 6]" {
+		t.Errorf("sink got lines %v, want 1..6", got)
+	}
+}

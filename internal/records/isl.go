@@ -28,8 +28,14 @@ type ISL struct {
 	// (AIPerf's count: no --apply-chat-template, the aiperf profile where
 	// it templates nothing, no template, or a template error, see
 	// TemplateError).
-	Counted       string `json:"counted"`
+	// It is empty only when the request could not be counted (Error).
+	Counted       string `json:"counted,omitempty"`
 	TemplateError string `json:"template_error,omitempty"`
+	// Error says why the request was not counted (a field measure cannot
+	// read, a request the server would refuse, no payload), or why a
+	// counted request lacks the server's count (its usage unreadable).
+	// The record is written all the same, in its place.
+	Error string `json:"error,omitempty"`
 	// Endpoint is the API the body is for: chat, completions or responses.
 	Endpoint endpoint.Kind `json:"endpoint,omitempty"`
 	// ServerField names the usage member a server reports this endpoint's

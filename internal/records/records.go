@@ -8,6 +8,8 @@
 //	probe.go         Probe (probe → compose), schemas/probe.schema.json
 //	conversation.go  Conversation (compose → send), conversation.schema.json
 //	request.go       Request (send → measure), request.schema.json
+//	run.go           Run, send's first line (send → measure),
+//	                 run.schema.json
 //	isl.go           ISL, the "isl" member measure adds to each request,
 //	                 measurement.schema.json
 //
@@ -26,4 +28,5 @@ const (
 	KindConversation = "islkit.conversation"
 	KindRequest      = "islkit.request"
 	KindSummary      = "islkit.summary" // measure --summary-json
+	KindRun          = "islkit.run"     // send's first line: the run's configuration
 )

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -74,15 +75,86 @@ func Compare(w io.Writer, nameA string, a []byte, nameB string, b []byte) error 
 		rows = append(rows, p)
 		rows = append(rows, inserts[i]...)
 	}
+	bw := bufio.NewWriter(w)
+	if cfg := configDiff(a, b); cfg != nil {
+		cfg.writeText(bw)
+		bw.WriteString("\n")
+	}
 	t := table{head: []string{"figure", "A", "B", "B/A"},
 		note: "A = " + nameA + ", B = " + nameB + "; n/a: absent or null; ratio n/a when A is 0"}
 	for _, p := range rows {
 		x, y := va[p], vb[p]
 		t.rows = append(t.rows, []string{p, number(x), number(y), ratio(x, y)})
 	}
-	bw := bufio.NewWriter(w)
 	t.writeText(bw)
 	return bw.Flush()
+}
+
+// configDiff is the table of the run configuration fields (the summaries'
+// runs: send's islkit.run records) in which a and b differ; nil when
+// neither has one. Several runs (shards) give their values joined by " | ".
+func configDiff(a, b []byte) *table {
+	ca, oka := runConfig(a)
+	cb, okb := runConfig(b)
+	if !oka && !okb {
+		return nil
+	}
+	t := &table{head: []string{"configuration", "A", "B"}}
+	switch {
+	case !oka:
+		t.note = "A has no run configuration (records without send's islkit.run line)"
+	case !okb:
+		t.note = "B has no run configuration (records without send's islkit.run line)"
+	}
+	rt := reflect.TypeOf(records.Run{})
+	for i := 0; i < rt.NumField(); i++ {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if name == "kind" || name == "schema_version" || ca[name] == cb[name] {
+			continue
+		}
+		t.rows = append(t.rows, []string{name, orNone(ca[name]), orNone(cb[name])})
+	}
+	if len(t.rows) == 0 && t.note == "" {
+		t.note = "the same run configuration"
+	}
+	return t
+}
+
+// runConfig reads a summary's runs as field → value text.
+func runConfig(data []byte) (map[string]string, bool) {
+	var s struct {
+		Runs []map[string]json.RawMessage `json:"runs"`
+	}
+	if json.Unmarshal(data, &s) != nil || len(s.Runs) == 0 {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, run := range s.Runs {
+		for k, raw := range run {
+			var buf bytes.Buffer
+			json.Compact(&buf, raw)
+			v := buf.String()
+			var str string
+			var strs []string
+			if json.Unmarshal(raw, &str) == nil {
+				v = str
+			} else if json.Unmarshal(raw, &strs) == nil {
+				v = strings.Join(strs, " ") // a command line
+			}
+			if have, ok := out[k]; ok {
+				v = have + " | " + v
+			}
+			out[k] = v
+		}
+	}
+	return out, true
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "-"
+	}
+	return v
 }
 
 func number(v *float64) string {

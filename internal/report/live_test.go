@@ -47,7 +47,7 @@ func liveSummary(t *testing.T, srv *testserver.Server, convs, turns int, o repor
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if _, err := send.Run(context.Background(), &out, cs, b, send.LiveOptions{URL: srv.URL(), Concurrency: 4, Timeout: 10 * time.Second}); err != nil {
+	if _, err := send.Run(context.Background(), &out, cs, b, send.Config{URL: srv.URL(), Concurrency: 4, Timeout: 10 * time.Second}, send.Wiring{}); err != nil {
 		t.Fatal(err)
 	}
 	src, err := modelsrc.Default()

@@ -39,11 +39,13 @@ const Definitions = `Performance (live records; vLLM bench serve's definitions):
   everything); errors: failed requests by kind. duration_s: earliest
   request start to latest request end. request_throughput = succeeded /
   duration_s; output_token_throughput = sum of usage.completion_tokens of
-  succeeded requests / duration_s; total_token_throughput adds their
-  usage.prompt_tokens. Per succeeded request, streamed or not: e2e_ms
-  (latency). Per succeeded streamed request: ttft_ms, tpot_ms = (e2e -
-  ttft) / (completion_tokens - 1) when completion_tokens > 1; itl_ms =
-  every gap between output chunks of those requests, pooled. Each: mean, std (population), min, max and p50, p90,
+  succeeded requests / duration_s (a request the server sent no usage for:
+  its streamed text counted with measure's tokenizer, and said so);
+  total_token_throughput adds their usage.prompt_tokens. Per succeeded
+  request, streamed or not: e2e_ms (latency). Per succeeded streamed
+  request: ttft_ms, tpot_ms = (e2e - ttft) / (completion_tokens - 1) when
+  completion_tokens > 1; itl_ms = every gap between output chunks of those
+  requests, pooled. Each: mean, std (population), min, max and p50, p90,
   p95, p99 (+ --percentiles) by linear interpolation between closest ranks
   (numpy's default). Goodput (--slo): succeeded requests whose every given
   figure is <= its SLO (tpot counts as 0 when completion_tokens <= 1);
@@ -80,6 +82,9 @@ type Live struct {
 	// ClientCPU is send's CPU use when it wrote the record, as a fraction
 	// of the cores it may use, when recorded.
 	ClientCPU *float64 `json:"client_cpu"`
+	// OutputCounted: the server sent no usage, and Usage.CompletionTokens
+	// is measure's count of the streamed text (set by measure, not read).
+	OutputCounted bool `json:"-"`
 }
 
 // Request is one measured request as the summary reads it.
@@ -98,6 +103,9 @@ type Request struct {
 	// the one the record was composed for (its composed_for); "" when it
 	// does not, or either is unknown.
 	ModelMismatch string
+	// NoPayload marks a record written by send --no-payload (Unmeasured
+	// too): counted apart in the summary.
+	NoPayload bool
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.
@@ -199,6 +207,7 @@ type perfReq struct {
 	ttft           int64
 	prompt, output int
 	usage          bool
+	outputCounted  bool // its output tokens counted by islkit (no server usage)
 	isl            int
 	turn           int
 	hasTurn        bool
@@ -262,7 +271,7 @@ func (p *perfAcc) add(isl records.ISL, l *Live) {
 		return
 	}
 	if l.Usage != nil {
-		r.output, r.usage = l.Usage.CompletionTokens, true
+		r.output, r.usage, r.outputCounted = l.Usage.CompletionTokens, true, l.OutputCounted
 		if l.Usage.PromptTokens != nil { // absent: no count, not 0
 			r.prompt = *l.Usage.PromptTokens
 		}
@@ -358,8 +367,13 @@ type Performance struct {
 	// Streamed is the succeeded requests with a TTFT (the population of
 	// ttft, tpot and itl; e2e counts every succeeded one); WithoutUsage the succeeded ones without
 	// usage (no tokens, no TPOT).
-	Streamed              uint64      `json:"streamed"`
-	WithoutUsage          uint64      `json:"without_usage"`
+	Streamed     uint64 `json:"streamed"`
+	WithoutUsage uint64 `json:"without_usage"`
+	// OutputCounted is the succeeded requests without the server's usage
+	// whose output tokens measure counted from the streamed text (with its
+	// model's tokenizer): in OutputTokens and the throughput, not in
+	// WithoutUsage.
+	OutputCounted         uint64      `json:"output_tokens_counted"`
 	DurationS             float64     `json:"duration_s"`
 	InputTokens           uint64      `json:"input_tokens"`
 	OutputTokens          uint64      `json:"output_tokens"`
@@ -466,6 +480,9 @@ func (p *perfAcc) report(o Options) *Performance {
 			pr.Succeeded++
 			if r.streamed {
 				pr.Streamed++
+			}
+			if r.outputCounted {
+				pr.OutputCounted++
 			}
 			if r.usage {
 				pr.InputTokens += uint64(max(r.prompt, 0))

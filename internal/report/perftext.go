@@ -32,6 +32,9 @@ func (p *Performance) headline() []string {
 	if n := p.Client.Note(); n != "" {
 		lines = append(lines, "note: "+n)
 	}
+	if p.OutputCounted > 0 {
+		lines = append(lines, fmt.Sprintf("output tokens counted by islkit: %d requests had no server usage (their streamed text counted with measure's tokenizer)", p.OutputCounted))
+	}
 	if p.WithoutUsage > 0 {
 		lines = append(lines, fmt.Sprintf("%d succeeded requests had no usage: no tokens or TPOT counted for them", p.WithoutUsage))
 	}

@@ -13,6 +13,9 @@ import (
 type Report struct {
 	Kind          string `json:"kind"` // records.KindSummary
 	SchemaVersion int    `json:"schema_version"`
+	// Runs are the configurations of the runs measured (send's islkit.run
+	// records: one per run or shard), empty for records without them.
+	Runs []records.Run `json:"runs"`
 	// Requests is the number of records added with Add.
 	Requests uint64 `json:"requests"`
 	// Profiles counts requests per server profile their templated count
@@ -25,6 +28,12 @@ type Report struct {
 	TemplateErrors uint64 `json:"template_errors"`
 	// WarmupExcluded counts warmup requests, left out of everything.
 	WarmupExcluded uint64 `json:"warmup_excluded"`
+	// NoPayload counts live records written by send --no-payload: in the
+	// performance section, their ISL not recounted.
+	NoPayload uint64 `json:"no_payload"`
+	// DuplicatesDropped counts records dropped as exact duplicates of an
+	// earlier one (same request key and content: `cat s.jsonl s.jsonl`).
+	DuplicatesDropped uint64 `json:"duplicates_dropped"`
 	// UnreadableLines are input lines that could not be measured; failed
 	// requests are in Performance.
 	UnreadableLines Unreadable `json:"unreadable_lines"`
@@ -131,15 +140,18 @@ type CauseStats struct {
 // Report computes the summary of everything added so far.
 func (s *Summary) Report() Report {
 	r := Report{
-		Kind:            records.KindSummary,
-		SchemaVersion:   records.SchemaVersion,
-		Requests:        s.requests,
-		Profiles:        maps.Clone(s.profiles),
-		Compared:        maps.Clone(s.compared),
-		Counted:         Counted{Templated: s.counted["templated"], Bare: s.counted["bare"]},
-		TemplateErrors:  s.tmplErr,
-		WarmupExcluded:  s.warmup,
-		UnreadableLines: Unreadable{ByKind: map[string]uint64{}},
+		Kind:              records.KindSummary,
+		SchemaVersion:     records.SchemaVersion,
+		Runs:              append([]records.Run{}, s.runs...),
+		Requests:          s.requests,
+		Profiles:          maps.Clone(s.profiles),
+		Compared:          maps.Clone(s.compared),
+		Counted:           Counted{Templated: s.counted["templated"], Bare: s.counted["bare"]},
+		TemplateErrors:    s.tmplErr,
+		WarmupExcluded:    s.warmup,
+		NoPayload:         s.noPayload,
+		DuplicatesDropped: s.dups,
+		UnreadableLines:   Unreadable{ByKind: map[string]uint64{}},
 		Media: Media{Requests: s.media.requests, Images: s.media.images,
 			Audios: s.media.audios, Videos: s.media.videos,
 			CountedImages: s.media.countedImages, ImageTokens: s.media.imageTokens},

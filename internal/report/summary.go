@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/islkit/islkit/internal/records"
@@ -77,6 +78,9 @@ type Summary struct {
 	profiles  map[string]uint64          // requests per server profile
 	compared  map[string]uint64          // requests per --compare-server profile
 	warmup    uint64                     // warmup requests, left out
+	noPayload uint64                     // send --no-payload records: sent, not recounted
+	dups      uint64                     // exact duplicate records dropped (AddDuplicate)
+	runs      []records.Run              // the runs' configurations (AddRun)
 	perf      perfAcc
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
@@ -129,6 +133,9 @@ func (s *Summary) AddRequest(r Request) {
 	if r.Warmup {
 		s.warmup++
 		return
+	}
+	if r.NoPayload {
+		s.noPayload++
 	}
 	if !r.Unmeasured {
 		s.Add(r.ISL)
@@ -224,6 +231,24 @@ func (s *Summary) Add(isl records.ISL) {
 		}
 	}
 }
+
+// AddDuplicate counts one record dropped as an exact duplicate of an
+// earlier one (same key, same content).
+func (s *Summary) AddDuplicate() { s.dups++ }
+
+// AddRun records a run's configuration (send's islkit.run record); the
+// same configuration twice (`cat s.jsonl s.jsonl`) is kept once.
+func (s *Summary) AddRun(r records.Run) {
+	for _, have := range s.runs {
+		if reflect.DeepEqual(have, r) {
+			return
+		}
+	}
+	s.runs = append(s.runs, r)
+}
+
+// Duplicates is the number of records AddDuplicate counted.
+func (s *Summary) Duplicates() uint64 { return s.dups }
 
 // AddUnreadable counts one input line that could not be measured, by
 // kind (e.g. "bad_json", "unknown_shape"; a template error is not one,

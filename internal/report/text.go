@@ -7,8 +7,11 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/islkit/islkit/internal/records"
 )
 
 // maxTurnRows is how many turns the text table and the plot list one by
@@ -74,7 +77,17 @@ func (r *Report) headline() []string {
 	if r.WarmupExcluded > 0 {
 		l += fmt.Sprintf("   warmup left out %d", r.WarmupExcluded)
 	}
-	lines := []string{l}
+	lines := []string{}
+	for _, run := range r.Runs {
+		lines = append(lines, runLine(run))
+	}
+	lines = append(lines, l)
+	if r.NoPayload > 0 {
+		lines = append(lines, fmt.Sprintf("no payload: %d live records (send --no-payload) in the performance figures, their ISL not recounted", r.NoPayload))
+	}
+	if r.DuplicatesDropped > 0 {
+		lines = append(lines, fmt.Sprintf("duplicates dropped: %d records identical to an earlier one (same request, same content)", r.DuplicatesDropped))
+	}
 	if len(r.Profiles) > 0 {
 		lines = append(lines, "server profile: "+byKind(r.Profiles))
 	}
@@ -238,4 +251,27 @@ func (t table) writeText(w io.Writer) {
 	if t.note != "" {
 		fmt.Fprintln(w, t.note)
 	}
+}
+
+// runLine is a run's configuration in one line.
+func runLine(r records.Run) string {
+	l := fmt.Sprintf("run: %s %s started %s: %s %s", r.Tool, r.Version, r.Started, r.Endpoint, r.URL)
+	if r.Model != "" {
+		l += ", model " + r.Model
+	}
+	l += fmt.Sprintf(", concurrency %d, rate %s", r.Concurrency, strconv.FormatFloat(r.Rate, 'f', -1, 64))
+	if r.RateDistribution != "" {
+		l += " (" + r.RateDistribution + ")"
+	}
+	l += fmt.Sprintf(", requests %d, conversations %d", r.Requests, r.Conversations)
+	if r.Duration != "" {
+		l += ", duration " + r.Duration
+	}
+	if r.Shard != "" {
+		l += ", shard " + r.Shard
+	}
+	if !r.Stream {
+		l += ", not streamed"
+	}
+	return l + "; command: send " + strings.Join(r.CommandLine, " ")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/pace"
 	"github.com/islkit/islkit/internal/testserver"
 )
 
@@ -51,14 +52,14 @@ func BenchmarkLive(b *testing.B) {
 	bl, _ := NewBuilder(PayloadOptions{Stream: true}, nil)
 	var mu sync.Mutex
 	var over []time.Duration
-	o := LiveOptions{URL: s.URL(), Concurrency: 16, Recycle: true, Timeout: 10 * time.Second, NoPayload: true,
-		observe: func(d time.Duration) { mu.Lock(); over = append(over, d); mu.Unlock() }}
+	o := Config{URL: s.URL(), Concurrency: 16, Recycle: true, Timeout: 10 * time.Second, NoPayload: true}
+	wr := Wiring{observe: func(d time.Duration) { mu.Lock(); over = append(over, d); mu.Unlock() }}
 	b.ResetTimer()
 	total := 0
 	var elapsed time.Duration
 	for b.Loop() {
 		o.Requests = 2000
-		sum, err := Run(context.Background(), io.Discard, convs, bl, o)
+		sum, err := Run(context.Background(), io.Discard, convs, bl, o, wr)
 		if err != nil || sum.Failed != 0 {
 			b.Fatal(sum, err)
 		}
@@ -104,40 +105,21 @@ func requestOverhead(b *testing.B, convs []records.Conversation) {
 	bl, _ := NewBuilder(PayloadOptions{Stream: false}, nil)
 	rec := newRecorder(io.Discard)
 	rec.cpu = newCPUMeter(nil)
-	is := newIssuer(context.Background(), time.Time{}, nil, LiveOptions{})
-	defer is.close()
-	w := &worker{b: bl, post: cannedPoster{}, hard: context.Background(), timeout: time.Minute, noPayload: true, now: time.Now,
-		admit: is.admit, ended: is.ended, emit: rec.write, cache: newCachePredictor(), wait: is.wait}
+	is := pace.NewIssuer(context.Background(), time.Time{}, nil, pace.Shape{})
+	defer is.Close()
+	w := &worker{reqs: plainRequests{bl}, post: cannedPoster{}, hard: context.Background(), timeout: time.Minute, noPayload: true, now: time.Now,
+		admit: is.Admit, ended: is.Ended, emit: rec.write, cache: newCachePredictor(), wait: is.Wait}
 	b.ReportAllocs()
 	i := 0
 	// CPU time as well as wall time: on a shared machine the wall time
 	// moves with the other tenants' load.
 	cpu0, _ := processCPU()
 	for b.Loop() {
-		if _, err := w.session(session{c: &convs[i%len(convs)], pass: i / len(convs)}, time.Time{}); err != nil {
+		if _, err := w.session(pace.Session{Conv: &convs[i%len(convs)], Pass: i / len(convs)}, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 		i++
 	}
 	cpu1, _ := processCPU()
 	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-}
-
-// BenchmarkReadStream parses a 10-chunk SSE response as the client does:
-// send's own cost per chunk (CPU per chunk in make bench-send).
-func BenchmarkReadStream(b *testing.B) {
-	var sse strings.Builder
-	for range 10 {
-		sse.WriteString(`data: {"id":"b","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tok "},"finish_reason":null}]}` + "\n\n")
-	}
-	sse.WriteString(`data: {"id":"b","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}` + "\n\ndata: [DONE]\n\n")
-	body := sse.String()
-	b.ReportAllocs()
-	for b.Loop() {
-		var res records.Result
-		if err := readStream(strings.NewReader(body), time.Now(), &res); err != nil || res.Chunks != 11 {
-			b.Fatal(err, res.Chunks)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/11, "ns/chunk")
 }

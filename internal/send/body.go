@@ -154,6 +154,9 @@ type Built struct {
 	Landing cachebust.Landing
 }
 
+// RequestBody is the body exact counts.
+func (b Built) RequestBody() []byte { return b.Body }
+
 // Build serialises the body of turn `turn` of c on recycle pass `pass`;
 // replies are the server's real replies to earlier turns (nil in a dry
 // run: compose's synthetic ones are used).

@@ -21,6 +21,7 @@ import (
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/stream"
 	"github.com/islkit/islkit/internal/version"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -184,8 +185,8 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 			Error json.RawMessage `json:"error"`
 		}
 		if json.Unmarshal(excerpt, &body) == nil {
-			if se := parseAPIError(body.Error); se != nil {
-				res.Error.Code, res.Error.Type = se.code, se.typ
+			if se := stream.ParseAPIError(body.Error); se != nil {
+				res.Error.Code, res.Error.Type = se.Code, se.Type
 			}
 		}
 		return res
@@ -199,12 +200,9 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 			Message: fmt.Sprintf("the server compressed its answer (Content-Encoding: %s) although send asked for Accept-Encoding: identity; send reads answers uncompressed: turn compression off on the server or the proxy in front of it", enc)}
 		return res
 	}
-	readSSE, readWhole := readStream, readJSON
-	if c.kind == endpoint.Responses {
-		readSSE, readWhole = readResponsesStream, readResponsesJSON
-	}
-	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	if stream {
+	readSSE, readWhole := stream.Readers(c.kind)
+	streamed := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if streamed {
 		err = readSSE(resp.Body, start, &res)
 	} else {
 		buf := bodies.Get().(*bytes.Buffer)
@@ -213,7 +211,7 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 		_, err = buf.ReadFrom(io.LimitReader(resp.Body, int64(maxBody)+1))
 		switch {
 		case err == nil && buf.Len() > maxBody:
-			err = &protocolError{fmt.Errorf("the response body exceeded send's limit of %s for a non-streamed answer", sizeText(maxBody))}
+			err = &stream.ProtocolError{Err: fmt.Errorf("the response body exceeded send's limit of %s for a non-streamed answer", sizeText(maxBody))}
 		case err == nil:
 			// The parse copies what it keeps: the buffer is free after it.
 			err = readWhole(buf.Bytes(), start, time.Now(), &res)
@@ -223,14 +221,14 @@ func (c *client) do(hard context.Context, timeout time.Duration, body []byte) re
 		}
 	}
 	res.LatencyNs = time.Since(start).Nanoseconds()
-	if stream && err == nil {
+	if streamed && err == nil {
 		drain(conn, resp.Body, deadline)
 	}
 	if err != nil {
-		var pe *protocolError
-		var se *serverError
+		var pe *stream.ProtocolError
+		var se *stream.ServerError
 		if errors.As(err, &se) {
-			res.Error = &records.RequestError{Kind: records.ErrServer, Message: se.Error(), Code: se.code, Type: se.typ}
+			res.Error = &records.RequestError{Kind: records.ErrServer, Message: se.Error(), Code: se.Code, Type: se.Type}
 		} else if errors.As(err, &pe) {
 			res.Error = &records.RequestError{Kind: records.ErrProtocol, Message: err.Error()}
 		} else {

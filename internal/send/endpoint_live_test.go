@@ -74,6 +74,9 @@ func composeConversations(t testing.TB, name string, ep endpoint.Kind, target ca
 	t.Helper()
 	p, m := probeModel(t, name, ep, target)
 	o.Endpoint = ep
+	if o.BenchmarkID == "" {
+		o.BenchmarkID = testutil.SeedBenchmarkID(o.Seed) // the same markers, and replies, every run
+	}
 	c, err := compose.New(p, m, "", o)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +121,7 @@ func TestEndpointsLiveUsage(t *testing.T) {
 					b := newBuilder(t, PayloadOptions{Stream: stream})
 					dry, _ := dryRunRecords(t, convs, b, Shard{})
 					var out bytes.Buffer
-					sum, err := Run(context.Background(), &out, convs, b, LiveOptions{URL: s.URL(), Endpoint: ep, Concurrency: 2, Timeout: 30 * time.Second})
+					sum, err := Run(context.Background(), &out, convs, b, Config{URL: s.URL(), Endpoint: ep, Concurrency: 2, Timeout: 30 * time.Second}, Wiring{})
 					if err != nil || sum.Failed != 0 || sum.Requests != len(dry) {
 						t.Fatalf("run: %+v, %v", sum, err)
 					}
@@ -205,7 +208,7 @@ func TestEndpointsFaults(t *testing.T) {
 				var out bytes.Buffer
 				const n = 300
 				sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: stream}),
-					LiveOptions{URL: s.URL(), Endpoint: ep, Concurrency: 8, Requests: n, Recycle: true, Timeout: time.Minute})
+					Config{URL: s.URL(), Endpoint: ep, Concurrency: 8, Requests: n, Recycle: true, Timeout: time.Minute}, Wiring{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/compose"
+	"github.com/islkit/islkit/internal/send/exact"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 )
@@ -38,23 +39,23 @@ func TestExactEstimateMissed(t *testing.T) {
 		for n := 1; n <= 8; n++ {
 			c := orig
 			c.Turns = slices.Clone(orig.Turns)
-			var st sessionState
-			if _, err := z.fit(b, &c, &orig.Turns[0], 0, 0, nil, &st); err != nil {
+			var st exact.Session
+			if _, err := exact.Fit(z, b, &c, &orig.Turns[0], 0, 0, nil, &st); err != nil {
 				t.Fatal(err)
 			}
 			replies := []string{strings.Join(words[:n], " ")}
 			r0, _ := z.Renders()
-			sz, err := z.fit(b, &c, &orig.Turns[1], 1, 0, replies, &st)
+			sz, err := exact.Fit(z, b, &c, &orig.Turns[1], 1, 0, replies, &st)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r1, _ := z.Renders()
-			got, err := s.CountBody(sz.built.Body)
+			got, err := s.CountBody(sz.Built.Body)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != orig.Turns[1].TargetISL || sz.unreachable != nil {
-				t.Errorf("%s turn 1 after a %d-word reply: the server counts %d, target %d (send %d, unreachable %+v)", c.ID, n, got, orig.Turns[1].TargetISL, sz.wire, sz.unreachable)
+			if got != orig.Turns[1].TargetISL || sz.Unreachable != nil {
+				t.Errorf("%s turn 1 after a %d-word reply: the server counts %d, target %d (send %d, unreachable %+v)", c.ID, n, got, orig.Turns[1].TargetISL, sz.Wire, sz.Unreachable)
 			}
 			if r1-r0 > 1 {
 				fallbacks++

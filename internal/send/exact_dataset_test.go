@@ -15,6 +15,7 @@ import (
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/workload"
 )
 
@@ -65,7 +66,7 @@ func liveDataset(t testing.TB, n int) []workload.Dialog {
 func composeLiveDataset(t testing.TB, name string, target cachebust.Target, dialogs []workload.Dialog, isl int) []records.Conversation {
 	t.Helper()
 	p, m := probeModel(t, name, endpoint.Chat, target)
-	d, err := compose.NewDataset(p, m, compose.DatasetOptions{OSL: 16, Seed: 3, Model: "m", Workers: 1, ISL: isl, Live: true})
+	d, err := compose.NewDataset(p, m, compose.DatasetOptions{OSL: 16, Seed: 3, BenchmarkID: testutil.SeedBenchmarkID(3), Model: "m", Workers: 1, ISL: isl, Live: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestExactLiveDataset(t *testing.T) {
 			for _, target := range cachebust.Targets() {
 				t.Run(fmt.Sprintf("%s/isl=%d/%s", name, isl, target), func(t *testing.T) {
 					convs := composeLiveDataset(t, name, target, dialogs, isl)
-					recs, _ := runExactEndpoint(t, name, endpoint.Chat, convs, true, LiveOptions{Concurrency: 3})
+					recs, _ := runExactEndpoint(t, name, endpoint.Chat, convs, true, Config{Concurrency: 3})
 					if len(recs) != 24 {
 						t.Fatalf("%d records, want 24", len(recs))
 					}

@@ -35,7 +35,7 @@ func liveEndpointConversations(t testing.TB, name string, ep endpoint.Kind, targ
 // runExactEndpoint sends convs with --exact to endpoint ep of a
 // vLLM-counting test server whose replies stop at random lengths, with
 // the load options o (URL, endpoint, sizer and timeout filled in).
-func runExactEndpoint(t *testing.T, name string, ep endpoint.Kind, convs []records.Conversation, stream bool, o LiveOptions) ([]records.Request, Summary) {
+func runExactEndpoint(t *testing.T, name string, ep endpoint.Kind, convs []records.Conversation, stream bool, o Config) ([]records.Request, Summary) {
 	t.Helper()
 	return runSized(t, name, ep, convs, stream, true, o)
 }
@@ -46,16 +46,16 @@ func runExactEndpoint(t *testing.T, name string, ep endpoint.Kind, convs []recor
 // recycled or not: a recycle pass's first turns are predicted with their
 // own marker, whatever pass a worker took (TestExactRecycleFirstTurn
 // checks each such request alone).
-func runSized(t *testing.T, name string, ep endpoint.Kind, convs []records.Conversation, stream, randomStop bool, o LiveOptions) ([]records.Request, Summary) {
+func runSized(t *testing.T, name string, ep endpoint.Kind, convs []records.Conversation, stream, randomStop bool, o Config) ([]records.Request, Summary) {
 	t.Helper()
 	s := testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, name), Now: pinnedNow, RandomStop: randomStop, Seed: 11})
 	var out bytes.Buffer
 	z := exactSizer(t, name, convs)
-	o.URL, o.Endpoint, o.Timeout, o.Sizer = s.URL(), ep, time.Minute, z
+	o.URL, o.Endpoint, o.Timeout = s.URL(), ep, time.Minute
 	if o.Concurrency == 0 && o.Rate == 0 {
 		o.Concurrency = 2
 	}
-	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: stream}), o)
+	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: stream}), o, Wiring{Sizer: z})
 	if err != nil || sum.Failed != 0 {
 		t.Fatalf("%+v %v", sum, err)
 	}
@@ -113,7 +113,7 @@ func TestExactLiveResponses(t *testing.T) {
 				t.Run(name+"/"+target.String()+"/"+map[bool]string{true: "instructions", false: "noinstructions"}[system > 0], func(t *testing.T) {
 					convs := liveEndpointConversations(t, name, endpoint.Responses, target, compose.Options{ISL: 64, OSL: 24, Conversations: 3, Turns: 4, Seed: 5,
 						SharedSystemPromptLength: system})
-					recs, _ := runExactEndpoint(t, name, endpoint.Responses, convs, true, LiveOptions{})
+					recs, _ := runExactEndpoint(t, name, endpoint.Responses, convs, true, Config{})
 					if len(recs) != 12 {
 						t.Fatalf("%d records, want 12", len(recs))
 					}
@@ -169,7 +169,7 @@ func TestExactLiveCompletions(t *testing.T) {
 		for _, target := range targets {
 			t.Run(name+"/"+target.String(), func(t *testing.T) {
 				convs := liveEndpointConversations(t, name, endpoint.Completions, target, compose.Options{ISL: 48, OSL: 8, Conversations: 3, Turns: 1, Seed: 4})
-				recs, _ := runExactEndpoint(t, name, endpoint.Completions, convs, false, LiveOptions{Recycle: true, Requests: 9})
+				recs, _ := runExactEndpoint(t, name, endpoint.Completions, convs, false, Config{Recycle: true, Requests: 9})
 				if len(recs) != 9 {
 					t.Fatalf("%d records, want 9", len(recs))
 				}
@@ -215,7 +215,7 @@ func TestExactWarmupRampUp(t *testing.T) {
 			turns = 1
 		}
 		convs := liveEndpointConversations(t, "", ep, cachebust.FirstTurnSuffix, compose.Options{ISL: 48, OSL: 16, Conversations: 2, Turns: turns, Seed: 6})
-		for _, o := range []LiveOptions{
+		for _, o := range []Config{
 			{Concurrency: 2, RampUp: 20 * time.Millisecond},
 			{Rate: 200, RateDistribution: RateGamma, Burstiness: 0.5, RampUp: 20 * time.Millisecond},
 		} {

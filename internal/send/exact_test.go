@@ -3,7 +3,6 @@ package send
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/exact"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
 	"github.com/islkit/islkit/internal/testserver"
@@ -36,17 +36,17 @@ func liveConversations(t testing.TB, name string, target cachebust.Target, o com
 
 // exactSizer is the Sizer send --exact builds for convs, on the same
 // (already parsed) model.
-func exactSizer(t testing.TB, name string, convs []records.Conversation) *Sizer {
+func exactSizer(t testing.TB, name string, convs []records.Conversation) *exact.Sizer {
 	t.Helper()
-	f, err := ComposedFor(convs)
+	f, err := exact.ComposedFor(convs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.PinnedFromSource(testmodel.Source(t, name), *f, "", "", ExactPinNamed, ExactPinFix(*f))
+	m, err := model.PinnedFromSource(testmodel.Source(t, name), *f, "", "", exact.PinNamed, exact.PinFix(*f))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewSizer(m, serverprofile.VLLM)
+	return exact.NewSizer(m, serverprofile.VLLM)
 }
 
 // runExact sends convs with --exact to a vLLM-counting test server for
@@ -54,7 +54,7 @@ func exactSizer(t testing.TB, name string, convs []records.Conversation) *Sizer 
 // and returns the records.
 func runExact(t *testing.T, name string, convs []records.Conversation, randomStop bool) []records.Request {
 	t.Helper()
-	recs, _ := runSized(t, name, endpoint.Chat, convs, true, randomStop, LiveOptions{})
+	recs, _ := runSized(t, name, endpoint.Chat, convs, true, randomStop, Config{})
 	return recs
 }
 
@@ -175,12 +175,12 @@ func TestExactLiveUnreachable(t *testing.T) {
 // at all when compose did not say what they were composed for.
 func TestExactRefusesAnotherModel(t *testing.T) {
 	convs := liveConversations(t, "", cachebust.FirstTurnSuffix, compose.Options{ISL: 40, OSL: 8, Conversations: 2, Turns: 2, Seed: 1})
-	f, err := ComposedFor(convs)
+	f, err := exact.ComposedFor(convs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pinned := func(name, tmpl string) error {
-		_, err := model.PinnedFromSource(testmodel.Source(t, name), *f, tmpl, "", ExactPinNamed, ExactPinFix(*f))
+		_, err := model.PinnedFromSource(testmodel.Source(t, name), *f, tmpl, "", exact.PinNamed, exact.PinFix(*f))
 		return err
 	}
 	if err := pinned("llama3", ""); !cli.IsUsage(err) || !strings.Contains(err.Error(), "model mismatch") {
@@ -194,11 +194,11 @@ func TestExactRefusesAnotherModel(t *testing.T) {
 		t.Errorf("another template: %v", err)
 	}
 	convs[1].ComposedFor = &records.ModelPin{Tokenizer: "x", TokenizerSHA256: strings.Repeat("0", 64)}
-	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "send them separately") {
+	if _, err := exact.ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "send them separately") {
 		t.Errorf("two models: %v", err)
 	}
 	convs[1].ComposedFor = nil
-	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "--live") {
+	if _, err := exact.ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "--live") {
 		t.Errorf("no composed_for: %v", err)
 	}
 	// Every conversation now says what it was composed for; without
@@ -207,13 +207,13 @@ func TestExactRefusesAnotherModel(t *testing.T) {
 	for k := range convs[1].Turns {
 		convs[1].Turns[k].Reserve = ""
 	}
-	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "--live") {
+	if _, err := exact.ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "--live") {
 		t.Errorf("no reserve: %v", err)
 	}
 	// A trace row cannot be composed with --live at all: the error says
 	// to send it without --exact rather than to compose it again.
 	convs[1].Trace = &records.TraceRef{Line: 7}
-	if _, err := ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "trace line 7") || !strings.Contains(err.Error(), "without --exact") {
+	if _, err := exact.ComposedFor(convs); err == nil || !strings.Contains(err.Error(), "trace line 7") || !strings.Contains(err.Error(), "without --exact") {
 		t.Errorf("a trace row: %v", err)
 	}
 }
@@ -230,7 +230,7 @@ func TestExactLiveRecycleAndFaults(t *testing.T) {
 	var out bytes.Buffer
 	z := exactSizer(t, "", convs)
 	sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 1, Timeout: time.Minute, Recycle: true, Requests: 36, Sizer: z})
+		Config{URL: s.URL(), Concurrency: 1, Timeout: time.Minute, Recycle: true, Requests: 36}, Wiring{Sizer: z})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,60 +296,21 @@ func FuzzExactFit(f *testing.F) {
 		orig.Turns[1].Reserve = reserve
 		c := orig
 		c.Turns = slices.Clone(orig.Turns)
-		var st sessionState
-		if _, err := z.fit(b, &c, &orig.Turns[0], 0, 0, nil, &st); err != nil {
+		var st exact.Session
+		if _, err := exact.Fit(z, b, &c, &orig.Turns[0], 0, 0, nil, &st); err != nil {
 			t.Fatal(err)
 		}
 		hist := []string{reply}
-		s, err := z.fit(b, &c, &orig.Turns[1], 1, 0, hist, &st)
+		s, err := exact.Fit(z, b, &c, &orig.Turns[1], 1, 0, hist, &st)
 		if err != nil {
 			t.Fatalf("reply %q reserve %q: %v", reply, reserve, err)
 		}
-		n, err := z.count(s.built.Body)
-		if err != nil || n != s.wire {
-			t.Fatalf("the request counts %d (%v), sizing said %d", n, err, s.wire)
+		n, err := z.Count(s.Built.Body)
+		if err != nil || n != s.Wire {
+			t.Fatalf("the request counts %d (%v), sizing said %d", n, err, s.Wire)
 		}
-		if target := orig.Turns[1].TargetISL; s.unreachable == nil && s.wire != target || s.unreachable != nil && s.unreachable.MinISL != s.wire {
-			t.Errorf("counts %d, target %d, unreachable %+v", s.wire, target, s.unreachable)
+		if target := orig.Turns[1].TargetISL; s.Unreachable == nil && s.Wire != target || s.Unreachable != nil && s.Unreachable.MinISL != s.Wire {
+			t.Errorf("counts %d, target %d, unreachable %+v", s.Wire, target, s.Unreachable)
 		}
 	})
-}
-
-// TestServerFor: send --exact counts as the conversations were sized
-// (absent: vllm, as in records written before compose --server), unless
-// --server says otherwise, and refuses a profile the conversations were
-// not sized for, or a mix.
-func TestServerFor(t *testing.T) {
-	convs := func(servers ...string) []records.Conversation {
-		out := make([]records.Conversation, len(servers))
-		for i, s := range servers {
-			out[i] = records.Conversation{ID: fmt.Sprint("c", i), Server: s}
-		}
-		return out
-	}
-	for _, c := range []struct {
-		servers []string
-		want    string
-		got     serverprofile.Profile
-		err     string
-	}{
-		{[]string{"", ""}, "", serverprofile.VLLM, ""},
-		{[]string{"sglang", "sglang"}, "", serverprofile.SGLang, ""},
-		{[]string{"sglang"}, "sglang", serverprofile.SGLang, ""},
-		{[]string{"", "vllm"}, "vllm", serverprofile.VLLM, ""},
-		{[]string{"aiperf"}, "vllm", "", "conversation c0 was composed for --server aiperf (its targets are aiperf's counts), not vllm"},
-		{[]string{""}, "sglang", "", "conversation c0 was composed for --server vllm"},
-		{[]string{"vllm", "transformers"}, "", "", "conversation c1 was composed for --server transformers but an earlier one for vllm"},
-	} {
-		got, err := ServerFor(convs(c.servers...), c.want)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%v --server %q: %v, want an error with %q", c.servers, c.want, err, c.err)
-			}
-			continue
-		}
-		if err != nil || got != c.got {
-			t.Errorf("%v --server %q: %q, %v; want %q", c.servers, c.want, got, err, c.got)
-		}
-	}
 }

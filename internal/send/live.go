@@ -17,18 +17,22 @@ import (
 	"github.com/islkit/islkit/internal/h1"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/report"
+	"github.com/islkit/islkit/internal/send/exact"
+	"github.com/islkit/islkit/internal/send/pace"
 	"github.com/islkit/islkit/internal/wire"
 )
 
-// Rate distributions.
+// Rate distributions (pace's).
 const (
-	RateConstant = "constant"
-	RatePoisson  = "poisson"
-	RateGamma    = "gamma" // vLLM's --burstiness: gamma gaps of shape Burstiness
+	RateConstant = pace.RateConstant
+	RatePoisson  = pace.RatePoisson
+	RateGamma    = pace.RateGamma
 )
 
-// LiveOptions configure a live run.
-type LiveOptions struct {
+// Config is what the user configures of a live run (send's flags).
+// Validate checks it and fills in its defaults; Run validates a Config
+// that has not been through Validate.
+type Config struct {
 	URL string // server or endpoint URL (see wire.URLFor)
 	// Endpoint is the endpoint the conversations were composed for
 	// (CheckEndpoint); "" is chat. A bare --url gets its path.
@@ -47,8 +51,8 @@ type LiveOptions struct {
 	Burstiness float64
 	Seed       uint64
 	// RampUp raises the load linearly from nothing to full over its
-	// length: the rate (with Rate; see arrivals) or else the sessions in
-	// flight, one more at even steps from 1 to Concurrency (rampStart).
+	// length: the rate (with Rate; see pace.Arrivals) or else the sessions in
+	// flight, one more at even steps from 1 to Concurrency (pace.RampStart).
 	RampUp time.Duration
 	// Warmup requests are sent first, marked warmup in their records, and
 	// the measured requests (Requests of them, for Duration) start their
@@ -76,14 +80,22 @@ type LiveOptions struct {
 	// failed requests in a row: the server is down, and hammering it only
 	// fills the records with the same error.
 	MaxConsecutiveErrors int
+	// ClientLimits are when the run's Summary.Client says the client was
+	// saturated (report.CheckClient).
+	ClientLimits report.ClientLimits
+	// checked: this is Validate's copy, its defaults filled in.
+	checked bool
+}
+
+// Wiring is what a run is wired with besides the user's Config: the
+// sizer of --exact, where progress goes, and (tests, benchmarks) the
+// client, the clocks and an observer of send's own time.
+type Wiring struct {
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
 	// Sizer, when set (send --exact), makes every request count exactly
 	// its target_isl against the real replies of its history.
-	Sizer *Sizer
-	// ClientLimits are when the run's Summary.Client says the client was
-	// saturated (report.CheckClient).
-	ClientLimits report.ClientLimits
+	Sizer *exact.Sizer
 	// observe, when set (benchmarks), gets send's own per-request time.
 	observe func(time.Duration)
 	// post, cpuClock and clock replace the HTTP client, the CPU clock and
@@ -96,8 +108,29 @@ type LiveOptions struct {
 // RateOnlyWorkers bounds sessions in flight when only --rate is given.
 const RateOnlyWorkers = 4096
 
-// Validate refuses nonsensical settings before anything is sent.
-func (o *LiveOptions) Validate() error {
+// Validate refuses nonsensical settings before anything is sent. It
+// leaves o as it is and returns the copy a run uses: its defaults filled
+// in (--burstiness 1 with gamma, --speedup 1 with a trace schedule, one
+// session in flight when neither --concurrency nor --rate says more).
+func (o Config) Validate() (Config, error) {
+	if err := o.check(); err != nil {
+		return Config{}, err
+	}
+	if o.RateDistribution == RateGamma && o.Burstiness == 0 {
+		o.Burstiness = 1
+	}
+	if o.Schedule == ScheduleTimestamps && o.Speedup == 0 {
+		o.Speedup = 1
+	}
+	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
+		o.Concurrency = 1
+	}
+	o.checked = true
+	return o, nil
+}
+
+// check is Validate's refusals.
+func (o *Config) check() error {
 	switch {
 	case o.Concurrency < 0 || o.Concurrency > 100000:
 		return fmt.Errorf("--concurrency %d: want 1..100000", o.Concurrency)
@@ -133,8 +166,7 @@ func (o *LiveOptions) Validate() error {
 		}
 	case RateGamma:
 		switch {
-		case o.Burstiness == 0:
-			o.Burstiness = 1
+		case o.Burstiness == 0: // 1, Poisson's shape
 		case math.IsNaN(o.Burstiness) || math.IsInf(o.Burstiness, 0) || o.Burstiness < 1e-3 || o.Burstiness > 1e3:
 			return fmt.Errorf("--burstiness %v: want a gamma shape from 0.001 to 1000 (1: Poisson; below 1 burstier, above 1 more even)", o.Burstiness)
 		}
@@ -157,16 +189,13 @@ func (o *LiveOptions) Validate() error {
 		// Not the key itself in the message.
 		return errors.New("--api-key holds a control character (a line break pasted with it?)")
 	}
-	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
-		o.Concurrency = 1
-	}
 	return nil
 }
 
 // CheckDataset refuses options the dataset cannot honour: a shard with no
 // conversation, or --requests beyond one pass without --recycle (which
 // would silently send fewer).
-func (o *LiveOptions) CheckDataset(convs []records.Conversation) error {
+func (o *Config) CheckDataset(convs []records.Conversation) error {
 	mine, planned := selectShard(convs, o.Shard)
 	if len(mine) == 0 {
 		return fmt.Errorf("shard %d/%d holds none of the %d conversations", o.Shard.I, o.Shard.N, len(convs))
@@ -239,10 +268,13 @@ func (s Summary) FailedKinds() string {
 // period), an issuer hands out sessions and admits each request (rate,
 // --requests budget), workers send the turns of one session after another,
 // and a recorder writes, counts and flushes the records.
-func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Builder, o LiveOptions) (Summary, error) {
+func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Builder, o Config, wr Wiring) (Summary, error) {
 	var sum Summary
-	if err := o.Validate(); err != nil {
-		return sum, err
+	if !o.checked {
+		var err error
+		if o, err = o.Validate(); err != nil {
+			return sum, err
+		}
 	}
 	endpoint, _ := wire.URLFor(o.Endpoint, o.URL) // Validate checked it
 	if err := o.CheckDataset(convs); err != nil {
@@ -272,28 +304,31 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	defer st.release()
 	// The hard stop ends the requests in flight: their connections close.
 	defer context.AfterFunc(st.hard, cl.pool.Abort)()
-	is := newIssuer(st.issue, st.deadline, mine, o)
-	defer is.close()
+	is := pace.NewIssuer(st.issue, st.deadline, mine, o.shape(mine))
+	defer is.Close()
 	if o.Warmup > 0 && o.Duration > 0 {
 		go func() {
 			select {
-			case <-is.warmDone:
-				is.setDeadline(st.startDuration(o.Duration))
+			case <-is.WarmDone():
+				is.SetDeadline(st.startDuration(o.Duration))
 			case <-st.issue.Done():
 			}
 		}()
 	}
 	rec := newRecorder(w)
-	rec.cpu, rec.limit = newCPUMeter(o.cpuClock), o.ClientLimits
+	rec.cpu, rec.limit = newCPUMeter(wr.cpuClock), o.ClientLimits
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
 	var post poster = cl
-	if o.post != nil {
-		post = o.post
+	if wr.post != nil {
+		post = wr.post
 	}
-	wk := &worker{b: b, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.admit, ended: is.ended, emit: rec.write, observe: o.observe, cache: newCachePredictor(), wait: is.wait, now: time.Now, sizer: o.Sizer}
-	if o.clock != nil {
-		wk.now = o.clock
+	wk := &worker{reqs: plainRequests{b}, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
+		admit: is.Admit, ended: is.Ended, emit: rec.write, observe: wr.observe, cache: newCachePredictor(), wait: is.Wait, now: time.Now}
+	if wr.Sizer != nil {
+		wk.reqs = exactRequests{b, wr.Sizer}
+	}
+	if wr.clock != nil {
+		wk.now = wr.clock
 	}
 
 	var (
@@ -327,8 +362,8 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 			// --ramp-up without --rate: worker k joins at its step.
 			var ready time.Time
 			if o.Rate == 0 && o.RampUp > 0 {
-				ready = start.Add(rampStart(k, workers, o.RampUp))
-				if !is.wait(ready) {
+				ready = start.Add(pace.RampStart(k, workers, o.RampUp))
+				if !is.Wait(ready) {
 					return
 				}
 			}
@@ -337,7 +372,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 				if r.IsZero() {
 					r = w.now()
 				}
-				s, ok := is.take(r)
+				s, ok := is.Take(r)
 				if !ok {
 					return
 				}
@@ -358,8 +393,8 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	// them live, and report progress.
 	total := progressTotal(planned, o)
 	stopLoop := rec.loop(500*time.Millisecond, func(err error) { fail(err, true) }, func() {
-		if o.Progress != nil {
-			progress(o.Progress, rec.done.Load(), total, rec.failed.Load(), time.Since(start), false)
+		if wr.Progress != nil {
+			progress(wr.Progress, rec.done.Load(), total, rec.failed.Load(), time.Since(start), false)
 		}
 	})
 	wg.Wait()
@@ -369,13 +404,28 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	sum.Elapsed = time.Since(start)
 	sum.Interrupted = ctx.Err() != nil
 	sum.GaveUp = errors.Is(context.Cause(st.issue), ErrServerDown)
-	if o.Progress != nil {
-		progress(o.Progress, rec.done.Load(), total, rec.failed.Load(), sum.Elapsed, true)
+	if wr.Progress != nil {
+		progress(wr.Progress, rec.done.Load(), total, rec.failed.Load(), sum.Elapsed, true)
 	}
 	if err := rec.flush(); err != nil && runErr == nil {
 		runErr = err
 	}
 	return sum, runErr
+}
+
+// shape is the load shape of o for the issuer: the arrival process
+// (ramped up when --rate is; --ramp-up without it starts the workers one
+// by one instead), warmup, budget and the trace's times.
+func (o *Config) shape(convs []*records.Conversation) pace.Shape {
+	sh := pace.Shape{Arrivals: pace.ArrivalOptions{Rate: o.Rate, Dist: o.RateDistribution, Burstiness: o.Burstiness, Seed: o.Seed},
+		Warmup: o.Warmup, Requests: o.Requests, Recycle: o.Recycle}
+	if o.Rate > 0 {
+		sh.Arrivals.Ramp = o.RampUp
+	}
+	if o.Schedule == ScheduleTimestamps {
+		sh.Offsets = pace.Offsets(convs, o.Speedup)
+	}
+	return sh
 }
 
 // selectShard returns the conversations of the shard and their turn count.
@@ -393,7 +443,7 @@ func selectShard(convs []records.Conversation, sh Shard) ([]*records.Conversatio
 
 // progressTotal is the number of requests the progress line counts
 // towards; 0 = unknown.
-func progressTotal(planned int, o LiveOptions) int {
+func progressTotal(planned int, o Config) int {
 	switch {
 	case o.Requests > 0 && (o.Recycle || o.Requests < planned):
 		return o.Requests

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"reflect"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/pace"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -53,7 +55,7 @@ func TestFaults1000(t *testing.T) {
 			s := testserver.StartTest(t, testserver.Config{NoTokenize: true, FaultRate: 0.25, Faults: noStall, Seed: 7})
 			var out bytes.Buffer
 			sum, err := Run(context.Background(), &out, dataset(37, 3), newBuilder(t, PayloadOptions{Stream: stream}),
-				LiveOptions{URL: s.URL(), Concurrency: 32, Requests: 1000, Recycle: true, Timeout: time.Minute})
+				Config{URL: s.URL(), Concurrency: 32, Requests: 1000, Recycle: true, Timeout: time.Minute}, Wiring{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +111,7 @@ func TestStallsTimeOut(t *testing.T) {
 		s := testserver.StartTest(t, testserver.Config{NoTokenize: true, FaultRate: 1, Faults: []string{testserver.FaultStall}})
 		var out bytes.Buffer
 		sum, err := Run(context.Background(), &out, dataset(8, 2), newBuilder(t, PayloadOptions{Stream: stream}),
-			LiveOptions{URL: s.URL(), Concurrency: 32, Requests: 64, Recycle: true, Timeout: 50 * time.Millisecond})
+			Config{URL: s.URL(), Concurrency: 32, Requests: 64, Recycle: true, Timeout: 50 * time.Millisecond}, Wiring{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,8 +133,7 @@ func TestEachFault(t *testing.T) {
 			timeout = 100 * time.Millisecond
 		}
 		sum, err := Run(context.Background(), &out, dataset(2, 2), newBuilder(t, PayloadOptions{Stream: true}),
-			LiveOptions{URL: s.URL(), Concurrency: 2, Timeout: timeout,
-				Header: http.Header{testserver.FaultHeader: {f}}})
+			Config{URL: s.URL(), Concurrency: 2, Timeout: timeout, Header: http.Header{testserver.FaultHeader: {f}}}, Wiring{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,14 +162,14 @@ func TestUnreachable(t *testing.T) {
 	ln.Close() // nothing listens there now
 	var out bytes.Buffer
 	_, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{}),
-		LiveOptions{URL: "http://" + addr, Concurrency: 4, Timeout: time.Second})
+		Config{URL: "http://" + addr, Concurrency: 4, Timeout: time.Second}, Wiring{})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach http://"+addr) || !strings.Contains(err.Error(), "refused") || out.Len() != 0 {
 		t.Errorf("err %v, output %q", err, out.String())
 	}
 	// A TLS server spoken to over https without a trusted certificate.
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	_, err = Run(context.Background(), &out, dataset(1, 1), newBuilder(t, PayloadOptions{}),
-		LiveOptions{URL: strings.Replace(s.URL(), "http:", "https:", 1), Timeout: time.Second})
+		Config{URL: strings.Replace(s.URL(), "http:", "https:", 1), Timeout: time.Second}, Wiring{})
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake") {
 		t.Errorf("https to plain http: %v", err)
 	}
@@ -176,7 +177,7 @@ func TestUnreachable(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	const u = "http://h:8000"
-	bad := map[string]LiveOptions{
+	bad := map[string]Config{
 		"--concurrency":       {URL: u, Concurrency: -1, Timeout: time.Second},
 		"--rate":              {URL: u, Rate: -2, Timeout: time.Second},
 		"--rate NaN":          {URL: u, Rate: math.NaN(), Timeout: time.Second},
@@ -188,13 +189,20 @@ func TestValidate(t *testing.T) {
 		"--url":               {URL: "h:8000", Concurrency: 1, Timeout: time.Second},
 	}
 	for flag, o := range bad {
-		if err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), strings.Fields(flag)[0]) {
+		if _, err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), strings.Fields(flag)[0]) {
 			t.Errorf("%+v: error %v, want one about %s", o, err, flag)
 		}
 	}
-	o := LiveOptions{URL: u, Timeout: time.Second}
-	if err := o.Validate(); err != nil || o.Concurrency != 1 {
-		t.Errorf("defaults: %v, concurrency %d", err, o.Concurrency)
+	o := Config{URL: u, Timeout: time.Second}
+	in := o
+	v, err := o.Validate()
+	if err != nil || v.Concurrency != 1 {
+		t.Errorf("defaults: %v, concurrency %d", err, v.Concurrency)
+	}
+	// Validate leaves what it validates as it is (it set the defaults in
+	// its input, and ran twice: once in cmd/send, once in Run).
+	if !reflect.DeepEqual(o, in) || o.Concurrency != 0 {
+		t.Errorf("Validate changed its input: %+v, was %+v", o, in)
 	}
 }
 
@@ -217,7 +225,7 @@ func TestInterrupt(t *testing.T) {
 		convs[i].Turns[0].MaxTokens = 200
 	}
 	sum, err := Run(ctx, &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 4, Timeout: time.Minute, Grace: 200 * time.Millisecond})
+		Config{URL: s.URL(), Concurrency: 4, Timeout: time.Minute, Grace: 200 * time.Millisecond}, Wiring{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,17 +251,17 @@ func TestRate(t *testing.T) {
 	for _, dist := range []string{RateConstant, RatePoisson} {
 		// slots[i] is when request i may start, from the run's start (the
 		// schedule itself is checked in TestArrivals).
-		sched := newArrivals(arrivalOptions{rate: rate, dist: dist, seed: seed})
+		sched := pace.NewArrivals(pace.ArrivalOptions{Rate: rate, Dist: dist, Seed: seed})
 		var slots []time.Duration
 		for range 1000 {
-			slots = append(slots, time.Duration(sched.next()*float64(time.Second)))
+			slots = append(slots, time.Duration(sched.Next()*float64(time.Second)))
 		}
 
 		// --requests: every start at or after its slot.
 		var out bytes.Buffer
 		start := time.Now()
 		sum, err := Run(context.Background(), &out, dataset(5, 2), newBuilder(t, PayloadOptions{Stream: true}),
-			LiveOptions{URL: s.URL(), Rate: rate, RateDistribution: dist, Seed: seed, Recycle: true, Requests: 40, Timeout: time.Minute})
+			Config{URL: s.URL(), Rate: rate, RateDistribution: dist, Seed: seed, Recycle: true, Requests: 40, Timeout: time.Minute}, Wiring{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +285,7 @@ func TestRate(t *testing.T) {
 		const d = 150 * time.Millisecond
 		out.Reset()
 		sum, err = Run(context.Background(), &out, dataset(5, 2), newBuilder(t, PayloadOptions{Stream: true}),
-			LiveOptions{URL: s.URL(), Rate: rate, RateDistribution: dist, Seed: seed, Recycle: true, Duration: d, Timeout: time.Minute, Grace: time.Minute})
+			Config{URL: s.URL(), Rate: rate, RateDistribution: dist, Seed: seed, Recycle: true, Duration: d, Timeout: time.Minute, Grace: time.Minute}, Wiring{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,43 +298,5 @@ func TestRate(t *testing.T) {
 		if n := len(liveRecords(t, &out)); n > inDuration || sum.Failed != 0 {
 			t.Errorf("%s: %d records in %v at %v/s (at most %d slots), %d failed", dist, n, d, rate, inDuration, sum.Failed)
 		}
-	}
-}
-
-// TestArrivals checks the arrival process --rate schedules, without the
-// clock: constant slots exactly 1/rate apart; Poisson gaps with mean 1/rate
-// and a coefficient of variation of 1, from a fixed seed (so the figures
-// are fixed too: the bounds are for a wrong process, not for chance).
-func TestArrivals(t *testing.T) {
-	const rate, n = 200.0, 20000
-	c := newArrivals(arrivalOptions{rate: rate, seed: 1})
-	for i := range 1000 {
-		if got, want := c.next(), float64(i)/rate; math.Abs(got-want) > 1e-12 {
-			t.Fatalf("constant slot %d at %v s, want %v", i, got, want)
-		}
-	}
-	p := newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 1})
-	if first := p.next(); first != 0 {
-		t.Fatalf("first Poisson slot at %v, want 0", first)
-	}
-	prev, sum, sumSq := 0.0, 0.0, 0.0
-	for range n {
-		at := p.next()
-		gap := at - prev
-		if gap < 0 {
-			t.Fatalf("slots out of order: %v after %v", at, prev)
-		}
-		prev, sum, sumSq = at, sum+gap, sumSq+gap*gap
-	}
-	mean := sum / n
-	sd := math.Sqrt(sumSq/n - mean*mean)
-	if math.Abs(mean*rate-1) > 0.03 || math.Abs(sd/mean-1) > 0.03 {
-		t.Errorf("Poisson gaps: mean %.3g s (want %.3g), cv %.3f (want 1)", mean, 1/rate, sd/mean)
-	}
-	one, two := newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 1}), newArrivals(arrivalOptions{rate: rate, dist: RatePoisson, seed: 2})
-	one.next()
-	two.next()
-	if one.next() == two.next() {
-		t.Error("the seed does not change the schedule")
 	}
 }

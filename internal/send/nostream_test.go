@@ -18,7 +18,7 @@ func TestNoTTFTWithoutStream(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	var out bytes.Buffer
 	if _, err := Run(context.Background(), &out, dataset(2, 2), newBuilder(t, PayloadOptions{Stream: false}),
-		LiveOptions{URL: s.URL(), Concurrency: 2, Timeout: 10 * time.Second}); err != nil {
+		Config{URL: s.URL(), Concurrency: 2, Timeout: 10 * time.Second}, Wiring{}); err != nil {
 		t.Fatal(err)
 	}
 	recs := liveRecords(t, &out)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,64 +12,8 @@ import (
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/pace"
 )
-
-func ptrs(convs []records.Conversation) []*records.Conversation {
-	out := make([]*records.Conversation, len(convs))
-	for i := range convs {
-		out[i] = &convs[i]
-	}
-	return out
-}
-
-// TestIssuerBudgetAcrossPasses: with --recycle the issuer goes through the
-// dataset pass after pass and admits exactly --requests requests.
-func TestIssuerBudgetAcrossPasses(t *testing.T) {
-	convs := ptrs(dataset(3, 1))
-	is := newIssuer(context.Background(), time.Time{}, convs, LiveOptions{Requests: 7, Recycle: true})
-	defer is.close()
-	var got []string
-	for s := range is.sessions {
-		if _, ok := is.admit(time.Now()); !ok {
-			break
-		}
-		got = append(got, fmt.Sprintf("%s/%d", s.c.ID, s.pass))
-	}
-	want := "c000/0 c001/0 c002/0 c000/1 c001/1 c002/1 c000/2"
-	if strings.Join(got, " ") != want {
-		t.Errorf("admitted %v, want %s", got, want)
-	}
-	if _, ok := is.admit(time.Now()); ok {
-		t.Error("admit after the budget is spent")
-	}
-}
-
-// TestIssuerOnePass: without --recycle the sessions end with the dataset.
-func TestIssuerOnePass(t *testing.T) {
-	is := newIssuer(context.Background(), time.Time{}, ptrs(dataset(4, 2)), LiveOptions{})
-	defer is.close()
-	n := 0
-	for range is.sessions {
-		n++
-	}
-	if n != 4 {
-		t.Errorf("%d sessions, want 4", n)
-	}
-}
-
-// TestIssuerStopsWithIssue: once issuing ends, nothing more is admitted
-// and the sessions channel closes.
-func TestIssuerStopsWithIssue(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	is := newIssuer(ctx, time.Time{}, ptrs(dataset(2, 1)), LiveOptions{Recycle: true, Rate: 1})
-	defer is.close()
-	cancel()
-	if _, ok := is.admit(time.Now()); ok {
-		t.Error("admitted after issuing stopped")
-	}
-	for range is.sessions { // must terminate
-	}
-}
 
 // TestStopper: stopping issue leaves requests in flight alone until the
 // grace period is over; finishing first keeps them; abort is immediate.
@@ -131,9 +74,9 @@ func TestWorkerSyntheticHistory(t *testing.T) {
 		{OK: true},
 	}}
 	var recs []records.Request
-	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
-		admit: func(r time.Time) (slot, bool) { return slot{due: r}, true }, ended: func(slot) {}, emit: func(r *records.Request) error { recs = append(recs, *r); return nil }}
-	more, err := w.session(session{c: &c}, time.Time{})
+	w := &worker{reqs: plainRequests{newBuilder(t, PayloadOptions{})}, post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
+		admit: func(r time.Time) (pace.Slot, bool) { return pace.Slot{Due: r}, true }, ended: func(pace.Slot) {}, emit: func(r *records.Request) error { recs = append(recs, *r); return nil }}
+	more, err := w.session(pace.Session{Conv: &c}, time.Time{})
 	if !more || err != nil || len(recs) != 3 {
 		t.Fatalf("more %v, err %v, %d records", more, err, len(recs))
 	}
@@ -159,15 +102,15 @@ func TestWorkerStops(t *testing.T) {
 	c := conv("a", 0, cachebust.None, "", "one", "two")
 	fp := &fakePoster{results: []records.Result{{OK: true}, {OK: true}}}
 	n := 0
-	w := &worker{b: newBuilder(t, PayloadOptions{}), post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
-		admit: func(r time.Time) (slot, bool) { n++; return slot{due: r}, n == 1 }, ended: func(slot) {}, emit: func(*records.Request) error { return nil }}
-	if more, err := w.session(session{c: &c}, time.Time{}); more || err != nil || len(fp.bodies) != 1 {
+	w := &worker{reqs: plainRequests{newBuilder(t, PayloadOptions{})}, post: fp, hard: context.Background(), timeout: time.Second, now: time.Now,
+		admit: func(r time.Time) (pace.Slot, bool) { n++; return pace.Slot{Due: r}, n == 1 }, ended: func(pace.Slot) {}, emit: func(*records.Request) error { return nil }}
+	if more, err := w.session(pace.Session{Conv: &c}, time.Time{}); more || err != nil || len(fp.bodies) != 1 {
 		t.Errorf("more %v, err %v, %d requests; want false, nil, 1", more, err, len(fp.bodies))
 	}
-	w.admit = func(r time.Time) (slot, bool) { return slot{due: r}, true }
+	w.admit = func(r time.Time) (pace.Slot, bool) { return pace.Slot{Due: r}, true }
 	w.emit = func(*records.Request) error { return errors.New("disk full") }
 	var we *writeError
-	if _, err := w.session(session{c: &c}, time.Time{}); !errors.As(err, &we) {
+	if _, err := w.session(pace.Session{Conv: &c}, time.Time{}); !errors.As(err, &we) {
 		t.Errorf("err %v, want a writeError", err)
 	}
 }
@@ -204,14 +147,14 @@ func TestRecorder(t *testing.T) {
 func TestCheckDataset(t *testing.T) {
 	convs := dataset(3, 2) // 6 requests a pass
 	for _, c := range []struct {
-		o  LiveOptions
+		o  Config
 		ok bool
 	}{
-		{LiveOptions{Requests: 6}, true},
-		{LiveOptions{Requests: 7}, false},
-		{LiveOptions{Requests: 7, Recycle: true}, true},
-		{LiveOptions{Requests: 3, Shard: Shard{I: 1, N: 3}}, false}, // the shard holds 2
-		{LiveOptions{Shard: Shard{I: 4, N: 5}}, false},
+		{Config{Requests: 6}, true},
+		{Config{Requests: 7}, false},
+		{Config{Requests: 7, Recycle: true}, true},
+		{Config{Requests: 3, Shard: Shard{I: 1, N: 3}}, false}, // the shard holds 2
+		{Config{Shard: Shard{I: 4, N: 5}}, false},
 	} {
 		if err := c.o.CheckDataset(convs); (err == nil) != c.ok {
 			t.Errorf("%+v: %v", c.o, err)
@@ -235,83 +178,5 @@ func TestRecorderStopAfter(t *testing.T) {
 		if want := map[bool]int{true: 1, false: 0}[i >= 6]; calls != want {
 			t.Errorf("after record %d: %d calls, want %d", i, calls, want)
 		}
-	}
-}
-
-// TestIssuerDeadline: past --duration's end nothing is admitted, even
-// before the context's timer has been delivered.
-func TestIssuerDeadline(t *testing.T) {
-	is := newIssuer(context.Background(), time.Now().Add(-time.Millisecond), ptrs(dataset(2, 1)), LiveOptions{Recycle: true})
-	defer is.close()
-	if _, ok := is.admit(time.Now()); ok {
-		t.Error("admitted after the deadline")
-	}
-}
-
-// TestIssuerAdmittedSlotGoesOut: a slot admitted within --requests gets
-// its session even when a worker refused by the spent budget stopped
-// issuing between the admission and the take.
-func TestIssuerAdmittedSlotGoesOut(t *testing.T) {
-	is := newIssuer(context.Background(), time.Time{}, ptrs(dataset(3, 1)), LiveOptions{Requests: 1, Recycle: true})
-	defer is.close()
-	sl, ok := is.admitUntil(time.Now(), is.through)
-	if !ok {
-		t.Fatal("the budget's one request not admitted")
-	}
-	if _, ok := is.admitUntil(time.Now(), is.through); ok {
-		t.Fatal("a second request admitted with --requests 1")
-	}
-	s, ok := is.hand(sl)
-	if !ok || s.c.ID != "c000" || s.first == nil {
-		t.Fatalf("the admitted slot's session: %+v %v, want c000", s, ok)
-	}
-	if _, ok := is.take(time.Now()); ok {
-		t.Error("a session taken after the budget was spent")
-	}
-}
-
-// TestWarmupPlaceWithoutSession: a warmup place taken by a worker that
-// then finds the dataset (sent once) through goes to the one session's
-// second turn, which found no place left and waits as a measured request
-// for the warmup to end: it waited for ever, the place given back never
-// taken (--rate 50 --warmup 2 over one session of three turns hung 5 runs
-// in 30).
-func TestWarmupPlaceWithoutSession(t *testing.T) {
-	is := newIssuer(context.Background(), time.Time{}, ptrs(dataset(1, 3)), LiveOptions{Warmup: 2})
-	defer is.close()
-	// A worker takes a warmup place; before it takes its session, another
-	// one takes the other place and the only session.
-	b, ok := is.admitUntil(time.Now(), is.through)
-	if !ok || !b.warmup {
-		t.Fatalf("first worker's slot %+v %v, want a warmup place", b, ok)
-	}
-	a, ok := is.take(time.Now())
-	if !ok || !a.first.warmup {
-		t.Fatalf("second worker's take: %+v %v, want the other warmup place", a, ok)
-	}
-	is.ended(*a.first)
-	second := make(chan slot)
-	go func() {
-		sl, _ := is.admit(time.Now())
-		second <- sl
-	}()
-	// The second turn most likely waits by now; it takes the place either
-	// way.
-	time.Sleep(10 * time.Millisecond)
-	if _, ok := is.hand(b); ok {
-		t.Fatal("a session handed out twice")
-	}
-	var sl slot
-	select {
-	case sl = <-second:
-	case <-time.After(time.Minute):
-		t.Fatal("the second turn still waits for a warmup place given back")
-	}
-	if !sl.warmup {
-		t.Fatal("the second turn is measured: the place given back was lost, --warmup 2 sent one")
-	}
-	is.ended(sl)
-	if sl, ok := is.admit(time.Now()); !ok || sl.warmup {
-		t.Errorf("the third turn's slot %+v %v, want a measured one", sl, ok)
 	}
 }

@@ -53,7 +53,7 @@ func TestRecordsCarryModelPin(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	var live bytes.Buffer
 	if _, err := Run(context.Background(), &live, convs, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 2, Timeout: time.Minute}); err != nil {
+		Config{URL: s.URL(), Concurrency: 2, Timeout: time.Minute}, Wiring{}); err != nil {
 		t.Fatal(err)
 	}
 	check("live", live.Bytes())

@@ -12,6 +12,7 @@ import (
 	"github.com/islkit/islkit/internal/compose"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/exact"
 	"github.com/islkit/islkit/internal/testserver"
 )
 
@@ -95,12 +96,12 @@ func TestExactRecycleFirstTurn(t *testing.T) {
 			for i := range rc.convs {
 				orig := &rc.convs[i]
 				for pass := range recyclePasses() {
-					pred, ok := z.predict(orig, 0, pass, nil, &sessionState{})
+					pred, ok := z.Predict(orig, 0, pass, nil, &exact.Session{})
 					built, err := b.Build(orig, 0, pass, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					n, err := z.count(built.Body)
+					n, err := z.Count(built.Body)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -113,15 +114,15 @@ func TestExactRecycleFirstTurn(t *testing.T) {
 					c := *orig
 					c.Turns = slices.Clone(orig.Turns)
 					r0, _ := z.Renders()
-					s, err := z.fit(b, &c, &orig.Turns[0], 0, pass, nil, &sessionState{})
+					s, err := exact.Fit(z, b, &c, &orig.Turns[0], 0, pass, nil, &exact.Session{})
 					if err != nil {
 						t.Fatal(err)
 					}
 					r1, _ := z.Renders()
-					if r1-r0 != 1 || s.wire != orig.Turns[0].TargetISL || s.unreachable != nil {
-						t.Errorf("%s pass %d (marker %q): %d renders, counts %d, target %d, unreachable %+v", c.ID, pass, s.built.Marker, r1-r0, s.wire, orig.Turns[0].TargetISL, s.unreachable)
+					if r1-r0 != 1 || s.Wire != orig.Turns[0].TargetISL || s.Unreachable != nil {
+						t.Errorf("%s pass %d (marker %q): %d renders, counts %d, target %d, unreachable %+v", c.ID, pass, s.Built.Marker, r1-r0, s.Wire, orig.Turns[0].TargetISL, s.Unreachable)
 					}
-					if s.resizedFrom != nil {
+					if s.ResizedFrom != nil {
 						resized++
 					}
 				}
@@ -147,7 +148,7 @@ func TestRecycledExpectedISL(t *testing.T) {
 	marked.Turns[0].WireISL, plain.Turns[0].WireISL = &wire, &wire
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, []records.Conversation{marked, plain}, newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 1, Requests: 6, Recycle: true, Timeout: time.Minute})
+		Config{URL: s.URL(), Concurrency: 1, Requests: 6, Recycle: true, Timeout: time.Minute}, Wiring{})
 	if err != nil || sum.Failed != 0 {
 		t.Fatalf("%+v %v", sum, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/stream"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -28,7 +29,7 @@ func TestServerClosesAfterEachStream(t *testing.T) {
 	const n = 2000
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, dataset(64, 1), newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 32, Requests: n, Recycle: true, Timeout: time.Minute})
+		Config{URL: s.URL(), Concurrency: 32, Requests: n, Recycle: true, Timeout: time.Minute}, Wiring{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestStreamKeepsConnection(t *testing.T) {
 	defer srv.Close()
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, dataset(5, 1), newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: srv.URL, Concurrency: 1, Timeout: time.Minute})
+		Config{URL: srv.URL, Concurrency: 1, Timeout: time.Minute}, Wiring{})
 	if err != nil || sum.Failed != 0 || sum.Requests != 5 {
 		t.Fatalf("%+v %v", sum, err)
 	}
@@ -115,7 +116,7 @@ func TestResetAfterBodyNotResent(t *testing.T) {
 	const n = 11
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, dataset(n, 1), newBuilder(t, PayloadOptions{Stream: false}),
-		LiveOptions{URL: "http://" + ln.Addr().String(), Concurrency: 1, Timeout: time.Minute})
+		Config{URL: "http://" + ln.Addr().String(), Concurrency: 1, Timeout: time.Minute}, Wiring{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestStreamsWithoutDone(t *testing.T) {
 	const n = 40
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, dataset(n, 1), newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 4, Timeout: time.Minute})
+		Config{URL: s.URL(), Concurrency: 4, Timeout: time.Minute}, Wiring{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestStreamsWithoutDone(t *testing.T) {
 		t.Fatalf("%d of %d failed (%s); server saw %d", sum.Failed, sum.Requests, sum.FailedKinds(), s.Requests())
 	}
 	for i, r := range liveRecords(t, &out) {
-		if !r.Result.OK || r.Result.Note != NoteNoDone || r.Result.Usage == nil {
+		if !r.Result.OK || r.Result.Note != stream.NoteNoDone || r.Result.Usage == nil {
 			t.Fatalf("%+v: want ok, noted, with usage", r.Result)
 		}
 		if i == 0 {

@@ -42,17 +42,17 @@ func busyClock() *cpuClock {
 // is as bad) are not counted.
 func TestStarvedClientFlagged(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
-	run := func(o LiveOptions) (Summary, []records.Request) {
+	run := func(o Config, wr Wiring) (Summary, []records.Request) {
 		t.Helper()
 		o.URL, o.Timeout, o.Requests, o.Recycle = s.URL(), 10*time.Second, 20, true
 		var out bytes.Buffer
-		sum, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{Stream: true}), o)
+		sum, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{Stream: true}), o, wr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return sum, liveRecords(t, &out)
 	}
-	sum, recs := run(LiveOptions{Concurrency: 4, Warmup: 2, post: starvedPoster{}})
+	sum, recs := run(Config{Concurrency: 4, Warmup: 2}, Wiring{post: starvedPoster{}})
 	c := sum.Client
 	if c == nil || !c.Saturated || c.Requests != 20 || *c.LagP50Ms < 20 || !strings.Contains(c.Warning(), "schedule lag p99") ||
 		!strings.Contains(c.Warning(), "> 5ms: requests went out late") || !strings.Contains(c.Warning(), "the latencies include client time") {
@@ -76,7 +76,7 @@ func TestStarvedClientFlagged(t *testing.T) {
 		t.Errorf("measure's verdict %+v, send's %q", mc, c.Warning())
 	}
 
-	sum, recs = run(LiveOptions{Concurrency: 2, cpuClock: busyClock(), ClientLimits: report.ClientLimits{LagLimit: time.Hour}})
+	sum, recs = run(Config{Concurrency: 2, ClientLimits: report.ClientLimits{LagLimit: time.Hour}}, Wiring{cpuClock: busyClock()})
 	if c := sum.Client; c == nil || !c.Saturated || c.CPUP99 == nil || *c.CPUP99 != 1 || len(c.Reasons) != 1 ||
 		!strings.Contains(c.Reasons[0], "client CPU p99 100% of its cores >= 90%") {
 		t.Fatalf("busy CPU: verdict %+v", c)
@@ -142,8 +142,7 @@ func TestCalmClientNotFlagged(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, dataset(3, 2), newBuilder(t, PayloadOptions{Stream: true}),
-		LiveOptions{URL: s.URL(), Concurrency: 3, Requests: 30, Recycle: true, Timeout: 10 * time.Second,
-			post: calmPoster{}, clock: func() time.Time { return fixedNow }, cpuClock: idleClock()})
+		Config{URL: s.URL(), Concurrency: 3, Requests: 30, Recycle: true, Timeout: 10 * time.Second}, Wiring{post: calmPoster{}, clock: func() time.Time { return fixedNow }, cpuClock: idleClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,14 +178,14 @@ func (p slowPoster) do(context.Context, time.Duration, []byte) records.Result {
 func TestScheduleWaitNotSaturation(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	lim := report.ClientLimits{LagLimit: 40 * time.Millisecond}
-	for name, o := range map[string]LiveOptions{
+	for name, o := range map[string]Config{
 		"rate held back by concurrency": {Rate: 100, Concurrency: 1, Requests: 8},
 		"warmup barrier":                {Warmup: 3, Concurrency: 2, Requests: 4},
 	} {
 		o.URL, o.Timeout, o.Recycle, o.ClientLimits = s.URL(), 10*time.Second, true, lim
-		o.post, o.cpuClock = slowPoster{60 * time.Millisecond}, idleClock()
 		var out bytes.Buffer
-		sum, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{Stream: true}), o)
+		sum, err := Run(context.Background(), &out, dataset(3, 1), newBuilder(t, PayloadOptions{Stream: true}), o,
+			Wiring{post: slowPoster{60 * time.Millisecond}, cpuClock: idleClock()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/islkit/islkit/internal/records"
 )
@@ -19,7 +18,7 @@ const (
 // issues every conversation at its own time, so it takes no --rate, and
 // without --concurrency as many sessions run at once as the trace asks
 // (up to RateOnlyWorkers).
-func (o *LiveOptions) validateSchedule() error {
+func (o *Config) validateSchedule() error {
 	switch o.Schedule {
 	case ScheduleNone:
 		if o.Speedup != 0 && o.Speedup != 1 {
@@ -31,8 +30,7 @@ func (o *LiveOptions) validateSchedule() error {
 		return fmt.Errorf("--schedule %q: want %s", o.Schedule, ScheduleTimestamps)
 	}
 	switch {
-	case o.Speedup == 0:
-		o.Speedup = 1
+	case o.Speedup == 0: // 1, the trace's own pace
 	case math.IsNaN(o.Speedup) || math.IsInf(o.Speedup, 0) || o.Speedup < 0 || o.Speedup > 1e6:
 		return fmt.Errorf("--speedup %v: want a positive factor (2 replays twice as fast)", o.Speedup)
 	}
@@ -53,19 +51,4 @@ func checkTimestamps(convs []records.Conversation) error {
 		}
 	}
 	return nil
-}
-
-// offsets are the conversations' times relative to the first, divided by
-// speedup.
-func offsets(convs []*records.Conversation, speedup float64) []time.Duration {
-	out := make([]time.Duration, len(convs))
-	if len(convs) == 0 {
-		return out
-	}
-	first := *convs[0].Trace.TimestampMs
-	for i, c := range convs {
-		ms := (*c.Trace.TimestampMs - first) / speedup
-		out[i] = time.Duration(ms * float64(time.Millisecond))
-	}
-	return out
 }

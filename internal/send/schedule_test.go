@@ -23,41 +23,25 @@ func traced(ms ...float64) []records.Conversation {
 	return convs
 }
 
-func TestOffsets(t *testing.T) {
-	convs := traced(1000, 1000, 1250, 3000)
-	var ptrs []*records.Conversation
-	for i := range convs {
-		ptrs = append(ptrs, &convs[i])
-	}
-	got := offsets(ptrs, 2)
-	want := []time.Duration{0, 0, 125 * time.Millisecond, time.Second}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("offsets at speedup 2 = %v, want %v", got, want)
-			break
-		}
-	}
-}
-
 func TestScheduleOptions(t *testing.T) {
 	for _, tt := range []struct {
-		o    LiveOptions
+		o    Config
 		want string
 	}{
-		{LiveOptions{Speedup: 2}, "--speedup needs --schedule timestamps"},
-		{LiveOptions{Schedule: "poisson"}, `--schedule "poisson"`},
-		{LiveOptions{Schedule: ScheduleTimestamps, Speedup: -1}, "--speedup -1"},
-		{LiveOptions{Schedule: ScheduleTimestamps, Rate: 5}, "drop --rate"},
-		{LiveOptions{Schedule: ScheduleTimestamps, Recycle: true, Requests: 3}, "drop --recycle"},
+		{Config{Speedup: 2}, "--speedup needs --schedule timestamps"},
+		{Config{Schedule: "poisson"}, `--schedule "poisson"`},
+		{Config{Schedule: ScheduleTimestamps, Speedup: -1}, "--speedup -1"},
+		{Config{Schedule: ScheduleTimestamps, Rate: 5}, "drop --rate"},
+		{Config{Schedule: ScheduleTimestamps, Recycle: true, Requests: 3}, "drop --recycle"},
 	} {
 		tt.o.URL, tt.o.Timeout = "http://127.0.0.1:1", time.Second
-		if err := tt.o.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := tt.o.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: %v, want %q", tt.o, err, tt.want)
 		}
 	}
-	o := LiveOptions{URL: "http://127.0.0.1:1", Timeout: time.Second, Schedule: ScheduleTimestamps}
-	if err := o.Validate(); err != nil || o.Speedup != 1 || o.Concurrency != 0 {
-		t.Errorf("defaults: %v, speedup %v, concurrency %d (want 1, and no cap)", err, o.Speedup, o.Concurrency)
+	o := Config{URL: "http://127.0.0.1:1", Timeout: time.Second, Schedule: ScheduleTimestamps}
+	if v, err := o.Validate(); err != nil || v.Speedup != 1 || v.Concurrency != 0 || o.Speedup != 0 {
+		t.Errorf("defaults: %v, speedup %v, concurrency %d (want 1, and no cap); the input's speedup %v (want 0)", err, v.Speedup, v.Concurrency, o.Speedup)
 	}
 	if err := o.CheckDataset(dataset(2, 1)); err == nil || !strings.Contains(err.Error(), "conversation c000 has no trace timestamp") {
 		t.Errorf("untimed dataset: %v", err)
@@ -71,7 +55,7 @@ func TestScheduleTimestamps(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	var out bytes.Buffer
 	_, err := Run(context.Background(), &out, traced(5000, 5200, 5600), newBuilder(t, PayloadOptions{}),
-		LiveOptions{URL: s.URL(), Schedule: ScheduleTimestamps, Speedup: 2, Timeout: 5 * time.Second})
+		Config{URL: s.URL(), Schedule: ScheduleTimestamps, Speedup: 2, Timeout: 5 * time.Second}, Wiring{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -438,7 +438,7 @@ func TestLiveRecordsWhatTheServerGot(t *testing.T) {
 	b := newBuilder(t, PayloadOptions{Stream: true, ExtraBody: `{"chat_template_kwargs":{"enable_thinking":false}}`})
 	dry, dryLines := dryRunRecords(t, convs, b, Shard{})
 	var out bytes.Buffer
-	sum, err := Run(context.Background(), &out, convs, b, LiveOptions{URL: s.URL(), Concurrency: 3, Timeout: 10 * time.Second})
+	sum, err := Run(context.Background(), &out, convs, b, Config{URL: s.URL(), Concurrency: 3, Timeout: 10 * time.Second}, Wiring{})
 	if err != nil || sum.Failed != 0 || sum.Requests != len(dry) {
 		t.Fatalf("run: %+v, %v", sum, err)
 	}

@@ -2,10 +2,11 @@ package send
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/exact"
+	"github.com/islkit/islkit/internal/send/pace"
 )
 
 // poster sends one request body (the client; a fake in tests).
@@ -16,19 +17,24 @@ type poster interface {
 // worker sends the turns of one session after another, each turn with the
 // replies so far as history.
 type worker struct {
-	b         *Builder
+	reqs      requests // plain, or sized (send --exact)
 	post      poster
 	hard      context.Context // abandons the request in flight
 	timeout   time.Duration
 	noPayload bool
-	admit     func(ready time.Time) (slot, bool) // false: issue nothing more
-	ended     func(slot)                         // an admitted request is over
-	emit      func(*records.Request) error       // writes the record
-	observe   func(time.Duration)                // benchmarks: send's own time
-	cache     *cachePredictor                    // expected cached tokens, in issue order
-	wait      func(time.Time) bool               // sleeps until a scheduled time; false: issue nothing more
-	now       func() time.Time                   // when a worker is ready (time.Now; a fake clock in tests)
-	sizer     *Sizer                             // send --exact; nil: requests as compose wrote them
+	admit     func(ready time.Time) (pace.Slot, bool) // false: issue nothing more
+	ended     func(pace.Slot)                         // an admitted request is over
+	emit      func(*records.Request) error            // writes the record
+	observe   func(time.Duration)                     // benchmarks: send's own time
+	cache     *cachePredictor                         // expected cached tokens, in issue order
+	wait      func(time.Time) bool                    // sleeps until a scheduled time; false: issue nothing more
+	now       func() time.Time                        // when a worker is ready (time.Now; a fake clock in tests)
+
+	// The session in progress (a worker sends one at a time), held here
+	// because a local passed through reqs would be allocated at every
+	// session: its sizing state, and the buffer of its replies (reused).
+	sizing  exact.Session
+	replies []string
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -42,57 +48,46 @@ type worker struct {
 // (schedule_lag_ns): send's own delay, plus the wait for a free worker
 // when --concurrency holds back a --rate or a trace, or for the warmup to
 // end; that wait, the schedule's own, is queue_ns.
-func (w *worker) session(s session, ready time.Time) (more bool, err error) {
-	replies := make([]string, 0, len(s.c.Turns))
+func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error) {
+	replies := w.replies[:0]
+	defer func() { clear(replies); w.replies = replies[:0] }()
 	synthetic := false
-	// With --exact the session sends its own copy of the turns: a resized
-	// text is the history of the turns after it.
-	c := s.c
-	var st sessionState
-	if w.sizer != nil {
-		cp := *s.c
-		cp.Turns = slices.Clone(s.c.Turns)
-		c = &cp
-	}
-	for t := range s.c.Turns {
-		if t == 0 && !s.due.IsZero() {
-			if !w.wait(s.due) {
+	c := w.reqs.conversation(s.Conv)
+	w.sizing = exact.Session{}
+	for t := range s.Conv.Turns {
+		if t == 0 && !s.Due.IsZero() {
+			if !w.wait(s.Due) {
 				return false, nil
 			}
-			ready = s.due
+			ready = s.Due
 		}
 		if ready.IsZero() {
 			ready = w.now()
 		}
-		var sl slot
-		if t == 0 && s.first != nil {
-			sl = *s.first // admitted before the session was taken
+		var sl pace.Slot
+		if t == 0 && s.First != nil {
+			sl = *s.First // admitted before the session was taken
 		} else {
 			var ok bool
 			if sl, ok = w.admit(ready); !ok {
 				return false, nil
 			}
 		}
-		if t == 0 && s.taken.After(sl.free) {
-			sl.free = s.taken // a trace row due before a worker was free
+		if t == 0 && s.Taken.After(sl.Free) {
+			sl.Free = s.Taken // a trace row due before a worker was free
 		}
 		ready = time.Time{}
 		t0 := time.Now()
-		var sz sized
-		if w.sizer != nil {
-			sz, err = w.sizer.fit(w.b, c, &s.c.Turns[t], t, s.pass, replies, &st)
-		} else {
-			sz.built, err = w.b.Build(c, t, s.pass, replies)
-		}
+		m, err := w.reqs.make(c, s.Conv, t, s.Pass, replies, &w.sizing)
 		if err != nil {
 			// Conversations were checked up front; this is a bug or an
 			// impossible input, and it stops the run.
 			w.ended(sl)
 			return false, err
 		}
-		built := sz.built
-		rec := newRecord(c, t, s.pass, built)
-		if t > 0 || s.pass > 0 && built.Marker != "" {
+		built := m.Built
+		rec := newRecord(c, t, s.Pass, built)
+		if t > 0 || s.Pass > 0 && built.Marker != "" {
 			// compose counted the dry-run request: a later turn's history
 			// holds the server's replies, and a recycle pass's marker is
 			// not pass 0's (its count differs by a few tokens; issue 27
@@ -101,33 +96,23 @@ func (w *worker) session(s session, ready time.Time) (more bool, err error) {
 			rec.ExpectedISL = nil
 		}
 		rec.SyntheticHistory = synthetic
-		rec.Warmup = sl.warmup
-		if sz.resizedFrom == nil {
-			rec.ExpectedCachedTokens = w.cache.expect(s.c, t, s.pass, built.Marker, true)
+		rec.Warmup = sl.Warmup
+		if m.ResizedFrom == nil {
+			rec.ExpectedCachedTokens = w.cache.expect(s.Conv, t, s.Pass, built.Marker, true)
 		}
 		buildDur := time.Since(t0)
 		res := w.post.do(w.hard, w.timeout, built.Body)
 		w.ended(sl)
 		t1 := w.now()
-		if w.sizer != nil {
-			// The resized text's own count is for the record only: taken
-			// once the request is out.
-			w.sizer.finish(&sz)
-			n := sz.wire
-			rec.ExpectedISL, rec.ResizedFrom, rec.ResizedTo, rec.Unreachable = &n, sz.resizedFrom, sz.resizedTo, sz.unreachable
-		}
+		w.reqs.sent(m, &rec, &res, buildDur)
 		if w.noPayload {
 			rec.Payload = nil
 		}
-		due := sl.due.UnixNano()
+		due := sl.Due.UnixNano()
 		late := res.StartNs - due
 		res.ScheduledNs, res.ScheduleLagNs = &due, &late
-		if queue := min(sl.free.UnixNano()-due, late); queue > 0 {
+		if queue := min(sl.Free.UnixNano()-due, late); queue > 0 {
 			res.QueueNs = &queue
-		}
-		if w.sizer != nil {
-			sizing := buildDur.Nanoseconds()
-			res.SizingNs = &sizing
 		}
 		rec.Result = &res
 		if res.OK {

@@ -1,4 +1,10 @@
-package send
+// Package exact is send --exact's sizing: each live request resized to
+// count exactly its target_isl as the server profile renders it
+// (serverprofile.Render) against the real replies of its history. Fit
+// sizes one request (a fitter holds its search's state, the last request
+// rendered among it); the conversations' model and server are checked
+// first (ComposedFor, ServerFor, LoadModel).
+package exact
 
 import (
 	"fmt"
@@ -79,18 +85,18 @@ func hasReserve(c *records.Conversation) bool {
 	return false
 }
 
-// LoadExactModel loads the model pin names for send --exact
+// LoadModel loads the model pin names for send --exact
 // (model.LoadPinned): o's flags default to the pin's tokenizer, chat
 // template and clock, and a model other than the pin's is a usage error.
-func LoadExactModel(pin records.ModelPin, o model.Options) (*model.Model, error) {
-	return model.LoadPinned(pin, o, ExactPinNamed, ExactPinFix(pin))
+func LoadModel(pin records.ModelPin, o model.Options) (*model.Model, error) {
+	return model.LoadPinned(pin, o, PinNamed, PinFix(pin))
 }
 
-// ExactPinNamed names the pin send --exact checks its model against.
-const ExactPinNamed = "the conversations"
+// PinNamed names the pin send --exact checks its model against.
+const PinNamed = "the conversations"
 
-// ExactPinFix says what to do when send --exact's model is not pin's.
-func ExactPinFix(pin records.ModelPin) string {
+// PinFix says what to do when send --exact's model is not pin's.
+func PinFix(pin records.ModelPin) string {
 	return "send --exact must count with the model compose used (give --tokenizer " + pin.Tokenizer + " and the --chat-template compose used, or leave them out)"
 }
 
@@ -117,20 +123,20 @@ func (z *Sizer) Renders() (renders, requests int64) {
 }
 
 // NewSizer counts with m, the model the conversations were composed for
-// (LoadExactModel), as profile renders requests. Without a template (the
+// (LoadModel), as profile renders requests. Without a template (the
 // conversations were composed bare, or the model has none) the targets are
 // bare counts.
 func NewSizer(m *model.Model, profile serverprofile.Profile) *Sizer {
 	return &Sizer{m: m, profile: profile, bare: m.Template == nil}
 }
 
-// count is the request's ISL as the server profile counts body
+// Count is the request's ISL as the server profile counts body
 // (serverprofile.Render): rendered through the template, or the bare
 // count when the conversations were composed without one (their targets
 // are bare counts, the message texts joined by one space, as compose
 // counted them); a completions prompt as the server encodes it, special
 // tokens included (compose's target counts them too).
-func (z *Sizer) count(body []byte) (int, error) {
+func (z *Sizer) Count(body []byte) (int, error) {
 	z.renders.Add(1)
 	ex, err := extract.Body(body)
 	if err != nil {
@@ -147,36 +153,101 @@ func (z *Sizer) count(body []byte) (int, error) {
 	return pr.Count(z.m.Tokenizer), nil
 }
 
-// sized is a request made exact, with what its record says about it.
-type sized struct {
-	built Built
-	wire  int // its count
-	// resizedFrom/To are the bare tokens before and after, nil when the
+// Request is a built request: its body is what the server counts.
+type Request interface{ RequestBody() []byte }
+
+// Builder builds the request of turn `turn` of c on recycle pass `pass`
+// with the replies so far (send's Builder).
+type Builder[R Request] interface {
+	Build(c *records.Conversation, turn, pass int, replies []string) (R, error)
+}
+
+// Sized is a request made exact, with what its record says about it.
+type Sized[R Request] struct {
+	Built R
+	Wire  int // its count
+	// ResizedFrom/To are the bare tokens before and after, nil when the
 	// text went out as compose wrote it.
-	resizedFrom, resizedTo *int
-	unreachable            *records.Unreachable
-	// resizedText is the text whose count becomes resizedTo, taken by
-	// finish after the request went out (it is not needed to send it).
+	ResizedFrom, ResizedTo *int
+	Unreachable            *records.Unreachable
+	// resizedText is the text whose count becomes ResizedTo, taken by
+	// Finish after the request went out (it is not needed to send it).
 	resizedText string
 }
 
-// finish counts the resized text for the record (resized_to).
-func (z *Sizer) finish(s *sized) {
-	if s.resizedFrom != nil && s.resizedTo == nil {
+// Finish counts the resized text for the record (resized_to) with z's
+// tokenizer.
+func (s *Sized[R]) Finish(z *Sizer) {
+	if s.ResizedFrom != nil && s.ResizedTo == nil {
 		n := z.m.Tokenizer.Count(s.resizedText)
-		s.resizedTo = &n
+		s.ResizedTo = &n
 	}
 }
 
-// sessionState carries what the previous request of a session taught the
+// Session carries what the previous request of a session taught the
 // next one's first guess.
-type sessionState struct {
+type Session struct {
 	prevWire int // the previous request's count; 0 before the first
 }
 
-// fit sizes turn `turn` of c (the session's own copy, whose earlier turns
+// fitter is the search for one request's text: the request it rendered
+// last (the render cache: a text found again need not be rendered again)
+// and the candidate it estimated last.
+type fitter[R Request] struct {
+	z       *Sizer
+	b       Builder[R]
+	c       *records.Conversation
+	turn    int
+	pass    int
+	replies []string
+	// last is the request rendered and counted last, from lastText;
+	// rendered says there is one.
+	last     Sized[R]
+	lastText string
+	rendered bool
+	// base is the count the estimates step from; estText the candidate
+	// estimated last, want its estimate.
+	base    int
+	estText string
+	want    int
+}
+
+// render builds the request with text as the turn's text and counts it.
+func (f *fitter[R]) render(text string) (sizing.Attempt, error) {
+	f.c.Turns[f.turn].Text = text
+	built, err := f.b.Build(f.c, f.turn, f.pass, f.replies)
+	if err != nil {
+		return sizing.Attempt{}, err
+	}
+	n, err := f.z.Count(built.RequestBody())
+	if err != nil {
+		return sizing.Attempt{}, fmt.Errorf("conversation %s turn %d: counting the request: %w", f.c.ID, f.turn, err)
+	}
+	f.last, f.lastText, f.rendered = Sized[R]{Built: built, Wire: n}, text, true
+	return sizing.Attempt{Text: text, Wire: n}, nil
+}
+
+// ensure makes text's request the last rendered, rendering it unless it
+// already is.
+func (f *fitter[R]) ensure(text string) error {
+	if f.rendered && f.lastText == text {
+		return nil
+	}
+	_, err := f.render(text)
+	return err
+}
+
+// estimate counts a candidate from base by the tokens of its changed end
+// alone (textStep), without a render.
+func (f *fitter[R]) estimate(orig, text string) sizing.Attempt {
+	f.estText, f.want = text, f.base+f.z.textStep(f.c, f.turn, f.pass, orig, text)
+	return sizing.Attempt{Text: text, Wire: f.want}
+}
+
+// Fit sizes turn `turn` of c (the session's own copy, whose earlier turns
 // hold the texts that were sent) against replies, sets c.Turns[turn].Text
-// to the text sent, and builds the request. orig is compose's turn.
+// to the text sent, and builds the request with b. orig is compose's
+// turn; st the session's state, carried from one request to the next.
 //
 // The first guess needs no render: the request differs from the previous
 // one (which was counted) by the previous reply, the wraps and this
@@ -188,100 +259,82 @@ type sessionState struct {
 // tokens of the text's changed end alone (textStep). One render and count
 // of the request then confirms the text found, usually at once;
 // otherwise the search is done again with a render per candidate.
-func (z *Sizer) fit(b *Builder, c *records.Conversation, orig *records.Turn, turn, pass int, replies []string, st *sessionState) (sized, error) {
+func Fit[R Request](z *Sizer, b Builder[R], c *records.Conversation, orig *records.Turn, turn, pass int, replies []string, st *Session) (Sized[R], error) {
 	z.requests.Add(1)
-	t := &c.Turns[turn]
-	tok := z.m.Tokenizer
-	var last sized
-	lastText := ""
-	eval := func(text string) (sizing.Attempt, error) {
-		t.Text = text
-		built, err := b.Build(c, turn, pass, replies)
-		if err != nil {
-			return sizing.Attempt{}, err
-		}
-		n, err := z.count(built.Body)
-		if err != nil {
-			return sizing.Attempt{}, fmt.Errorf("conversation %s turn %d: counting the request: %w", c.ID, turn, err)
-		}
-		last, lastText = sized{built: built, wire: n}, text
-		return sizing.Attempt{Text: text, Wire: n}, nil
+	f := fitter[R]{z: z, b: b, c: c, turn: turn, pass: pass, replies: replies}
+	last, err := f.fit(orig, st)
+	if err != nil {
+		return Sized[R]{}, err
 	}
-	target := t.TargetISL
-	base, ok := z.predict(c, turn, pass, replies, st)
+	st.prevWire = last.Wire
+	return last, nil
+}
+
+func (f *fitter[R]) fit(orig *records.Turn, st *Session) (Sized[R], error) {
+	z, tok := f.z, f.z.m.Tokenizer
+	target := f.c.Turns[f.turn].TargetISL
+	base, ok := z.Predict(f.c, f.turn, f.pass, f.replies, st)
 	if !ok {
-		a, err := eval(orig.Text)
+		a, err := f.render(orig.Text)
 		if err != nil {
-			return sized{}, err
+			return Sized[R]{}, err
 		}
 		base = a.Wire
 	}
 	guess := orig.BareTokens + target - base
 	if guess == orig.BareTokens {
-		if lastText != orig.Text || last.built.Body == nil {
-			if _, err := eval(orig.Text); err != nil {
-				return sized{}, err
-			}
+		if err := f.ensure(orig.Text); err != nil {
+			return Sized[R]{}, err
 		}
-		if last.wire == target {
-			st.prevWire = last.wire
-			return last, nil
+		if f.last.Wire == target {
+			return f.last, nil
 		}
-		base = last.wire
-		guess += target - last.wire
+		base = f.last.Wire
+		guess += target - f.last.Wire
 	}
 	// The candidates are counted from base, the count with compose's
 	// text, plus what the changed end of the text adds (textStep), and
 	// only the text found is rendered; if its render disagrees, the
 	// search is done again, rendering every candidate.
-	estText, want := "", 0 // the last candidate estimated
-	estimate := func(text string) (sizing.Attempt, error) {
-		estText, want = text, base+z.textStep(c, turn, pass, orig.Text, text)
-		return sizing.Attempt{Text: text, Wire: want}, nil
-	}
-	text, out, err := resize(tok, orig, guess, target, estimate)
+	f.base = base
+	text, out, err := resize(tok, orig, guess, target, func(text string) (sizing.Attempt, error) {
+		return f.estimate(orig.Text, text), nil
+	})
 	if err != nil {
-		return sized{}, err
+		return Sized[R]{}, err
 	}
-	if estText != text {
-		want = base + z.textStep(c, turn, pass, orig.Text, text)
+	if f.estText != text {
+		f.estimate(orig.Text, text)
 	}
-	// (An empty text found is lastText's zero value: the body says
-	// whether it was rendered.)
-	if lastText != text || last.built.Body == nil {
-		if _, err = eval(text); err != nil {
-			return sized{}, err
+	if err := f.ensure(text); err != nil {
+		return Sized[R]{}, err
+	}
+	if f.last.Wire != f.want {
+		if text, out, err = resize(tok, orig, guess, target, f.render); err != nil {
+			return Sized[R]{}, err // render's and Build's errors name the conversation
+		}
+		if err := f.ensure(text); err != nil {
+			return Sized[R]{}, err
 		}
 	}
-	if last.wire != want {
-		text, out, err = resize(tok, orig, guess, target, eval)
-		if err != nil {
-			return sized{}, err // eval's and Build's errors name the conversation
-		}
-		if lastText != text || last.built.Body == nil {
-			if _, err = eval(text); err != nil {
-				return sized{}, err
-			}
-		}
-	}
+	last := f.last
 	switch out {
 	case sizing.Unreachable:
-		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
+		last.Unreachable = &records.Unreachable{MinISL: last.Wire, Short: last.Wire - target,
 			Reason: "the history alone exceeds the target (replies before this turn were longer than budgeted): sent with a one-token text"}
 	case sizing.Stuck:
-		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
+		last.Unreachable = &records.Unreachable{MinISL: last.Wire, Short: last.Wire - target,
 			Reason: "no text of this turn counts exactly the target with this tokenizer and template: sent the closest found (short says by how much)"}
 	}
-	if last.unreachable == nil && last.wire != target {
+	if last.Unreachable == nil && last.Wire != target {
 		// Never silently off: what goes out is what the record says.
-		last.unreachable = &records.Unreachable{MinISL: last.wire, Short: last.wire - target,
+		last.Unreachable = &records.Unreachable{MinISL: last.Wire, Short: last.Wire - target,
 			Reason: "the text found does not count exactly the target: sent the closest found (short says by how much)"}
 	}
 	if text != orig.Text {
 		from := orig.BareTokens
-		last.resizedFrom, last.resizedText = &from, text
+		last.ResizedFrom, last.resizedText = &from, text
 	}
-	st.prevWire = last.wire
 	return last, nil
 }
 
@@ -350,7 +403,7 @@ func tailCut(text string, n, shrink int) int {
 	return max(strings.LastIndexByte(text[:keep], ' '), 0)
 }
 
-// predict is the count of turn `turn`'s request with compose's text
+// Predict is the count of turn `turn`'s request with compose's text
 // (c.Turns[turn] still holds it), from the previous request's count:
 // compose's own step between the two dry-run requests, with the server's
 // reply in place of the synthetic one. A first turn is compose's count
@@ -358,7 +411,7 @@ func tailCut(text string, n, shrink int) int {
 // later one carries the same marker as the request before it. ok is false
 // where nothing predicts it (the first request of a session, counts
 // compose did not record).
-func (z *Sizer) predict(c *records.Conversation, turn, pass int, replies []string, st *sessionState) (int, bool) {
+func (z *Sizer) Predict(c *records.Conversation, turn, pass int, replies []string, st *Session) (int, bool) {
 	t := &c.Turns[turn]
 	if t.WireISL == nil {
 		return 0, false

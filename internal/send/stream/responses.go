@@ -1,4 +1,4 @@
-package send
+package stream
 
 import (
 	"errors"
@@ -22,9 +22,9 @@ import (
 // OpenAI ends the stream after the terminal event; a "data: [DONE]" that
 // some servers add is accepted.
 
-// errNoTerminal marks a Responses stream that ended before its terminal
+// ErrNoTerminal marks a Responses stream that ended before its terminal
 // event.
-var errNoTerminal = errors.New("stream ended before response.completed")
+var ErrNoTerminal = errors.New("stream ended before response.completed")
 
 // responseEvent is the part of a Responses stream event send reads.
 type responseEvent struct {
@@ -107,11 +107,11 @@ func (r *responseObject) finishReason() string {
 // non-streamed body): usage, finish reason, and a failure as a server
 // error.
 func (a *accumulator) finishResponse(r *responseObject) error {
-	if se := parseAPIError(r.Error); se != nil {
+	if se := ParseAPIError(r.Error); se != nil {
 		return se
 	}
 	if r.Status == "failed" {
-		return &serverError{message: "response failed"}
+		return &ServerError{Message: "response failed"}
 	}
 	if r.Usage != nil {
 		if u := r.Usage.record(); u.Counts() {
@@ -154,11 +154,11 @@ func deltaText(raw json.RawMessage) string {
 	return s
 }
 
-// readResponsesStream parses a streamed Responses answer into res: the
+// ReadResponses parses a streamed Responses answer into res: the
 // text and reasoning deltas give the output and its timings (TTFT at the
 // first, ITL between them), the terminal event the usage and finish
 // reason. A stream that ends before its terminal event is truncated.
-func readResponsesStream(r io.Reader, start time.Time, res *records.Result) error {
+func ReadResponses(r io.Reader, start time.Time, res *records.Result) error {
 	a := accumulator{res: res, start: start}
 	defer a.finish()
 	res.Stream = true
@@ -167,13 +167,13 @@ func readResponsesStream(r io.Reader, start time.Time, res *records.Result) erro
 		data, err := sr.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("%w (%w after %d events)", errTruncated, errNoTerminal, res.Chunks)
+				return fmt.Errorf("%w (%w after %d events)", ErrTruncated, ErrNoTerminal, res.Chunks)
 			}
 			return err
 		}
 		now := time.Now()
 		if string(data) == "[DONE]" {
-			return fmt.Errorf("%w (%w: [DONE] after %d events)", errTruncated, errNoTerminal, res.Chunks)
+			return fmt.Errorf("%w (%w: [DONE] after %d events)", ErrTruncated, ErrNoTerminal, res.Chunks)
 		}
 		res.Chunks++
 		var ev responseEvent
@@ -186,14 +186,14 @@ func readResponsesStream(r io.Reader, start time.Time, res *records.Result) erro
 		case "response.reasoning_text.delta", "response.reasoning.delta":
 			a.addOutput(deltaText(ev.RawDelta), true, now)
 		case "error":
-			out := &serverError{message: ev.Message}
-			if se := parseAPIError(ev.Code); se != nil {
-				out.code = se.message // a string or a number, as written
+			out := &ServerError{Message: ev.Message}
+			if se := ParseAPIError(ev.Code); se != nil {
+				out.Code = se.Message // a string or a number, as written
 			}
 			return out
 		case "response.completed", "response.incomplete", "response.failed":
 			if ev.Response == nil {
-				return &protocolError{fmt.Errorf("event %d: %s without its response", res.Chunks, ev.Type)}
+				return &ProtocolError{Err: fmt.Errorf("event %d: %s without its response", res.Chunks, ev.Type)}
 			}
 			if ev.Type == "response.failed" && ev.Response.Status == "" {
 				ev.Response.Status = "failed"
@@ -203,10 +203,10 @@ func readResponsesStream(r io.Reader, start time.Time, res *records.Result) erro
 	}
 }
 
-// readResponsesJSON parses a non-streamed response object into res: the
+// ReadResponsesJSON parses a non-streamed response object into res: the
 // output message's output_text parts are the text, reasoning items'
 // content (or summary) the reasoning.
-func readResponsesJSON(body []byte, start, end time.Time, res *records.Result) error {
+func ReadResponsesJSON(body []byte, start, end time.Time, res *records.Result) error {
 	a := accumulator{res: res, start: start}
 	defer a.finish()
 	var r responseObject
@@ -215,10 +215,10 @@ func readResponsesJSON(body []byte, start, end time.Time, res *records.Result) e
 	}
 	res.Chunks = 1
 	if r.Object != "response" {
-		if se := parseAPIError(r.Error); se != nil {
+		if se := ParseAPIError(r.Error); se != nil {
 			return se
 		}
-		return &protocolError{fmt.Errorf("not a response object (object %q)", r.Object)}
+		return &ProtocolError{Err: fmt.Errorf("not a response object (object %q)", r.Object)}
 	}
 	for _, item := range r.Output {
 		switch item.Type {

@@ -1,4 +1,4 @@
-package send
+package stream
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func TestReadStream(t *testing.T) {
 		"\"prompt_tokens_details\":{\"cached_tokens\":8},\"completion_tokens_details\":{\"reasoning_tokens\":1}}}\n\n" +
 		"data: [DONE]\n\n"
 	var res records.Result
-	if err := readStream(strings.NewReader(in), time.Now(), &res); err != nil {
+	if err := ReadChat(strings.NewReader(in), time.Now(), &res); err != nil {
 		t.Fatal(err)
 	}
 	u := res.Usage
@@ -36,19 +36,19 @@ func TestReadStream(t *testing.T) {
 		"empty body": "",
 	} {
 		var res records.Result
-		if err := readStream(strings.NewReader(bad), time.Now(), &res); !errors.Is(err, errTruncated) {
+		if err := ReadChat(strings.NewReader(bad), time.Now(), &res); !errors.Is(err, ErrTruncated) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	var pe *protocolError
+	var pe *ProtocolError
 	var res2 records.Result
-	if err := readStream(strings.NewReader("data: nope\n\n"), time.Now(), &res2); !errors.As(err, &pe) {
+	if err := ReadChat(strings.NewReader("data: nope\n\n"), time.Now(), &res2); !errors.As(err, &pe) {
 		t.Errorf("bad JSON: %v", err)
 	}
-	var se *serverError
+	var se *ServerError
 	for _, bad := range []string{"data: {\"error\":{\"message\":\"boom\"}}\n\n", "data: {\"error\":\"boom\"}\n\n"} {
 		var res records.Result
-		if err := readStream(strings.NewReader(bad), time.Now(), &res); !errors.As(err, &se) || se.message != "boom" {
+		if err := ReadChat(strings.NewReader(bad), time.Now(), &res); !errors.As(err, &se) || se.Message != "boom" {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
@@ -80,11 +80,11 @@ func TestStreamWithoutDone(t *testing.T) {
 			r = io.MultiReader(r, iotest.ErrReader(io.ErrUnexpectedEOF))
 		}
 		var res records.Result
-		err := readStream(r, time.Now(), &res)
+		err := ReadChat(r, time.Now(), &res)
 		switch {
 		case tc.complete && (err != nil || res.Note != NoteNoDone || res.OutputText != "hi" || res.FinishReason != "length"):
 			t.Errorf("%s: %v, note %q, %+v; want complete, noted", name, err, res.Note, res)
-		case !tc.complete && !errors.Is(err, errTruncated):
+		case !tc.complete && !errors.Is(err, ErrTruncated):
 			t.Errorf("%s: %v, want truncated", name, err)
 		}
 	}
@@ -97,7 +97,7 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte("data: {\"error\":{\"message\":\"m\",\"type\":\"t\",\"code\":500}}\n\ndata: {\"error\":\"s\"}\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var res records.Result
-		err := readStream(strings.NewReader(string(data)), time.Now(), &res)
+		err := ReadChat(strings.NewReader(string(data)), time.Now(), &res)
 		if err == nil && !strings.Contains(string(data), "[DONE]") {
 			t.Errorf("success without [DONE]")
 		}
@@ -105,6 +105,6 @@ func FuzzSSE(f *testing.F) {
 			t.Errorf("ITL without TTFT")
 		}
 		var r2 records.Result
-		_ = readJSON(data, time.Now(), time.Now(), &r2)
+		_ = ReadChatJSON(data, time.Now(), time.Now(), &r2)
 	})
 }

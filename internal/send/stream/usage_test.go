@@ -1,4 +1,4 @@
-package send
+package stream
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ func TestUsageWithoutPromptTokensRecordedAsAbsent(t *testing.T) {
 		"data: {\"choices\":[],\"usage\":{\"completion_tokens\":3,\"total_tokens\":3}}\n\n" +
 		"data: [DONE]\n\n"
 	var res records.Result
-	if err := readStream(strings.NewReader(in), time.Now(), &res); err != nil {
+	if err := ReadChat(strings.NewReader(in), time.Now(), &res); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(res.Usage)
@@ -35,7 +35,7 @@ func TestUsageWithoutTotalTokensRecordedAsAbsent(t *testing.T) {
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":3}}\n\n" +
 		"data: [DONE]\n\n"
 	var res records.Result
-	if err := readStream(strings.NewReader(in), time.Now(), &res); err != nil {
+	if err := ReadChat(strings.NewReader(in), time.Now(), &res); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(res.Usage)
@@ -60,20 +60,20 @@ func TestUsageFloatTokens(t *testing.T) {
 			"data: [DONE]\n\n"
 	}
 	var res records.Result
-	if err := readStream(strings.NewReader(chunk("12.0")), time.Now(), &res); err != nil || *res.Usage.PromptTokens != 12 {
+	if err := ReadChat(strings.NewReader(chunk("12.0")), time.Now(), &res); err != nil || *res.Usage.PromptTokens != 12 {
 		t.Errorf("12.0: %v %+v", err, res.Usage)
 	}
 	for name, read := range map[string]func() error{
-		"chat stream": func() error { return readStream(strings.NewReader(chunk("12.5")), time.Now(), &records.Result{}) },
+		"chat stream": func() error { return ReadChat(strings.NewReader(chunk("12.5")), time.Now(), &records.Result{}) },
 		"chat body": func() error {
-			return readJSON([]byte(`{"choices":[{"message":{"content":"Hi"}}],"usage":{"prompt_tokens":12.5,"completion_tokens":1}}`), time.Now(), time.Now(), &records.Result{})
+			return ReadChatJSON([]byte(`{"choices":[{"message":{"content":"Hi"}}],"usage":{"prompt_tokens":12.5,"completion_tokens":1}}`), time.Now(), time.Now(), &records.Result{})
 		},
 		"responses body": func() error {
-			return readResponsesJSON([]byte(`{"object":"response","status":"completed","output":[],"usage":{"input_tokens":12.5,"output_tokens":1}}`), time.Now(), time.Now(), &records.Result{})
+			return ReadResponsesJSON([]byte(`{"object":"response","status":"completed","output":[],"usage":{"input_tokens":12.5,"output_tokens":1}}`), time.Now(), time.Now(), &records.Result{})
 		},
 	} {
 		err := read()
-		_, pe := errors.AsType[*protocolError](err)
+		_, pe := errors.AsType[*ProtocolError](err)
 		if err == nil || !pe || !strings.Contains(err.Error(), "usage: a token count is 12.5, not a whole number") || strings.Contains(err.Error(), "Go") {
 			t.Errorf("%s: %v, want a protocol error naming 12.5", name, err)
 		}

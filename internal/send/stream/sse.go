@@ -1,4 +1,11 @@
-package send
+// Package stream reads an OpenAI-compatible server's answer into send's
+// result record: a chat or completions SSE stream (ReadChat) or body
+// (ReadChatJSON), a Responses event stream (ReadResponses) or response
+// object (ReadResponsesJSON). Each fills records.Result: the output and
+// reasoning text, TTFT and inter-token latencies, finish reason, usage;
+// a server's error is a *ServerError, an answer that cannot be used a
+// *ProtocolError, a stream cut short wraps ErrTruncated.
+package stream
 
 import (
 	"bufio"
@@ -14,14 +21,15 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/records"
 )
 
 // maxEventSize bounds one SSE event (a runaway server must not eat memory).
 const maxEventSize = 16 << 20
 
-// errTruncated marks a stream or body that ended before its end marker.
-var errTruncated = errors.New("stream ended before data: [DONE]")
+// ErrTruncated marks a stream or body that ended before its end marker.
+var ErrTruncated = errors.New("stream ended before data: [DONE]")
 
 // sseReader splits a text/event-stream into the data of each event
 // (WHATWG rules: "data:" lines joined by "\n", an optional space after the
@@ -156,39 +164,40 @@ type apiError struct {
 	Code    json.RawMessage `json:"code"`
 }
 
-// serverError is an error the server reported in its response body.
-type serverError struct{ message, code, typ string }
+// ServerError is an error the server reported in its response body: its
+// message, and its code and type when it gave them.
+type ServerError struct{ Message, Code, Type string }
 
-func (e *serverError) Error() string {
-	msg := "server error: " + e.message
-	if e.typ != "" || e.code != "" {
-		msg += " (" + strings.TrimSpace(e.typ+" "+e.code) + ")"
+func (e *ServerError) Error() string {
+	msg := "server error: " + e.Message
+	if e.Type != "" || e.Code != "" {
+		msg += " (" + strings.TrimSpace(e.Type+" "+e.Code) + ")"
 	}
 	return msg
 }
 
-// parseAPIError reads an OpenAI-style error value: {"message", "type",
+// ParseAPIError reads an OpenAI-style error value: {"message", "type",
 // "code"} or a bare string; nil when raw is absent or null.
-func parseAPIError(raw json.RawMessage) *serverError {
+func ParseAPIError(raw json.RawMessage) *ServerError {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return &serverError{message: s}
+		return &ServerError{Message: s}
 	}
 	var e apiError
 	if json.Unmarshal(raw, &e) != nil {
-		return &serverError{message: string(raw)}
+		return &ServerError{Message: string(raw)}
 	}
-	out := &serverError{message: e.Message, typ: e.Type}
+	out := &ServerError{Message: e.Message, Type: e.Type}
 	var code string
 	switch {
 	case len(e.Code) == 0 || string(e.Code) == "null":
 	case json.Unmarshal(e.Code, &code) == nil:
-		out.code = code
+		out.Code = code
 	default:
-		out.code = string(e.Code) // a number, as written
+		out.Code = string(e.Code) // a number, as written
 	}
 	return out
 }
@@ -263,9 +272,9 @@ func (e *tokenCountError) Error() string {
 // its message alone, with where it was.
 func usageError(where string, err error) error {
 	if te, ok := errors.AsType[*tokenCountError](err); ok {
-		return &protocolError{fmt.Errorf("%s: %w", where, te)}
+		return &ProtocolError{Err: fmt.Errorf("%s: %w", where, te)}
 	}
-	return &protocolError{fmt.Errorf("%s: %w", where, err)}
+	return &ProtocolError{Err: fmt.Errorf("%s: %w", where, err)}
 }
 
 // accumulator turns chunks into a Result.
@@ -278,7 +287,7 @@ type accumulator struct {
 
 // add applies one decoded chunk received at now.
 func (a *accumulator) add(c *chunk, now time.Time) error {
-	if se := parseAPIError(c.Error); se != nil {
+	if se := ParseAPIError(c.Error); se != nil {
 		return se
 	}
 	output := false
@@ -341,13 +350,13 @@ func (a *accumulator) finish() {
 // after everything a complete answer carries.
 const NoteNoDone = "stream ended without data: [DONE] after its finish_reason and usage: complete"
 
-// readStream parses an SSE response into res. It returns errTruncated
+// ReadChat parses an SSE response into res. It returns ErrTruncated
 // (wrapped) when the stream ends without [DONE] and the read error when
 // the connection fails; except that a stream whose last event is whole,
 // and which carried a finish_reason and the usage send asks for, is
 // complete without [DONE] (some servers close the stream there, issue 27
 // item 12): a success, noted in res.Note.
-func readStream(r io.Reader, start time.Time, res *records.Result) error {
+func ReadChat(r io.Reader, start time.Time, res *records.Result) error {
 	a := accumulator{res: res, start: start}
 	defer a.finish()
 	res.Stream = true
@@ -362,7 +371,7 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 					res.Note = NoteNoDone
 					return nil
 				}
-				return fmt.Errorf("%w after %d chunks", errTruncated, res.Chunks)
+				return fmt.Errorf("%w after %d chunks", ErrTruncated, res.Chunks)
 			}
 			return err
 		}
@@ -383,9 +392,18 @@ func readStream(r io.Reader, start time.Time, res *records.Result) error {
 	}
 }
 
-// readJSON parses a non-streaming chat.completion or text_completion
+// Readers are the stream and whole-body readers of endpoint kind's
+// answers.
+func Readers(kind endpoint.Kind) (sse func(io.Reader, time.Time, *records.Result) error, whole func([]byte, time.Time, time.Time, *records.Result) error) {
+	if kind == endpoint.Responses {
+		return ReadResponses, ReadResponsesJSON
+	}
+	return ReadChat, ReadChatJSON
+}
+
+// ReadChatJSON parses a non-streaming chat.completion or text_completion
 // body into res.
-func readJSON(body []byte, start, end time.Time, res *records.Result) error {
+func ReadChatJSON(body []byte, start, end time.Time, res *records.Result) error {
 	a := accumulator{res: res, start: start}
 	defer a.finish()
 	var c chunk
@@ -396,8 +414,8 @@ func readJSON(body []byte, start, end time.Time, res *records.Result) error {
 	return a.add(&c, end)
 }
 
-// protocolError is a response send received whole but could not use.
-type protocolError struct{ err error }
+// ProtocolError is a response send received whole but could not use.
+type ProtocolError struct{ Err error }
 
-func (e *protocolError) Error() string { return e.err.Error() }
-func (e *protocolError) Unwrap() error { return e.err }
+func (e *ProtocolError) Error() string { return e.Err.Error() }
+func (e *ProtocolError) Unwrap() error { return e.Err }
