@@ -139,7 +139,8 @@ func TestMeasureImages(t *testing.T) {
 }
 
 // TestMeasureImagesRefused: bodies the server would refuse fail their
-// line with the reason, and the others are measured.
+// line with the reason (on stderr, and in isl.error of the record, which
+// keeps its place), and the others are measured.
 func TestMeasureImagesRefused(t *testing.T) {
 	img := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pngBytes(t, 64, 64))
 	wide := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pngBytes(t, 3000, 10))
@@ -148,7 +149,7 @@ func TestMeasureImagesRefused(t *testing.T) {
 		for _, u := range urls {
 			parts = append(parts, `{"type":"image_url","image_url":{"url":"`+u+`"}}`)
 		}
-		return `{"messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`
+		return `{"model":"m","messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`
 	}
 	proc := filepath.Join("..", "..", "internal", "vision", "testdata", "configs", "qwen2_5_vl")
 	cases := []struct {
@@ -171,8 +172,18 @@ func TestMeasureImagesRefused(t *testing.T) {
 			if code != 1 || !strings.Contains(errs, tc.error) || !strings.Contains(errs, "<stdin>:1") {
 				t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, tc.error)
 			}
-			if !strings.Contains(out, `"content":"Hi"`) {
-				t.Errorf("the other line is not measured: %q", out)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if len(lines) != 2 || !strings.Contains(lines[1], `"content":"Hi"`) {
+				t.Fatalf("want both records back: %q", out)
+			}
+			// The refused record keeps its place, with the reason.
+			var rec struct {
+				ISL struct {
+					Error string `json:"error"`
+				} `json:"isl"`
+			}
+			if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil || !strings.Contains(rec.ISL.Error, tc.error) {
+				t.Errorf("isl.error %q (%v), want %q", rec.ISL.Error, err, tc.error)
 			}
 		})
 	}
