@@ -73,7 +73,7 @@ func TestImagesPipeline(t *testing.T) {
 			if images == 0 || !strings.Contains(convs, "data:image/jpeg;base64,") {
 				t.Fatalf("no images composed")
 			}
-			lines := testutil.ReadJSONL[json.RawMessage](t, filepath.Join(out, "measured.jsonl"))
+			lines := withoutRunRecord(testutil.ReadJSONL[json.RawMessage](t, filepath.Join(out, "measured.jsonl")))
 			if len(lines) != 6 {
 				t.Fatalf("%d records", len(lines))
 			}
