@@ -249,9 +249,14 @@ func PrepareVision(rules Rules, ex *extract.Inputs, tmpl Template, vis *Vision) 
 		return nil, err
 	}
 	var imgs *imageRefs
-	if vis != nil && rules[AxisParts] == VLLM {
+	switch {
+	case vis != nil && rules[AxisParts] == VLLM:
 		imgs = &imageRefs{vis: vis}
 		req.images = imgs
+	case vis != nil && rules[AxisParts] == SGLang && ex.Media.Images > 0:
+		// SGLang's multimodal processing is not reproduced: refuse rather
+		// than count the request without its images.
+		return nil, refuse(SGLang, "image", "counting images under the sglang profile is not supported yet; use --server vllm")
 	}
 	req.Messages = make([]chat.Object, 0, len(ex.Chat))
 	for i := range ex.Chat {

@@ -161,3 +161,56 @@ func TestVisionRefusals(t *testing.T) {
 		t.Errorf("Mistral format: %v", err)
 	}
 }
+
+// TestVisionLiteralExpansion: a family whose replacement holds plain text
+// (Gemma 3: "\n\n" around the image, transformers' full_image_sequence,
+// as the vision reference grid records it) is counted with the
+// replacement in place, never rescanning it (it holds the placeholder
+// again). The vocabulary is Qwen3's, for which Gemma's image tokens are
+// plain text: what is checked is where the text goes.
+func TestVisionLiteralExpansion(t *testing.T) {
+	src := testmodel.Source(t, "")
+	tok, _ := src.Tokenizer()
+	qwen3, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vis := loadVision(t, "gemma3", -1)
+	img := pngURL(t, 64, 48)
+	body := `{"mm_processor_kwargs":{"do_pan_and_scan":false},"messages":[{"role":"user","content":[{"type":"text","text":"A"},{"type":"image_url","image_url":{"url":"` + img + `"}},{"type":"image_url","image_url":{"url":"` + img + `"}}]}]}`
+	ex, err := extract.Body([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := RenderVision(VLLM, ex, qwen3, vis, time.Time{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := "\n\n<start_of_image>" + strings.Repeat("<image_soft_token>", 256) + "<end_of_image>\n\n"
+	want := "<|im_start|>user\n" + image + "\n" + image + "\nA<|im_end|>\n<|im_start|>assistant\n"
+	if got := string(pr.Expanded()); got != want {
+		t.Fatalf("expanded\n%q\nwant\n%q", got, want)
+	}
+	if n := pr.Count(tok); n != tok.Count(want) {
+		t.Errorf("count %d, want %d", n, tok.Count(want))
+	}
+}
+
+// TestVisionOtherProfiles: images are counted as vLLM does; SGLang's
+// processing of them is not reproduced, so a body with images is refused
+// under the sglang profile rather than counted without them.
+func TestVisionOtherProfiles(t *testing.T) {
+	src := testmodel.Source(t, "")
+	qwen3, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"messages":[{"role":"user","content":[{"type":"text","text":"A"},{"type":"image_url","image_url":{"url":"` + pngURL(t, 64, 48) + `"}}]}]}`
+	ex, err := extract.Body([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RenderVision(SGLang, ex, qwen3, loadVision(t, "qwen2_5_vl", -1), time.Time{}, nil); err == nil || !strings.Contains(err.Error(), "sglang") {
+		t.Errorf("sglang: %v", err)
+	}
+}
