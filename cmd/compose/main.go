@@ -103,6 +103,17 @@ type flags struct {
 	BlockSize                int     `help:"Tokens per trace hash id (Mooncake's block)." default:"512" placeholder:"TOKENS" group:"trace"`
 	CacheBlockSize           int     `help:"Prefix-cache block (vLLM's default 16) in which each request's cache blocks are named, so send can write every request's expected_cached_tokens; 0 names none. Synthetic conversations are named only when this flag is given (one more encoding of every request)." default:"16" placeholder:"TOKENS" group:"trace"`
 	Dataset                  string  `help:"Replay a dataset instead of synthetic conversations: the dataset's replies are the history and their token length max_tokens (else --osl). Without --isl the texts are kept and every request records its exact wire ISL; with --isl (and --isl-stddev) every user turn is cut, or continued from --corpus, until its request counts exactly its target_isl (the first: --isl, + one wrap + the system prompt when the dialog has one; later: the previous target + one wrap + the reply + --isl); a target below the template's own cost is marked unreachable. ShareGPT JSON/JSONL, OpenAI messages JSONL, or prompts ({\"prompt\"} lines or text lines)." placeholder:"FILE" type:"existingfile" group:"dataset"`
+	Images                   int     `help:"Images per user turn (the mean; a vision-language model): synthetic images of --image-size, or files of --image-dir, before the turn's text as image_url parts (Responses: input_image), data URLs. The text is sized so that the whole request, image tokens included, counts the target." default:"0" placeholder:"N" group:"images"`
+	ImagesStddev             float64 `help:"Standard deviation of the images per turn (normal, rounded, at least 0)." default:"0" placeholder:"N" group:"images"`
+	ImageSize                string  `help:"Size of the synthetic images, WxH (sets --image-width-mean and --image-height-mean)." placeholder:"WxH" group:"images"`
+	ImageWidthMean           int     `help:"Mean width of the synthetic images, in pixels." default:"0" placeholder:"PX" group:"images"`
+	ImageWidthStddev         float64 `help:"Standard deviation of their width (AIPerf's positive normal)." default:"0" placeholder:"PX" group:"images"`
+	ImageHeightMean          int     `help:"Mean height of the synthetic images, in pixels." default:"0" placeholder:"PX" group:"images"`
+	ImageHeightStddev        float64 `help:"Standard deviation of their height." default:"0" placeholder:"PX" group:"images"`
+	ImageFormat              string  `help:"Format of the synthetic images (${enum}): black but for a few bytes of the seed on the first row, so every image differs and is small on the wire; the same --seed gives the same bytes." enum:"png,jpeg" default:"png" group:"images"`
+	ImageDir                 string  `help:"Draw the images from this folder's PNG, JPEG, WebP and GIF files instead of generating them." placeholder:"DIR" type:"existingdir" group:"images"`
+	Processor                string  `help:"Folder of the model's image processing (config.json with preprocessor_config.json / processor_config.json). Default: the --tokenizer folder." placeholder:"DIR" type:"existingdir" group:"images"`
+	LimitMMPerPrompt         string  `name:"limit-mm-per-prompt" help:"The server's --limit-mm-per-prompt ({\"image\":4} or image=4): a request with more images is refused." placeholder:"LIMITS" group:"images"`
 	DatasetFormat            string  `help:"Dataset format (${enum}; auto detects it)." enum:"auto,sharegpt,openai,prompts" default:"auto" group:"dataset"`
 }
 
@@ -143,6 +154,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	if !set["isl"] {
 		return cli.Usagef("--isl is required (or --trace FILE, or --dataset FILE)")
 	}
+	var err error
 	opts := compose.Options{
 		ISL: f.ISL, ISLStddev: f.ISLStddev, OSL: f.OSL, OSLStddev: f.OSLStddev,
 		Conversations: f.Conversations, Turns: f.Turns, TurnsStddev: f.TurnsStddev,
@@ -152,6 +164,9 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 		PrefixGroups: f.PrefixGroups, PrefixLength: f.PrefixLength, Server: serverprofile.Profile(f.Server),
 		CacheBlockSize: given(set, "cache-block-size", f.CacheBlockSize),
 		ISLSet:         set["isl"], OSLSet: set["osl"], TurnsSet: set["turns"],
+	}
+	if opts.Images, err = f.imageOptions(set); err != nil {
+		return err
 	}
 	if err := opts.Validate(); err != nil {
 		return err
@@ -164,6 +179,11 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer, set map[string]bo
 	p, m, err := f.load(ctx, stdin)
 	if err != nil {
 		return err
+	}
+	if opts.Images.PerTurn > 0 {
+		if m.Vision, err = f.vision(m); err != nil {
+			return err
+		}
 	}
 	text, err := corpus.Load(f.Corpus)
 	if err != nil {

@@ -50,6 +50,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
+	processor := fs.String("processor", "", "folder of the model's image processing (config.json with preprocessor_config.json / processor_config.json) for counting images as vLLM does (default: the -tokenizer folder; none: images are refused as a text-only model's server does)")
+	mmLimit := fs.String("limit-mm-per-prompt", "", `vLLM's --limit-mm-per-prompt ({"image":4} or image=4): more images are refused (default: no limit)`)
 	randomStop := fs.Bool("random-stop", false, "end each reply at a random length up to max_tokens (finish_reason stop), as a real model does: drawn from -seed and the request, so the same request gets the same reply whatever the order")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -87,6 +89,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 			return cli.Fail(stderr, name, err)
 		}
 		cfg.Model = src
+		limit, err := serverprofile.ParseImageLimit(*mmLimit)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: -%v\n", name, strings.TrimPrefix(err.Error(), "--"))
+			return cli.ExitUsage
+		}
+		dir := *processor
+		if dir == "" {
+			dir = src.Dir
+		}
+		cfg.Vision = serverprofile.LoadVision(dir, limit)
 	}
 	s, err := testserver.New(cfg)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/islkit/islkit/internal/pipeline"
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/serverprofile"
+	"github.com/islkit/islkit/internal/vision/imagehdr"
 )
 
 const description = `Count tokens exactly as the model server does.
@@ -96,6 +97,9 @@ type flags struct {
 	NoTools           bool          `help:"Do not pass a request's tools to the template; count their texts bare on top, as AIPerf does (with --apply-chat-template)."`
 	Server            string        `help:"Count requests as this server preprocesses them: vllm, sglang, transformers (apply_chat_template on the messages as given) or aiperf (AIPerf's own count). A request that server would refuse fails its line." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
 	CompareServer     string        `name:"compare-server" help:"Also count each templated request as this server would and split the difference by cause (isl.vs_profile): part join, tool-call arguments, reasoning, null content, generation prompt, ..." enum:",vllm,sglang,transformers,aiperf" default:""`
+	Processor         string        `help:"Folder of the model's image processing (config.json with preprocessor_config.json / processor_config.json, or tekken.json) for counting images in requests; default: the --tokenizer folder. Without one, a request with an image fails its line as a text-only model's server refuses it." placeholder:"DIR" type:"existingdir"`
+	LimitMMPerPrompt  string        `name:"limit-mm-per-prompt" help:"The server's --limit-mm-per-prompt ({\"image\":4} or image=4): a request with more images fails its line, as the server refuses it. Default: no limit." placeholder:"LIMITS"`
+	FetchImages       bool          `name:"fetch-images" help:"Read the first bytes of remote image URLs (http, https) for their size, once per URL; without it only data URLs are counted and a remote one fails its line."`
 	Summary           bool          `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
 	SummaryJSON       string        `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string        `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
@@ -200,6 +204,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if mdl.TemplateErr != nil && f.ApplyChatTemplate {
 		return 0, mdl.TemplateErr
 	}
+	vis, err := loadVision(f, mdl)
+	if err != nil {
+		return 0, err
+	}
 	m := measure.New(measure.Options{
 		Tokenizer:         mdl.Tokenizer,
 		Template:          mdl.Template,
@@ -212,6 +220,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		Server:            serverprofile.Profile(f.Server),
 		CompareServer:     serverprofile.Profile(f.CompareServer),
 		Model:             mdl,
+		Vision:            vis,
 	})
 	summary := report.NewAccumulatorWith(opts)
 	sig, stop := signals()
@@ -369,4 +378,22 @@ func compare(f *flags, stdout io.Writer) error {
 		return cli.Usagef("--compare takes two summary files: measure --compare A.json B.json")
 	}
 	return report.CompareFiles(stdout, f.Files[0], f.Files[1])
+}
+
+// loadVision reads the model's image processing (--processor, else the
+// model folder) with the server's image limit; nil for a text-only model.
+func loadVision(f *flags, mdl *model.Model) (*serverprofile.Vision, error) {
+	limit, err := serverprofile.ParseImageLimit(f.LimitMMPerPrompt)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	dir := f.Processor
+	if dir == "" {
+		dir = mdl.Source.Dir
+	}
+	vis := serverprofile.LoadVision(dir, limit)
+	if vis != nil && f.FetchImages {
+		vis.Fetch = imagehdr.NewFetcher(nil, 30*time.Second).Header
+	}
+	return vis, nil
 }

@@ -71,6 +71,8 @@ type Composer struct {
 	// warnings found by New; tally counts what Run wrote.
 	warnings []string
 	tally    tally
+	// images draws user turns' images (nil without --images).
+	images *imageSource
 }
 
 // tally counts the turns Run wrote that a user should hear about.
@@ -144,6 +146,11 @@ func New(p *records.Probe, m *Model, corpusText string, opts Options) (*Composer
 		req := &request.Request{Messages: []request.Message{{Role: "system", Content: "x"}, {Role: "user", Content: "y"}}}
 		if _, err := serverprofile.PromptOf(orDefault(opts.Server), req, m.Template, m.Now); err != nil {
 			return nil, usagef("--shared-system-prompt-length: the chat template of %s cannot take a system message (%v); drop the flag for this model", m.Source.Name, err)
+		}
+	}
+	if opts.Images.PerTurn > 0 {
+		if c.images, err = c.imageSource(); err != nil {
+			return nil, err
 		}
 	}
 	if corpusText == "" {
@@ -445,6 +452,9 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 		conv.PrefixGroup = &g
 	}
 	rng := rand.New(rand.NewPCG(c.opts.Seed, uint64(i)+1))
+	// Images draw from their own stream: without them, every other draw
+	// is what it always was.
+	imageRNG := rand.New(rand.NewPCG(c.opts.Seed^imageSeed, uint64(i)+1))
 	marker := wire.Marker(conv, 0)
 	if err := c.systemFor(conv, marker); err != nil {
 		return nil, err
@@ -463,6 +473,10 @@ func (c *Composer) Conversation(i int) (*records.Conversation, error) {
 		target = c.turnTarget(conv, k, target, isl)
 		t.TargetISL = target
 		guess := c.comp.TurnBudget(isl, k == 0)
+		if c.images != nil {
+			t.Images = c.images.turn(imageRNG)
+			guess = max(1, guess-imageTokens(c.model.Vision.Processor, t.Images))
+		}
 		var err error
 		if c.opts.Exact {
 			corr := c.corrN
@@ -579,4 +593,22 @@ func (c *Composer) Run(ctx context.Context, w *jsonl.Writer) error {
 		}
 	}
 	return nil
+}
+
+// imageSeed sets the image draws' stream apart from the others.
+const imageSeed = 0x696d61676573 // "images"
+
+// imageSource checks that the model counts images and prepares the draws.
+func (c *Composer) imageSource() (*imageSource, error) {
+	if !c.opts.Endpoint.MultiTurn() {
+		return nil, usagef("--images: a %s request has no user message to carry images; use --endpoint chat or responses", c.opts.Endpoint)
+	}
+	v := c.model.Vision
+	if v == nil || v.Processor == nil {
+		return nil, usagef("--images: %s has no image processing this tool reads (config.json with preprocessor_config.json / processor_config.json); give the model folder, or --processor DIR", c.model.Source.Name)
+	}
+	if err := v.Supported(); err != nil {
+		return nil, usagef("--images: %v", err)
+	}
+	return newImageSource(c.opts.Images, v.Processor)
 }

@@ -31,7 +31,7 @@ func prompt(m *Model, conv *records.Conversation, k int, marker string) (serverp
 	if err != nil {
 		return serverprofile.Prompt{}, err
 	}
-	return serverprofile.PromptOf(serverOf(conv), req, m.Template, m.Now)
+	return serverprofile.PromptOfVision(serverOf(conv), req, m.Template, m.Vision, m.Now)
 }
 
 // refused makes a request the server refuses, by its rules or its

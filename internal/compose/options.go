@@ -58,6 +58,9 @@ type Options struct {
 	// context length (model_max_length), which a server would refuse.
 	AllowOverContext bool
 
+	// Images are the user turns' images (--images and the image flags).
+	Images ImageOptions
+
 	// Set records which of the mean flags were given explicitly, so
 	// "stddev without mean" can be refused.
 	ISLSet, OSLSet, TurnsSet bool
@@ -81,6 +84,9 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // Validate refuses impossible values and combinations that do not need the
 // probe record; New checks those that do.
 func (o Options) Validate() error {
+	if err := o.Images.Validate(); err != nil {
+		return err
+	}
 	switch {
 	case !finite(o.ISLStddev) || !finite(o.OSLStddev) || !finite(o.TurnsStddev):
 		return usagef("--isl-stddev, --osl-stddev and --turns-stddev must be numbers (got %g, %g, %g)", o.ISLStddev, o.OSLStddev, o.TurnsStddev)

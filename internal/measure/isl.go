@@ -65,6 +65,7 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 			}
 			t := pr.Count(tok)
 			isl.Templated, isl.Counted, counted = &t, "templated", t
+			isl.ImageTokens = imageTokens(pr.ImageTokens(tok))
 			if markerAsked(meta) {
 				special := 0
 				if pr.AddSpecialTokens {
@@ -109,6 +110,18 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 		isl.VsProfile = m.compareProfile(ex, *isl.Templated)
 	}
 	return isl, nil
+}
+
+// imageTokens is the record's image_tokens member (nil without images).
+func imageTokens(per []int) *records.ImageTokens {
+	if len(per) == 0 {
+		return nil
+	}
+	it := &records.ImageTokens{PerImage: per}
+	for _, n := range per {
+		it.Total += n
+	}
+	return it
 }
 
 // usageField is the usage member a server reports an endpoint's prompt
@@ -197,7 +210,7 @@ func (m *Measurer) profile() serverprofile.Profile {
 // (serverprofile.RenderRules; --no-tools leaves the tools out of the
 // render and counts their texts bare), appended to dst.
 func (m *Measurer) serverPrompt(ex *extract.Inputs, dst []byte) (serverprofile.Prompt, error) {
-	return serverprofile.RenderRules(serverprofile.RulesOf(m.profile()), ex, m.opts.Template, m.opts.Now, m.opts.NoTools, dst)
+	return serverprofile.RenderRulesVision(serverprofile.RulesOf(m.profile()), ex, m.opts.Template, m.opts.Vision, m.opts.Now, m.opts.NoTools, dst)
 }
 
 // compareProfile counts the request under --compare-server and splits the
@@ -431,15 +444,16 @@ func (m *Measurer) explainServer(ex *extract.Inputs, server, counted int, templa
 	withTools := false // the tools are in the count so far
 	if !templated && m.opts.Template != nil && serverprofile.Templated(m.profile(), ex) {
 		// Counted bare: the server's template is the first suspect.
-		if n, text, err := m.serverCount(ex); err == nil {
+		if n, text, images, err := m.serverCount(ex); err == nil {
 			startsBOS = m.startsWithBOS(text)
-			add(records.CauseTemplate, n-counted)
+			add(records.CauseImage, images)
+			add(records.CauseTemplate, n-counted-images)
 			templated, withTools = true, true
 		}
 	}
 	if templated {
 		if m.opts.NoTools && ex.Tools != nil && !withTools {
-			if n, _, err := m.serverCount(ex); err == nil {
+			if n, _, _, err := m.serverCount(ex); err == nil {
 				add(records.CauseTools, n-counted)
 			}
 		}
@@ -455,7 +469,7 @@ func (m *Measurer) explainServer(ex *extract.Inputs, server, counted int, templa
 			add(records.CauseDoubledBOS, n)
 		}
 	}
-	if ex.Media != (records.Media{}) && left > 0 {
+	if ex.Media != (records.Media{}) && left > 0 && (m.opts.Vision == nil || !templated) {
 		add(records.CauseMedia, left)
 	}
 	add(records.CauseUnexplained, left)
@@ -465,10 +479,22 @@ func (m *Measurer) explainServer(ex *extract.Inputs, server, counted int, templa
 
 // serverCount is the profile's count with the request's tools rendered
 // (whatever --no-tools says): what the server itself counts.
-func (m *Measurer) serverCount(ex *extract.Inputs) (int, []byte, error) {
+// images is the tokens its images take.
+func (m *Measurer) serverCount(ex *extract.Inputs) (int, []byte, int, error) {
+	if m.opts.Vision != nil && (m.profile() != serverprofile.AIPerf || ex.Tools == nil) {
+		pr, err := serverprofile.RenderRulesVision(serverprofile.RulesOf(m.profile()), ex, m.opts.Template, m.opts.Vision, m.opts.Now, false, nil)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		images := 0
+		for _, n := range pr.ImageTokens(m.opts.Tokenizer) {
+			images += n
+		}
+		return pr.Count(m.opts.Tokenizer), pr.Text, images, nil
+	}
 	req, err := serverprofile.Prepare(serverprofile.RulesOf(m.profile()), ex, m.opts.Template)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
 	if m.profile() == serverprofile.AIPerf && ex.Tools != nil {
 		// AIPerf never renders tools; the server does.
@@ -479,9 +505,9 @@ func (m *Measurer) serverCount(ex *extract.Inputs) (int, []byte, error) {
 	}
 	text, err := req.Append(m.opts.Template, m.opts.Now, nil)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
-	return req.Count(m.opts.Tokenizer, text), text, nil
+	return req.Count(m.opts.Tokenizer, text), text, 0, nil
 }
 
 // startsWithBOS reports whether rendered text begins with the template's

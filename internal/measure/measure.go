@@ -60,6 +60,9 @@ type Options struct {
 	// composed_for is checked against it (model.Differs), and a record
 	// composed for another model is warned about. nil checks nothing.
 	Model *model.Model
+	// Vision is the model's image processing (serverprofile.LoadVision);
+	// nil for a text-only model, whose server refuses images.
+	Vision *serverprofile.Vision
 }
 
 // Measurer processes records; it is safe for concurrent use.

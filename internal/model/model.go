@@ -15,6 +15,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
 
@@ -41,6 +42,10 @@ type Model struct {
 	ChatTemplate string
 	// Now pins strftime_now; zero means the clock.
 	Now time.Time
+	// Vision is the model's image processing, for a tool that counts
+	// images (compose --images): nil until that tool sets it
+	// (serverprofile.LoadVision), a text-only model.
+	Vision *serverprofile.Vision
 }
 
 // Load resolves and parses the model once. Errors are about the tokenizer

@@ -178,9 +178,11 @@ func looksLikeHubID(s string) bool {
 func HubCacheDir() string { return hub.CacheDir() }
 
 // HubFiles are the files of a Hub model that islkit reads: the tokenizer
-// and its config (required), the chat template file, and the files
-// transformers reads beside them (fetched, as AutoTokenizer does, so the
-// cache serves Python tools too).
+// and its config (required), the chat template file, the image processing
+// of a vision-language model (preprocessor_config.json,
+// processor_config.json, read with config.json: internal/vision), and the
+// files transformers reads beside them (fetched, as AutoTokenizer does, so
+// the cache serves Python tools too).
 var HubFiles = []hub.File{
 	{Name: "tokenizer.json"},
 	{Name: "tokenizer_config.json"},
@@ -188,6 +190,8 @@ var HubFiles = []hub.File{
 	{Name: "special_tokens_map.json", Optional: true},
 	{Name: "generation_config.json", Optional: true},
 	{Name: "config.json", Optional: true},
+	{Name: "preprocessor_config.json", Optional: true},
+	{Name: "processor_config.json", Optional: true},
 }
 
 // Without tokenizer.json, a Hub model is looked for in the other formats,

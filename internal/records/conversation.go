@@ -149,6 +149,18 @@ type Turn struct {
 	// compose budgeted, so the resized text continues where the corpus
 	// does and the run is reproducible from its records.
 	Reserve string `json:"reserve,omitempty"`
+	// Images go in the user message before its text, in order (compose
+	// --images, --image-dir): the message is then a list of image parts
+	// and one text part.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is an image of a user turn: a data URL, and its pixel size (as
+// its header says: what the server's processor sees).
+type Image struct {
+	URL    string `json:"url"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
 }
 
 // Unreachable explains a turn whose target ISL cannot be met.

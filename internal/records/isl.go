@@ -67,6 +67,10 @@ type ISL struct {
 	TurnIndex      *int   `json:"turn_index,omitempty"`
 	// Media parts dropped from the templated count (servers count them).
 	Media *Media `json:"media,omitempty"`
+	// ImageTokens are the tokens the request's images take in the
+	// templated count, for a model whose processor configuration measure
+	// read (vision-language models).
+	ImageTokens *ImageTokens `json:"image_tokens,omitempty"`
 	// VsTarget explains Counted − Target; VsServer explains
 	// Server − Counted.
 	VsTarget *Gap `json:"vs_target,omitempty"`
@@ -93,6 +97,15 @@ type Media struct {
 	Images int `json:"images,omitempty"`
 	Audios int `json:"audios,omitempty"`
 	Videos int `json:"videos,omitempty"`
+}
+
+// ImageTokens is each image's share of a templated count, in prompt
+// order: the tokens its placeholder became (exact where they are special
+// tokens only; where the family adds plain text around the image, as
+// Gemma 3's newlines, counted on their own), and their sum.
+type ImageTokens struct {
+	PerImage []int `json:"per_image"`
+	Total    int   `json:"total"`
 }
 
 // Gap is a difference between two counts, split by cause. The causes'
@@ -134,6 +147,9 @@ const (
 	// CauseMedia: image/audio/video parts, which servers count and the
 	// text-only templated count drops.
 	CauseMedia = "media"
+	// CauseImage: image tokens of a vision-language model, which the
+	// server counts and a bare (text-only) count leaves out.
+	CauseImage = "image"
 	// CausePartJoin: list content whose text parts one side joined with
 	// "\n" (vLLM) or " " (SGLang) or kept as a list, where the other
 	// joined them with "" (AIPerf, transformers' wire reference).

@@ -78,6 +78,11 @@ type Media struct {
 	Images   uint64 `json:"images"`
 	Audios   uint64 `json:"audios"`
 	Videos   uint64 `json:"videos"`
+	// CountedImages are the images whose tokens are in the templated
+	// counts (a vision-language model's processor read), ImageTokens
+	// those tokens.
+	CountedImages uint64 `json:"counted_images"`
+	ImageTokens   uint64 `json:"image_tokens"`
 }
 
 // ErrorStats describes the signed errors of one comparison over the
@@ -148,7 +153,8 @@ func (s *Accumulator) Report() Report {
 		DuplicatesDropped: s.dups,
 		UnreadableLines:   Unreadable{ByKind: map[string]uint64{}},
 		Media: Media{Requests: s.media.requests, Images: s.media.images,
-			Audios: s.media.audios, Videos: s.media.videos},
+			Audios: s.media.audios, Videos: s.media.videos,
+			CountedImages: s.media.countedImages, ImageTokens: s.media.imageTokens},
 		VsTarget:            errorStats(s.all[vsTarget]),
 		VsExpected:          errorStats(s.all[vsExpected]),
 		VsServer:            errorStats(s.all[vsServer]),

@@ -91,7 +91,10 @@ type Accumulator struct {
 	modelMismatch *ModelMismatch
 }
 
-type mediaAcc struct{ requests, images, audios, videos uint64 }
+type mediaAcc struct {
+	requests, images, audios, videos uint64
+	countedImages, imageTokens       uint64
+}
 
 // NewAccumulator returns an empty Accumulator with the default options.
 func NewAccumulator() *Accumulator { return NewAccumulatorWith(Options{}) }
@@ -157,6 +160,10 @@ func (s *Accumulator) Add(isl records.ISL) {
 		s.media.images += uint64(max(m.Images, 0))
 		s.media.audios += uint64(max(m.Audios, 0))
 		s.media.videos += uint64(max(m.Videos, 0))
+	}
+	if it := isl.ImageTokens; it != nil {
+		s.media.countedImages += uint64(len(it.PerImage))
+		s.media.imageTokens += uint64(max(it.Total, 0))
 	}
 	s.addCache(isl, c)
 	s.addServerCache(isl, c)

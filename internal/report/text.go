@@ -94,9 +94,13 @@ func (r *Report) headline() []string {
 	if len(r.Compared) > 0 {
 		lines = append(lines, "compared with: "+byKind(r.Compared)+" (causes vs profile: counted − the other profile's count)")
 	}
-	if m := r.Media; m.Requests > 0 {
+	if m := r.Media; m.Requests > 0 && m.Images-m.CountedImages+m.Audios+m.Videos > 0 {
 		lines = append(lines, fmt.Sprintf("media: %d requests with images %d, audios %d, videos %d (not in templated counts)",
-			m.Requests, m.Images, m.Audios, m.Videos))
+			m.Requests, m.Images-m.CountedImages, m.Audios, m.Videos))
+	}
+	if m := r.Media; m.CountedImages > 0 {
+		lines = append(lines, fmt.Sprintf("images: %d counted, %d image tokens in the templated counts (%.1f per image)",
+			m.CountedImages, m.ImageTokens, float64(m.ImageTokens)/float64(m.CountedImages)))
 	}
 	if r.PrefixCache != nil {
 		lines = append(lines, r.PrefixCache.line())

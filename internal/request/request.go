@@ -26,9 +26,22 @@ import (
 	"github.com/islkit/islkit/internal/endpoint"
 )
 
-// Part is one text part of list content ({"type": "text", "text": ...}).
+// Part is one part of list content: a text part ({"type": "text",
+// "text": ...}), or, when ImageURL is set, an image ({"type":
+// "image_url", "image_url": {"url": ...}}; a Responses "input_image").
 type Part struct {
-	Text string
+	Text     string
+	ImageURL string
+}
+
+// HasImage reports whether some part of parts is an image.
+func HasImage(parts []Part) bool {
+	for i := range parts {
+		if parts[i].ImageURL != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Message is one chat message.
@@ -112,12 +125,19 @@ func AppendMessage(buf []byte, m *Message) []byte {
 }
 
 // AppendParts writes text parts as {"text": ..., "type": "text"} objects
-// (sorted keys, as the marker part has always been written).
+// (sorted keys, as the marker part has always been written) and image
+// parts as {"image_url": {"url": ...}, "type": "image_url"}.
 func AppendParts(buf []byte, parts []Part) []byte {
 	buf = append(buf, '[')
 	for i := range parts {
 		if i > 0 {
 			buf = append(buf, ',')
+		}
+		if parts[i].ImageURL != "" {
+			buf = append(buf, `{"image_url":{"url":`...)
+			buf = AppendString(buf, parts[i].ImageURL)
+			buf = append(buf, `},"type":"image_url"}`...)
+			continue
 		}
 		buf = append(buf, `{"text":`...)
 		buf = AppendString(buf, parts[i].Text)
@@ -172,7 +192,7 @@ func (r *Request) AppendInput(buf []byte, promptList bool) ([]byte, error) {
 	case endpoint.Responses:
 		msgs := r.Messages
 		for i := range msgs {
-			if !msgs[i].Plain() {
+			if !msgs[i].Plain() && !imageMessage(&msgs[i]) {
 				return buf, fmt.Errorf("%w: message %d of a Responses request has more than a role and text", ErrShape, i)
 			}
 		}
@@ -192,7 +212,11 @@ func (r *Request) AppendInput(buf []byte, promptList bool) ([]byte, error) {
 			buf = append(buf, `{"type":"message","role":`...)
 			buf = AppendString(buf, msgs[i].Role)
 			buf = append(buf, `,"content":`...)
-			buf = AppendString(buf, msgs[i].Content)
+			if msgs[i].Parts != nil {
+				buf = appendResponsesParts(buf, msgs[i].Parts)
+			} else {
+				buf = AppendString(buf, msgs[i].Content)
+			}
 			buf = append(buf, '}')
 		}
 		return append(buf, ']'), nil
@@ -217,6 +241,33 @@ func (r *Request) AppendInput(buf []byte, promptList bool) ([]byte, error) {
 	return buf, nil
 }
 
+// imageMessage is a user message of text and image parts alone, which a
+// Responses input item carries as input_text and input_image parts.
+func imageMessage(m *Message) bool {
+	return m.Role == "user" && HasImage(m.Parts) && !m.Null && m.Name == "" && m.ToolCalls == nil && m.ToolCallID == "" && m.Reasoning == ""
+}
+
+// appendResponsesParts writes parts as a Responses message's content:
+// {"type": "input_text", "text": ...} and {"type": "input_image",
+// "image_url": ...} (OpenAI's ResponseInputImage: the URL is a string).
+func appendResponsesParts(buf []byte, parts []Part) []byte {
+	buf = append(buf, '[')
+	for i := range parts {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if parts[i].ImageURL != "" {
+			buf = append(buf, `{"type":"input_image","image_url":`...)
+			buf = AppendString(buf, parts[i].ImageURL)
+		} else {
+			buf = append(buf, `{"type":"input_text","text":`...)
+			buf = AppendString(buf, parts[i].Text)
+		}
+		buf = append(buf, '}')
+	}
+	return append(buf, ']')
+}
+
 // Body is r alone as a body: its input members and nothing else (what a
 // server renders and counts of it; send adds the model, max_tokens,
 // stream and --extra-body around the same members).
@@ -237,7 +288,7 @@ func (r *Request) size() int {
 		m := &r.Messages[i]
 		n += 32 + len(m.Content) + len(m.ToolCalls) + len(m.Reasoning)
 		for _, p := range m.Parts {
-			n += 24 + len(p.Text)
+			n += 48 + len(p.Text) + len(p.ImageURL)
 		}
 	}
 	return n

@@ -74,6 +74,11 @@ func TestBody(t *testing.T) {
 		{Request{Endpoint: endpoint.Responses, Messages: msgs},
 			`{ "instructions":"S","input":[{"type":"message","role":"user","content":"U"}]}`},
 		{Request{Endpoint: endpoint.Completions, Messages: msgs[1:]}, `{ "prompt":"U"}`},
+		// Images: OpenAI's image_url part (chat) and input_image (Responses).
+		{Request{Messages: []Message{{Role: "user", Parts: []Part{{ImageURL: "data:image/png;base64,AA=="}, {Text: "U"}}}}},
+			`{ "messages":[{"content":[{"image_url":{"url":"data:image/png;base64,AA=="},"type":"image_url"},{"text":"U","type":"text"}],"role":"user"}]}`},
+		{Request{Endpoint: endpoint.Responses, Messages: []Message{msgs[0], {Role: "user", Parts: []Part{{ImageURL: "data:image/png;base64,AA=="}, {Text: "U"}}}}},
+			`{ "instructions":"S","input":[{"type":"message","role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,AA=="},{"type":"input_text","text":"U"}]}]}`},
 	} {
 		got, err := c.req.Body()
 		if err != nil || string(got) != c.want {

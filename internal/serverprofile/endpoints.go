@@ -409,24 +409,38 @@ func joinArray(elems []json.RawMessage) json.RawMessage {
 // makes them. The test server, measure and probe --verify-url count
 // through it.
 func CountRequest(p Profile, ex *extract.Inputs, t *chat.Template, tok Counter, now time.Time) (int, error) {
+	n, _, err := CountRequestVision(p, ex, t, nil, tok, now)
+	return n, err
+}
+
+// CountRequestVision is CountRequest for a model that takes images
+// (RenderVision), with each image's tokens (Prompt.ImageTokens).
+func CountRequestVision(p Profile, ex *extract.Inputs, t *chat.Template, vis *Vision, tok Counter, now time.Time) (int, []int, error) {
 	if ex.Endpoint == endpoint.Completions {
-		return CountCompletions(p, ex, tok)
+		n, err := CountCompletions(p, ex, tok)
+		return n, nil, err
 	}
-	pr, err := Render(p, ex, t, now, nil)
+	pr, err := RenderVision(p, ex, t, vis, now, nil)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return pr.Count(tok), nil
+	return pr.Count(tok), pr.ImageTokens(tok), nil
 }
 
 // PromptIDs is the token ids of each engine request p's server runs for
 // ex (one per completions prompt; one for chat and responses), for a
 // prefix cache.
 func PromptIDs(p Profile, ex *extract.Inputs, t *chat.Template, tok Encoder, now time.Time) ([][]int, error) {
+	return PromptIDsVision(p, ex, t, nil, tok, now)
+}
+
+// PromptIDsVision is PromptIDs for a model that takes images: the ids
+// with every image placeholder expanded.
+func PromptIDsVision(p Profile, ex *extract.Inputs, t *chat.Template, vis *Vision, tok Encoder, now time.Time) ([][]int, error) {
 	if ex.Endpoint == endpoint.Completions {
 		return CompletionsIDs(p, ex, tok)
 	}
-	pr, err := Render(p, ex, t, now, nil)
+	pr, err := RenderVision(p, ex, t, vis, now, nil)
 	if err != nil {
 		return nil, err
 	}

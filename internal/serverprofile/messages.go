@@ -2,6 +2,7 @@ package serverprofile
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -12,7 +13,7 @@ import (
 )
 
 // prepareMessage builds one message as the template sees it.
-func prepareMessage(rules Rules, m *extract.Message, format string) (chat.Object, error) {
+func prepareMessage(rules Rules, m *extract.Message, format string, imgs *imageRefs) (chat.Object, error) {
 	role := m.Role
 	if rules[AxisKeys] == SGLang {
 		r, err := sglangRole(role)
@@ -21,7 +22,7 @@ func prepareMessage(rules Rules, m *extract.Message, format string) (chat.Object
 		}
 		role = r
 	}
-	content, err := shapeContent(rules, m, role, format)
+	content, err := shapeContent(rules, m, role, format, imgs)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func sglangRole(role string) (string, error) {
 }
 
 // shapeContent is the content value the template sees.
-func shapeContent(rules Rules, m *extract.Message, role, format string) (any, error) {
+func shapeContent(rules Rules, m *extract.Message, role, format string, imgs *imageRefs) (any, error) {
 	raw, present := m.Fields.Get("content")
 	if !present || isNull(raw) {
 		switch rules[AxisNull] {
@@ -86,7 +87,7 @@ func shapeContent(rules Rules, m *extract.Message, role, format string) (any, er
 	// A list of parts (payload has rejected other shapes).
 	switch rules[AxisParts] {
 	case VLLM:
-		return vllmParts(raw, role, format)
+		return vllmParts(raw, role, format, imgs, m.Index)
 	case SGLang:
 		return sglangParts(raw, role, format)
 	default:
@@ -103,9 +104,12 @@ var vllmMedia = map[string]bool{
 	"prompt_embeds": true, "image_pil": true, "audio_url": true, "input_audio": true, "video_url": true,
 }
 
-// vllmParts is _parse_chat_message_content_parts for a text-only model
-// (§1.2, chat_utils.py @001eadcf).
-func vllmParts(raw json.RawMessage, role, format string) (any, error) {
+// vllmParts is _parse_chat_message_content_parts (§1.2, chat_utils.py
+// @001eadcf): for a text-only model (imgs nil) media parts are refused;
+// for a vision-language model image parts become {"type": "image"}
+// ("openai" format) or the model's placeholder in front of the text
+// ("string" format), and are collected in order for expansion.
+func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg int) (any, error) {
 	elems, err := jsonobj.Elements(raw)
 	if err != nil {
 		return nil, err
@@ -113,6 +117,17 @@ func vllmParts(raw json.RawMessage, role, format string) (any, error) {
 	openai := format == chat.ContentOpenAI
 	var texts []string
 	var items []chat.Object
+	images := 0 // image parts of this message
+	image := func(part jsonobj.Object, j int) error {
+		if err := imgs.add(part, fmt.Sprintf("messages[%d].content[%d]", msg, j)); err != nil {
+			return err
+		}
+		images++
+		if openai {
+			items = append(items, chat.Object{{Key: "type", Value: "image"}})
+		}
+		return nil
+	}
 	add := func(s string) {
 		if openai {
 			items = append(items, chat.Object{{Key: "type", Value: "text"}, {Key: "text", Value: s}})
@@ -134,6 +149,14 @@ func vllmParts(raw json.RawMessage, role, format string) (any, error) {
 		}
 		typ, hasType := part.Get("type")
 		if !hasType || isNull(typ) {
+			if imgs != nil && part.Has("image_url") {
+				// _parse_chat_message_content_mm_part takes a part
+				// without a type by its key.
+				if err := image(part, j); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			for _, k := range []string{"image_url", "image_pil", "image_embeds", "audio_embeds", "prompt_embeds", "audio_url", "input_audio", "video_url"} {
 				if part.Has(k) {
 					return nil, refuse(VLLM, "media part for a text-only model", "content[%d] has %q", j, k)
@@ -167,6 +190,14 @@ func vllmParts(raw json.RawMessage, role, format string) (any, error) {
 				texts = append(texts, s)
 			}
 			continue
+		case "image_url", "input_image":
+			if imgs == nil {
+				return nil, refuse(VLLM, "media part for a text-only model", "content[%d] is %q", j, t)
+			}
+			if err := image(part, j); err != nil {
+				return nil, err
+			}
+			continue
 		default:
 			if vllmMedia[t] {
 				return nil, refuse(VLLM, "media part for a text-only model", "content[%d] is %q", j, t)
@@ -186,7 +217,11 @@ func vllmParts(raw json.RawMessage, role, format string) (any, error) {
 		add(s)
 	}
 	if !openai {
-		return strings.Join(texts, "\n"), nil
+		text := strings.Join(texts, "\n")
+		if images > 0 {
+			return stringImages(text, images, vllmImagePlaceholder(imgs.vis.Processor.Family()))
+		}
+		return text, nil
 	}
 	if role == "tool" {
 		// §1.2 tool role: a list of text parts only is joined with "\n".
@@ -201,6 +236,23 @@ func vllmParts(raw json.RawMessage, role, format string) (any, error) {
 		items = []chat.Object{}
 	}
 	return items, nil
+}
+
+// stringImages is _get_full_multimodal_text_prompt without
+// interleave_mm_strings: placeholders the text already holds stand for
+// images; the others go in front, each joined with "\n".
+func stringImages(text string, images int, placeholder string) (string, error) {
+	missing := images - strings.Count(text, placeholder)
+	if missing < 0 {
+		return "", refuse(VLLM, "image placeholders", "Found more '%s' placeholders in input prompt than actual multimodal data items.", placeholder)
+	}
+	var b strings.Builder
+	for range missing {
+		b.WriteString(placeholder)
+		b.WriteByte('\n')
+	}
+	b.WriteString(text)
+	return b.String(), nil
 }
 
 // sglangParts is process_content_for_template_format and

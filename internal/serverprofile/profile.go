@@ -182,6 +182,9 @@ type Request struct {
 	// ContentFormat is the format the content was shaped for ("string" or
 	// "openai"), "" where the profile does not detect one.
 	ContentFormat string
+	// images are the request's image parts, in order, for a model that
+	// takes images (PrepareVision).
+	images *imageRefs
 }
 
 // Template is what Prepare needs of a chat template: the server's
@@ -197,6 +200,14 @@ type Template interface {
 // templates its own chat view); a completions body has no template to
 // render (CountCompletions counts it).
 func Prepare(rules Rules, ex *extract.Inputs, tmpl Template) (*Request, error) {
+	return PrepareVision(rules, ex, tmpl, nil)
+}
+
+// PrepareVision is Prepare for a model that takes images (vis nil: a
+// text-only model): under vLLM's content rule, image parts become the
+// template's image items or placeholders, collected in order for
+// RenderRulesVision to expand.
+func PrepareVision(rules Rules, ex *extract.Inputs, tmpl Template, vis *Vision) (*Request, error) {
 	switch ex.Endpoint {
 	case endpoint.Completions:
 		return nil, errors.New("a completions body is not rendered through a chat template")
@@ -237,9 +248,19 @@ func Prepare(rules Rules, ex *extract.Inputs, tmpl Template) (*Request, error) {
 	if err := checkRoles(rules, ex); err != nil {
 		return nil, err
 	}
+	var imgs *imageRefs
+	switch {
+	case vis != nil && rules[AxisParts] == VLLM:
+		imgs = &imageRefs{vis: vis}
+		req.images = imgs
+	case vis != nil && rules[AxisParts] == SGLang && ex.Media.Images > 0:
+		// SGLang's multimodal processing is not reproduced: refuse rather
+		// than count the request without its images.
+		return nil, refuse(SGLang, "image", "counting images under the sglang profile is not supported yet; use --server vllm")
+	}
 	req.Messages = make([]chat.Object, 0, len(ex.Chat))
 	for i := range ex.Chat {
-		msg, err := prepareMessage(rules, &ex.Chat[i], format)
+		msg, err := prepareMessage(rules, &ex.Chat[i], format, imgs)
 		if err != nil {
 			return nil, err
 		}

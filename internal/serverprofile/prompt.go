@@ -23,11 +23,34 @@ type Prompt struct {
 	// Request is the chat request the server prepared and rendered (nil
 	// where nothing is rendered: completions, a bare count).
 	Request *Request
+	// Images are the request's images, in prompt order, for a model that
+	// takes them (RenderVision). Text holds each one's placeholder as the
+	// template printed it; the server prefills Expanded().
+	Images []Image
 }
 
-// Count is the server's prompt_tokens for the prompt.
+// Expanded is the text the server tokenizes: Text with every image
+// placeholder replaced by its image's text.
+func (pr *Prompt) Expanded() []byte { return expanded(pr.Text, pr.Images) }
+
+// Count is the server's prompt_tokens for the prompt. Images whose
+// replacement is only special tokens add their Tokens() in place of the
+// placeholder's own tokens without being tokenized; one holding plain
+// text is counted in place, the whole prompt expanded.
 func (pr *Prompt) Count(tok Counter) int {
-	n := tok.CountBytes(pr.Text)
+	var n int
+	switch {
+	case len(pr.Images) == 0:
+		n = tok.CountBytes(pr.Text)
+	case literal(pr.Images):
+		n = tok.CountBytes(pr.Expanded())
+	default:
+		n = tok.CountBytes(pr.Text)
+		ph := tok.Count(pr.Images[0].Expansion.Placeholder)
+		for _, im := range pr.Images {
+			n += im.Expansion.Tokens() - ph
+		}
+	}
 	if pr.AddSpecialTokens {
 		n += tok.NumSpecialTokensToAdd(false)
 	}
@@ -40,10 +63,35 @@ func (pr *Prompt) Count(tok Counter) int {
 // IDs is the token ids the server prefills for the prompt (Bare is not
 // prefilled).
 func (pr *Prompt) IDs(tok Encoder) []int {
+	text := pr.Expanded()
 	if pr.AddSpecialTokens {
-		return tok.EncodeWithSpecialTokens(string(pr.Text))
+		return tok.EncodeWithSpecialTokens(string(text))
 	}
-	return tok.Encode(string(pr.Text))
+	return tok.Encode(string(text))
+}
+
+// ImageTokens is each image's share of the count: its replacement's
+// tokens, counted on their own (exact where the replacement is only
+// special tokens, as on the Qwen families; where it holds plain text, as
+// Gemma 3's "\n\n" around the image, that text may merge with its
+// neighbours, and only the prompt's Count is exact).
+func (pr *Prompt) ImageTokens(tok Counter) []int {
+	if len(pr.Images) == 0 {
+		return nil
+	}
+	out := make([]int, len(pr.Images))
+	for i, im := range pr.Images {
+		if !im.Expansion.Literal {
+			out[i] = im.Expansion.Tokens()
+			continue
+		}
+		n := 0
+		for _, p := range im.Expansion.Pieces {
+			n += p.Repeat * tok.Count(p.Text)
+		}
+		out[i] = n
+	}
+	return out
 }
 
 // Render is the one place a request becomes what a server of profile p
@@ -64,6 +112,15 @@ func (pr *Prompt) IDs(tok Encoder) []int {
 //
 // The text is appended to dst.
 func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst []byte) (Prompt, error) {
+	return RenderVision(p, ex, t, nil, now, dst)
+}
+
+// RenderVision is Render for a model that takes images (vis nil: a
+// text-only model, whose server refuses media parts): the images of a
+// chat or Responses body are read (sizes from their headers), checked
+// against the server's limits and expanded by the model's processor
+// (Prompt.Images), and counted with the prompt.
+func RenderVision(p Profile, ex *extract.Inputs, t *chat.Template, vis *Vision, now time.Time, dst []byte) (Prompt, error) {
 	switch {
 	case ex.Endpoint == endpoint.Completions:
 		if len(ex.Prompts) != 1 || ex.Prompts[0].Tokens || ex.Pretokenised > 0 {
@@ -81,7 +138,7 @@ func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst 
 	case t == nil || !Templated(p, ex):
 		return Prompt{Text: append(dst, strings.Join(ex.Texts, " ")...)}, nil
 	}
-	return RenderRules(RulesOf(p), ex, t, now, false, dst)
+	return RenderRulesVision(RulesOf(p), ex, t, vis, now, false, dst)
 }
 
 // RenderRules is Render's templated path for a chat or Responses body
@@ -91,7 +148,13 @@ func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst 
 // *RefusalError; a template that raises gives a *TemplateError, with the
 // prepared request in the Prompt.
 func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, noTools bool, dst []byte) (Prompt, error) {
-	req, err := Prepare(r, ex, t)
+	return RenderRulesVision(r, ex, t, nil, now, noTools, dst)
+}
+
+// RenderRulesVision is RenderRules for a model that takes images
+// (RenderVision).
+func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Vision, now time.Time, noTools bool, dst []byte) (Prompt, error) {
+	req, err := PrepareVision(r, ex, t, vis)
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -102,7 +165,11 @@ func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, n
 	if err != nil {
 		return Prompt{Request: req}, &TemplateError{Err: err}
 	}
-	return Prompt{Text: text, AddSpecialTokens: req.AddSpecialTokens, Bare: req.BareTexts, Request: req}, nil
+	images, err := expandImages(req.images, ex, text)
+	if err != nil {
+		return Prompt{Request: req}, err
+	}
+	return Prompt{Text: text, AddSpecialTokens: req.AddSpecialTokens, Bare: req.BareTexts, Request: req, Images: images}, nil
 }
 
 // TemplateError is a chat template that raises (or cannot be rendered)
@@ -128,6 +195,11 @@ func Refused(err error) bool {
 // (request.Body: the members a server renders and counts) read back as
 // any body is, so that what is counted is what is sent.
 func PromptOf(p Profile, r *request.Request, t *chat.Template, now time.Time) (Prompt, error) {
+	return PromptOfVision(p, r, t, nil, now)
+}
+
+// PromptOfVision is PromptOf for a model that takes images.
+func PromptOfVision(p Profile, r *request.Request, t *chat.Template, vis *Vision, now time.Time) (Prompt, error) {
 	body, err := r.Body()
 	if err != nil {
 		return Prompt{}, err
@@ -136,5 +208,5 @@ func PromptOf(p Profile, r *request.Request, t *chat.Template, now time.Time) (P
 	if err != nil {
 		return Prompt{}, fmt.Errorf("reading the request back: %w", err)
 	}
-	return Render(p, ex, t, now, make([]byte, 0, len(body)+256))
+	return RenderVision(p, ex, t, vis, now, make([]byte, 0, len(body)+256))
 }

@@ -18,8 +18,10 @@ type output struct {
 	endpoint       endpoint.Kind
 	req            *Request
 	prompt, cached int
-	n              int
-	finish, fault  string
+	// images are the prompt's image tokens (a vision-language model).
+	images        int
+	n             int
+	finish, fault string
 }
 
 func (o *output) text() string {
@@ -40,7 +42,7 @@ func (o *output) body() []byte {
 		resp = map[string]any{
 			"id": "cmpl-islkit", "object": "text_completion", "created": now, "model": o.req.Model,
 			"choices": []any{map[string]any{"index": 0, "text": o.text(), "logprobs": nil, "finish_reason": o.finish}},
-			"usage":   usage(o.prompt, o.cached, o.n),
+			"usage":   o.usage(),
 		}
 	case endpoint.Responses:
 		resp = o.response(now, "completed", true)
@@ -49,7 +51,7 @@ func (o *output) body() []byte {
 			"id": "chatcmpl-islkit", "object": "chat.completion", "created": now, "model": o.req.Model,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": o.finish,
 				"message": map[string]any{"role": "assistant", "content": o.text()}}},
-			"usage": usage(o.prompt, o.cached, o.n),
+			"usage": o.usage(),
 		}
 	}
 	data, _ := json.Marshal(resp)
@@ -84,6 +86,9 @@ func (o *output) response(created int64, status string, done bool) map[string]an
 	if done {
 		r["output"] = []any{o.message(o.text(), "completed")}
 		r["usage"] = responseUsage(o.prompt, o.cached, o.n)
+		if o.images > 0 {
+			r["usage"].(map[string]any)["input_tokens_details"].(map[string]any)["multimodal_tokens"] = o.images
+		}
 	}
 	return r
 }
@@ -198,7 +203,7 @@ func (st *streamer) end(buf []byte) []byte {
 		buf = st.chunk(buf, `{"index":0,"delta":{},"finish_reason":"`+o.finish+`"}`)
 	}
 	if o.req.StreamOptions != nil && o.req.StreamOptions.IncludeUsage {
-		u, _ := json.Marshal(usage(o.prompt, o.cached, o.n))
+		u, _ := json.Marshal(o.usage())
 		buf = append(buf, st.head...)
 		buf = append(buf, "],\"usage\":"...)
 		buf = append(buf, u...)
@@ -273,4 +278,16 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 		buf = bytes.TrimSuffix(buf, []byte(doneEvent))
 	}
 	flush()
+}
+
+// usage is the chat and completions usage object; with images, vLLM
+// reports their placeholder tokens again in
+// prompt_tokens_details.multimodal_tokens (chat_completion/serving.py
+// @006c49d4, docs/reference/server-preprocessing.md §1.1).
+func (o *output) usage() map[string]any {
+	u := usage(o.prompt, o.cached, o.n)
+	if o.images > 0 {
+		u["prompt_tokens_details"].(map[string]any)["multimodal_tokens"] = o.images
+	}
+	return u
 }

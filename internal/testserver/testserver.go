@@ -97,6 +97,10 @@ type Config struct {
 	// Profile is the server whose preprocessing prompt accounting follows
 	// (serverprofile.Default when empty).
 	Profile serverprofile.Profile
+	// Vision counts the images of requests as vLLM does for a
+	// vision-language model (serverprofile.LoadVision); nil refuses them
+	// as a text-only model's server does.
+	Vision *serverprofile.Vision
 }
 
 // Server is an http.Handler; Start runs it on a loopback port.
@@ -378,9 +382,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apiErr(w, http.StatusBadRequest, msg)
 		return
 	}
-	prompt, cached := 0, 0
+	prompt, cached, images := 0, 0, 0
 	if !s.cfg.NoTokenize {
-		if prompt, cached, err = s.countEndpoint(body); err != nil {
+		if prompt, cached, images, err = s.countEndpoint(body); err != nil {
 			apiErr(w, http.StatusBadRequest, err.Error())
 			return
 		}
@@ -389,7 +393,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.Observe(body, prompt)
 	}
 	n, finish := s.completionLength(&req, body)
-	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, n: n, finish: finish, fault: fault}
+	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, images: images, n: n, finish: finish, fault: fault}
 	if req.Stream {
 		s.stream(w, r.Context(), out)
 		return
@@ -437,25 +441,28 @@ func (r *Request) missing(ep endpoint.Kind) string {
 // (serverprofile.CountRequest) and, with a prefix cache, looks its
 // prompts up (serverprofile.PromptIDs: the ids the server runs): a list of
 // completions prompts is one engine request each, and their cached tokens
-// add up as their counts do.
-func (s *Server) countEndpoint(body []byte) (int, int, error) {
+// add up as their counts do. images is the prompt's image tokens (with
+// Config.Vision).
+func (s *Server) countEndpoint(body []byte) (prompt, cached, images int, err error) {
 	ex, err := extract.Body(body)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	prompt, err := serverprofile.CountRequest(s.cfg.Profile, ex, s.tmpl, s.tok, s.cfg.Now)
+	prompt, per, err := serverprofile.CountRequestVision(s.cfg.Profile, ex, s.tmpl, s.cfg.Vision, s.tok, s.cfg.Now)
+	for _, n := range per {
+		images += n
+	}
 	if err != nil || s.cache == nil {
-		return prompt, 0, err
+		return prompt, 0, images, err
 	}
-	prompts, err := serverprofile.PromptIDs(s.cfg.Profile, ex, s.tmpl, s.tok, s.cfg.Now)
+	prompts, err := serverprofile.PromptIDsVision(s.cfg.Profile, ex, s.tmpl, s.cfg.Vision, s.tok, s.cfg.Now)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	cached := 0
 	for _, ids := range prompts {
 		cached += s.cache.lookupInsert(ids)
 	}
-	return prompt, cached, nil
+	return prompt, cached, images, nil
 }
 
 // pickFault returns the fault for a request: the forced one (valid), else

@@ -82,6 +82,14 @@ func Build(c *records.Conversation, turn int, marker string, replies []string) (
 // userMessage is turn t's user message: its text, in the dataset's
 // message when the turn has one (as its last text part).
 func userMessage(t *records.Turn) request.Message {
+	if t.User == nil && len(t.Images) > 0 {
+		parts := make([]request.Part, len(t.Images)+1)
+		for i, im := range t.Images {
+			parts[i].ImageURL = im.URL
+		}
+		parts[len(t.Images)].Text = t.Text
+		return request.Message{Role: "user", Parts: parts}
+	}
 	if t.User == nil {
 		return request.Message{Role: "user", Content: t.Text}
 	}

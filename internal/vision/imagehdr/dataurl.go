@@ -67,13 +67,22 @@ func strictBase64(s string) error {
 		pad = 1
 	}
 	for i := 0; i < len(s)-pad; i++ {
-		c := s[i]
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+		if c := s[i]; !base64Alphabet[c] {
 			return fail("data URL's base64 has %q at offset %d, which strict base64 decoding refuses", c, i)
 		}
 	}
 	return nil
 }
+
+// base64Alphabet marks the standard alphabet's bytes: a table lookup per
+// byte keeps the check of a large image's URL cheap (measure reads every
+// image of a payload log).
+var base64Alphabet = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
+		t[c] = true
+	}
+	return t
+}()
 
 func cutPrefixFold(s, prefix string) (string, bool) {
 	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {

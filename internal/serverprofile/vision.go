@@ -1,0 +1,294 @@
+package serverprofile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/jsonobj"
+	"github.com/islkit/islkit/internal/vision"
+	"github.com/islkit/islkit/internal/vision/imagehdr"
+)
+
+// Vision is what a vLLM server of a vision-language model does with a
+// request's images: the model's processor (vision.Load), the server's
+// --limit-mm-per-prompt for images, and how remote image URLs are read
+// (nil: only data URLs; a remote URL is then refused, never guessed).
+// A nil *Vision is a text-only model: vLLM refuses any media part.
+type Vision struct {
+	Processor vision.Processor
+	// Limit is --limit-mm-per-prompt's image count; negative: none.
+	Limit int
+	// Fetch reads the header of the image at a remote URL.
+	Fetch func(url string) (imagehdr.Header, error)
+	// unsupported refuses every image: a family LoadVision read but whose
+	// images are not counted yet.
+	unsupported error
+}
+
+// NewVision is the vLLM view of a model's image processor. Mistral-format
+// models are refused: mistral-common's encoder inserts their image tokens
+// itself, with no placeholder in the chat template's text to expand.
+func NewVision(p vision.Processor, limit int) (*Vision, error) {
+	if vllmImagePlaceholder(p.Family()) == "" {
+		return nil, fmt.Errorf("image counting for %s models is not supported yet: mistral-common's encoder inserts the image tokens, not the chat template", p.Family())
+	}
+	return &Vision{Processor: p, Limit: limit}, nil
+}
+
+// Supported is nil when v counts images, else why it refuses them.
+func (v *Vision) Supported() error { return v.unsupported }
+
+// vllmImagePlaceholder is get_placeholder_str(modality="image") of the
+// vLLM model class serving the family: the text vLLM puts in front of a
+// message's text for each image when the template takes string content
+// (§1.2, _get_full_multimodal_text_prompt).
+func vllmImagePlaceholder(f vision.Family) string {
+	switch f {
+	case vision.Qwen2VL, vision.Qwen3VL:
+		return "<|vision_start|><|image_pad|><|vision_end|>"
+	case vision.Gemma3:
+		return "<start_of_image>"
+	case vision.Llama4:
+		return "<|image|>"
+	case vision.PixtralHF:
+		return "[IMG]"
+	case vision.InternVL:
+		return "<IMG_CONTEXT>"
+	case vision.LlavaOneVision, vision.Idefics3, vision.SmolVLM:
+		return "<image>"
+	}
+	return ""
+}
+
+// imageRef is one image part of a request, in prompt order.
+type imageRef struct {
+	URL    string
+	Detail string
+	Where  string // "messages[i].content[j]", for messages
+}
+
+// imageRefs collects the image parts Prepare met (nil when the model is
+// text-only).
+type imageRefs struct {
+	vis  *Vision
+	refs []imageRef
+}
+
+// add reads an image part's URL (chat: image_url.url; Responses:
+// input_image's image_url string) and detail.
+func (c *imageRefs) add(part jsonobj.Object, where string) error {
+	if c.vis.unsupported != nil {
+		return refuse(VLLM, "image", "%s: %v", where, c.vis.unsupported)
+	}
+	ref := imageRef{Where: where}
+	v, _ := part.Get("image_url")
+	if s, ok := str(v); ok {
+		ref.URL = s // Responses input_image, or a bare string
+	} else if o, err := jsonobj.Members(v); err == nil && v != nil {
+		u, _ := o.Get("url")
+		if ref.URL, ok = str(u); !ok {
+			return refuse(VLLM, "an image part needs a URL", "%s.image_url.url", where)
+		}
+		d, _ := o.Get("detail")
+		ref.Detail, _ = str(d)
+	} else {
+		return refuse(VLLM, "an image part needs a URL", "%s.image_url", where)
+	}
+	if d, ok := part.Get("detail"); ok && ref.Detail == "" {
+		ref.Detail, _ = str(d)
+	}
+	c.refs = append(c.refs, ref)
+	return nil
+}
+
+// Image is one image of a rendered prompt: its size and what its
+// placeholder becomes.
+type Image struct {
+	Width, Height int
+	Expansion     vision.Expansion
+}
+
+// expandImages reads every image's size, applies the server's limits and
+// the processor, and checks that the render printed one placeholder per
+// image.
+func expandImages(c *imageRefs, ex *extract.Inputs, text []byte) ([]Image, error) {
+	if c == nil || len(c.refs) == 0 {
+		return nil, nil
+	}
+	v := c.vis
+	if err := vision.CheckCount(len(c.refs), v.Limit); err != nil {
+		return nil, refuse(VLLM, "too many images", "%v", err)
+	}
+	var kw map[string]any
+	if raw, ok := ex.Body.Get("mm_processor_kwargs"); ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &kw); err != nil {
+			return nil, refuse(VLLM, "mm_processor_kwargs must be an object", "")
+		}
+	}
+	out := make([]Image, len(c.refs))
+	for i, r := range c.refs {
+		h, err := imageHeader(v, r.URL)
+		if err != nil {
+			return nil, refuse(VLLM, "image", "%s: %v", r.Where, err)
+		}
+		e, err := v.Processor.Expand(h.Width, h.Height, vision.Overrides{Kwargs: kw, Detail: r.Detail})
+		if err != nil {
+			return nil, refuse(VLLM, "image", "%s: %v", r.Where, err)
+		}
+		out[i] = Image{Width: h.Width, Height: h.Height, Expansion: e}
+	}
+	if n := bytes.Count(text, []byte(out[0].Expansion.Placeholder)); n != len(out) {
+		// transformers' processors refuse a text whose placeholders do not
+		// match the images given.
+		return nil, refuse(VLLM, "image placeholders", "the prompt holds %d %q for %d images", n, out[0].Expansion.Placeholder, len(out))
+	}
+	return out, nil
+}
+
+// imageHeader reads an image's size as the server would: a data URL's
+// bytes, or (with Fetch) a remote URL's.
+func imageHeader(v *Vision, url string) (imagehdr.Header, error) {
+	if len(url) >= 5 && strings.EqualFold(url[:5], "data:") {
+		h, err := imagehdr.DataURL(url)
+		var he *imagehdr.Error
+		if err != nil && errors.As(err, &he) && he.MediaTypeMismatch {
+			// vLLM opens the bytes whatever the media type says.
+			return h, nil
+		}
+		return h, err
+	}
+	if v.Fetch == nil {
+		return imagehdr.Header{}, fmt.Errorf("a remote image URL (%s): its size is unknown without fetching it (measure --fetch-images)", clipURL(url))
+	}
+	return v.Fetch(url)
+}
+
+func clipURL(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// expanded is text with each image placeholder, in order, replaced by
+// its image's text; replaced text is never scanned again (Gemma's
+// replacement holds its placeholder).
+func expanded(text []byte, images []Image) []byte {
+	if len(images) == 0 {
+		return text
+	}
+	ph := []byte(images[0].Expansion.Placeholder)
+	out := make([]byte, 0, len(text)+len(images)*64)
+	rest := text
+	for _, im := range images {
+		i := bytes.Index(rest, ph)
+		if i < 0 {
+			break // expandImages counted them
+		}
+		out = append(out, rest[:i]...)
+		for _, p := range im.Expansion.Pieces {
+			for k := 0; k < p.Repeat; k++ {
+				out = append(out, p.Text...)
+			}
+		}
+		rest = rest[i+len(ph):]
+	}
+	return append(out, rest...)
+}
+
+// literal reports whether some image's replacement holds plain text.
+func literal(images []Image) bool {
+	for _, im := range images {
+		if im.Expansion.Literal {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadVision reads the image processing of the model in dir for a vLLM
+// server with --limit-mm-per-prompt image=limit (negative: none): nil for
+// a text-only model (no processor configuration, or a config.json without
+// a vision encoder) and for the embedded model (dir ""). A family whose
+// images cannot be counted yet (Mistral's format) gives a Vision that
+// refuses each image with the reason, so requests without images still
+// count.
+func LoadVision(dir string, limit int) *Vision {
+	if dir == "" {
+		return nil
+	}
+	p, err := vision.Load(dir)
+	switch {
+	case errors.Is(err, vision.ErrTextOnly), err != nil && !hasProcessorConfig(dir):
+		return nil
+	case err != nil:
+		// A family without a rule: requests with images fail with the
+		// reason, the others count.
+		return &Vision{Limit: limit, unsupported: err}
+	}
+	v, err := NewVision(p, limit)
+	if err != nil {
+		return &Vision{Processor: p, Limit: limit, unsupported: err}
+	}
+	return v
+}
+
+// hasProcessorConfig reports whether dir holds a file vision.Load reads
+// for images (a tokenizer folder has none of them).
+func hasProcessorConfig(dir string) bool {
+	for _, name := range []string{"preprocessor_config.json", "processor_config.json", "tekken.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseImageLimit reads a --limit-mm-per-prompt value as vLLM takes it,
+// JSON ({"image": 4}) or key=value pairs (image=4,video=1), and returns
+// its image count ("" or no image key: -1, no limit).
+func ParseImageLimit(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return -1, nil
+	}
+	var m map[string]any
+	if strings.HasPrefix(s, "{") {
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			return 0, fmt.Errorf("--limit-mm-per-prompt %s: not a JSON object", s)
+		}
+	} else {
+		m = map[string]any{}
+		for _, kv := range strings.Split(s, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			var n int
+			if _, err := fmt.Sscan(v, &n); !ok || err != nil {
+				return 0, fmt.Errorf("--limit-mm-per-prompt %s: want MODALITY=N pairs, e.g. image=4", s)
+			}
+			m[strings.TrimSpace(k)] = float64(n)
+		}
+	}
+	v, ok := m["image"]
+	if !ok {
+		return -1, nil
+	}
+	switch n := v.(type) {
+	case float64:
+		if n >= 0 && n == float64(int(n)) {
+			return int(n), nil
+		}
+	case map[string]any:
+		// vLLM ≥ 0.11 also takes {"image": {"count": N, ...}}.
+		if c, ok := n["count"].(float64); ok && c >= 0 && c == float64(int(c)) {
+			return int(c), nil
+		}
+	}
+	return 0, fmt.Errorf("--limit-mm-per-prompt %s: the image limit is not a whole number ≥ 0", s)
+}

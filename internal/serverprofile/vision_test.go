@@ -1,0 +1,216 @@
+package serverprofile
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/png"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/testutil/testmodel"
+	"github.com/islkit/islkit/internal/vision"
+)
+
+// pngURL is a data URL of a w×h PNG (encoded by image/png, so its header
+// is a real one).
+func pngURL(t testing.TB, w, h int) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+func loadVision(t testing.TB, config string, limit int) *Vision {
+	t.Helper()
+	p, err := vision.Load(filepath.Join("..", "vision", "testdata", "configs", config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := NewVision(p, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// qwenVLTemplate prints an image item as Qwen2.5-VL's template does
+// (content iterated: vLLM's "openai" format).
+const qwenVLTemplate = `{% for message in messages %}<|im_start|>{{ message.role }}
+{% if message.content is string %}{{ message.content }}{% else %}{% for c in message.content %}{% if c.type == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% elif c.type == 'text' %}{{ c.text }}{% endif %}{% endfor %}{% endif %}<|im_end|>
+{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
+{% endif %}`
+
+// TestVisionQwen counts chat and Responses bodies with images on
+// Qwen2.5-VL's processor and Qwen3's vocabulary (the Qwen-VL families
+// share it): the prompt vLLM renders is written here by hand from §1.2
+// (string format: one placeholder per image in front of the message's
+// text, joined by "\n"; openai format: the template's image item), and
+// each image's tokens are transformers' (internal/vision's reference
+// grid: 640×480 → 391, 224×224 → 64, 1280×720 → 1196).
+func TestVisionQwen(t *testing.T) {
+	src := testmodel.Source(t, "")
+	tok, _ := src.Tokenizer()
+	qwen3, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vlTmpl, err := chat.Compile(qwenVLTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vis := loadVision(t, "qwen2_5_vl", -1)
+	const ph = "<|vision_start|><|image_pad|><|vision_end|>"
+	a, b, c := pngURL(t, 640, 480), pngURL(t, 224, 224), pngURL(t, 1280, 720)
+	cases := []struct {
+		name, body string
+		tmpl       *chat.Template
+		prompt     string // the render, placeholders unexpanded
+		images     []int
+	}{
+		{"chat string format", `{"messages":[{"role":"user","content":[{"type":"text","text":"Describe."},{"type":"image_url","image_url":{"url":"` + a + `"}}]}]}`,
+			qwen3, "<|im_start|>user\n" + ph + "\nDescribe.<|im_end|>\n<|im_start|>assistant\n", []int{391}},
+		{"two messages, three images", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + a + `","detail":"high"}},{"type":"image_url","image_url":{"url":"` + b + `"}},{"type":"text","text":"A"},{"type":"text","text":"B"}]},{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + c + `"}}]}]}`,
+			qwen3, "<|im_start|>user\n" + ph + "\n" + ph + "\nA\nB<|im_end|>\n<|im_start|>assistant\nok<|im_end|>\n<|im_start|>user\n" + ph + "\n<|im_end|>\n<|im_start|>assistant\n", []int{391, 64, 1196}},
+		{"placeholder already in the text", `{"messages":[{"role":"user","content":[{"type":"text","text":"x ` + ph + ` y"},{"type":"image_url","image_url":{"url":"` + b + `"}}]}]}`,
+			qwen3, "<|im_start|>user\nx " + ph + " y<|im_end|>\n<|im_start|>assistant\n", []int{64}},
+		{"openai format", `{"messages":[{"role":"user","content":[{"type":"text","text":"Look: "},{"type":"image_url","image_url":{"url":"` + a + `"}},{"type":"text","text":" and "},{"type":"image_url","image_url":{"url":"` + b + `"}}]}]}`,
+			vlTmpl, "<|im_start|>user\nLook: " + ph + " and " + ph + "<|im_end|>\n<|im_start|>assistant\n", []int{391, 64}},
+		{"responses input_image", `{"input":[{"role":"user","content":[{"type":"input_text","text":"What?"},{"type":"input_image","image_url":"` + c + `","detail":"auto"}]}]}`,
+			qwen3, "<|im_start|>user\n" + ph + "\nWhat?<|im_end|>\n<|im_start|>assistant\n", []int{1196}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ex, err := extract.Body([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr, err := RenderVision(VLLM, ex, tc.tmpl, vis, time.Time{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(pr.Text) != tc.prompt {
+				t.Fatalf("render\n%q\nwant\n%q", pr.Text, tc.prompt)
+			}
+			want := tok.Count(tc.prompt)
+			for _, n := range tc.images {
+				want += n - 1 // the placeholder token becomes n
+			}
+			if got := pr.Count(tok); got != want {
+				t.Errorf("count %d, want %d", got, want)
+			}
+			if ids := pr.IDs(tok); len(ids) != want {
+				t.Errorf("%d ids, want %d", len(ids), want)
+			}
+			if got := fmt.Sprint(pr.ImageTokens(tok)); got != fmt.Sprint(tc.images) {
+				t.Errorf("image tokens %s, want %v", got, tc.images)
+			}
+		})
+	}
+}
+
+// TestVisionRefusals: what vLLM refuses fails with the reason.
+func TestVisionRefusals(t *testing.T) {
+	src := testmodel.Source(t, "")
+	qwen3, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := pngURL(t, 64, 64)
+	chatBody := func(parts ...string) string {
+		return `{"messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`
+	}
+	part := func(url string) string { return `{"type":"image_url","image_url":{"url":"` + url + `"}}` }
+	cases := []struct {
+		name, body string
+		vis        *Vision
+		want       string
+	}{
+		{"text-only model", chatBody(part(img)), nil, "media part for a text-only model"},
+		{"above the limit", chatBody(part(img), part(img), part(img)), loadVision(t, "qwen2_5_vl", 2), "3 images in one prompt, above the server's limit of 2"},
+		{"aspect ratio", chatBody(part(pngURL(t, 4000, 10))), loadVision(t, "qwen2_5_vl", -1), "aspect ratio"},
+		{"not an image", chatBody(part("data:image/png;base64,aGVsbG8gd29ybGQ=")), loadVision(t, "qwen2_5_vl", -1), "messages[0].content[0]"},
+		{"remote without fetching", chatBody(part("http://127.0.0.1:1/x.png")), loadVision(t, "qwen2_5_vl", -1), "--fetch-images"},
+		{"unknown kwarg", `{"mm_processor_kwargs":{"bogus":1},` + chatBody(part(img))[1:], loadVision(t, "qwen2_5_vl", -1), "bogus"},
+		{"too many placeholders", chatBody(`{"type":"text","text":"<|vision_start|><|image_pad|><|vision_end|><|vision_start|><|image_pad|><|vision_end|>"}`, part(img)), loadVision(t, "qwen2_5_vl", -1), "more '<|vision_start|><|image_pad|><|vision_end|>' placeholders"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ex, err := extract.Body([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = RenderVision(VLLM, ex, qwen3, tc.vis, time.Time{}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !IsRefusal(err) {
+				t.Fatalf("err %v, want a refusal with %q", err, tc.want)
+			}
+		})
+	}
+	p, err := vision.Load(filepath.Join("..", "vision", "testdata", "configs", "mistral_small_3_1_tekken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewVision(p, -1); err == nil || !strings.Contains(err.Error(), "mistral-common") {
+		t.Errorf("Mistral format: %v", err)
+	}
+}
+
+// TestVisionLiteralExpansion: a family whose replacement holds plain text
+// (Gemma 3: "\n\n" around the image, transformers' full_image_sequence,
+// as the vision reference grid records it) is counted with the
+// replacement in place, never rescanning it (it holds the placeholder
+// again). The vocabulary is Qwen3's, for which Gemma's image tokens are
+// plain text: what is checked is where the text goes.
+func TestVisionLiteralExpansion(t *testing.T) {
+	src := testmodel.Source(t, "")
+	tok, _ := src.Tokenizer()
+	qwen3, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vis := loadVision(t, "gemma3", -1)
+	img := pngURL(t, 64, 48)
+	body := `{"mm_processor_kwargs":{"do_pan_and_scan":false},"messages":[{"role":"user","content":[{"type":"text","text":"A"},{"type":"image_url","image_url":{"url":"` + img + `"}},{"type":"image_url","image_url":{"url":"` + img + `"}}]}]}`
+	ex, err := extract.Body([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := RenderVision(VLLM, ex, qwen3, vis, time.Time{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := "\n\n<start_of_image>" + strings.Repeat("<image_soft_token>", 256) + "<end_of_image>\n\n"
+	want := "<|im_start|>user\n" + image + "\n" + image + "\nA<|im_end|>\n<|im_start|>assistant\n"
+	if got := string(pr.Expanded()); got != want {
+		t.Fatalf("expanded\n%q\nwant\n%q", got, want)
+	}
+	if n := pr.Count(tok); n != tok.Count(want) {
+		t.Errorf("count %d, want %d", n, tok.Count(want))
+	}
+}
+
+// TestVisionOtherProfiles: images are counted as vLLM does; SGLang's
+// processing of them is not reproduced, so a body with images is refused
+// under the sglang profile rather than counted without them.
+func TestVisionOtherProfiles(t *testing.T) {
+	src := testmodel.Source(t, "")
+	qwen3, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"messages":[{"role":"user","content":[{"type":"text","text":"A"},{"type":"image_url","image_url":{"url":"` + pngURL(t, 64, 48) + `"}}]}]}`
+	ex, err := extract.Body([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RenderVision(SGLang, ex, qwen3, loadVision(t, "qwen2_5_vl", -1), time.Time{}, nil); err == nil || !strings.Contains(err.Error(), "sglang") {
+		t.Errorf("sglang: %v", err)
+	}
+}
