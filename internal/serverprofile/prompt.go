@@ -23,11 +23,26 @@ type Prompt struct {
 	// Request is the chat request the server prepared and rendered (nil
 	// where nothing is rendered: completions, a bare count).
 	Request *Request
+	// Cuts are the offsets in Text where the server's encoding starts
+	// anew, in increasing order (Harmony encodes each text content of a
+	// message on its own); none for one encoding of the whole text.
+	Cuts []int
+}
+
+// pieces calls fn with each part of Text that is encoded on its own.
+func (pr *Prompt) pieces(fn func([]byte)) {
+	from := 0
+	for _, c := range pr.Cuts {
+		fn(pr.Text[from:c])
+		from = c
+	}
+	fn(pr.Text[from:])
 }
 
 // Count is the server's prompt_tokens for the prompt.
 func (pr *Prompt) Count(tok Counter) int {
-	n := tok.CountBytes(pr.Text)
+	n := 0
+	pr.pieces(func(b []byte) { n += tok.CountBytes(b) })
 	if pr.AddSpecialTokens {
 		n += tok.NumSpecialTokensToAdd(false)
 	}
@@ -42,6 +57,11 @@ func (pr *Prompt) Count(tok Counter) int {
 func (pr *Prompt) IDs(tok Encoder) []int {
 	if pr.AddSpecialTokens {
 		return tok.EncodeWithSpecialTokens(string(pr.Text))
+	}
+	if len(pr.Cuts) > 0 {
+		var ids []int
+		pr.pieces(func(b []byte) { ids = append(ids, tok.Encode(string(b))...) })
+		return ids
 	}
 	return tok.Encode(string(pr.Text))
 }
@@ -60,7 +80,9 @@ func (pr *Prompt) IDs(tok Encoder) []int {
 //   - chat and Responses: the request as p's server prepares it (Prepare:
 //     a Responses body made that server's chat request first), rendered
 //     through t with now as strftime_now's clock, with special tokens
-//     where that server adds them.
+//     where that server adds them; or, where that server renders the
+//     model with a renderer of its own (RendererOf: gpt-oss's Harmony),
+//     through that renderer (now is the conversation's start date).
 //
 // The text is appended to dst.
 func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst []byte) (Prompt, error) {
@@ -80,6 +102,8 @@ func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst 
 		return Prompt{Text: append(dst, ex.Prompts[0].Text...), AddSpecialTokens: special}, nil
 	case t == nil || !Templated(p, ex):
 		return Prompt{Text: append(dst, strings.Join(ex.Texts, " ")...)}, nil
+	case RendererOf(p, t) == RendererHarmony:
+		return renderHarmony(ex, now, dst)
 	}
 	return RenderRules(RulesOf(p), ex, t, now, false, dst)
 }
