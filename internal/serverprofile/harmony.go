@@ -54,8 +54,9 @@ type harmonyMessage struct {
 // rendered: a hostile body cannot recurse without limit.
 const harmonyMaxDepth = 64
 
-// renderHarmony is Render for a chat body under Harmony.
-func renderHarmony(ex *extract.Inputs, now time.Time, dst []byte) (Prompt, error) {
+// renderHarmony is Render for a chat body under Harmony; noTools leaves
+// the tools out and counts their texts bare on top (measure --no-tools).
+func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) (Prompt, error) {
 	msgsRaw, ok := ex.Body.Get("messages")
 	if !ok {
 		return Prompt{}, refuse(VLLM, "harmony", `the Responses API under Harmony is not reproduced (vLLM's _construct_input_messages_with_harmony); only chat bodies with "messages" are`)
@@ -101,6 +102,10 @@ func renderHarmony(ex *extract.Inputs, now time.Time, dst []byte) (Prompt, error
 	if err != nil {
 		return Prompt{}, err
 	}
+	var bare []string
+	if noTools {
+		tools, bare = nil, ex.ToolTexts
+	}
 
 	var out []harmonyMessage
 	out = append(out, harmonyMessage{role: "system"}) // text set below
@@ -141,7 +146,7 @@ func renderHarmony(ex *extract.Inputs, now time.Time, dst []byte) (Prompt, error
 		dst, cuts = appendHarmonyMessage(dst, m, cuts)
 	}
 	dst = append(dst, "<|start|>assistant"...)
-	return Prompt{Text: dst, Cuts: cuts}, nil
+	return Prompt{Text: dst, Cuts: cuts, Bare: bare}, nil
 }
 
 // appendHarmonyMessage renders m, adding to cuts where the encoding of

@@ -26,7 +26,7 @@ func FuzzHarmony(f *testing.F) {
 		if err != nil || ex.Body == nil {
 			return
 		}
-		pr, err := renderHarmony(ex, now, nil)
+		pr, err := renderHarmony(ex, now, false, nil)
 		if err != nil {
 			return
 		}
@@ -53,7 +53,7 @@ func TestHarmonyHostileSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = renderHarmony(ex, time.Now(), nil)
+	_, err = renderHarmony(ex, time.Now(), false, nil)
 	if err == nil || !strings.Contains(err.Error(), "tools[0].function.parameters") || !strings.Contains(err.Error(), "nested deeper") {
 		t.Errorf("deep schema: %v", err)
 	}
@@ -68,7 +68,7 @@ func TestHarmonyHostileSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := renderHarmony(ex, time.Now(), nil); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := renderHarmony(ex, time.Now(), false, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error naming %q", c.body, err, c.want)
 		}
 	}

@@ -102,8 +102,6 @@ func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst 
 		return Prompt{Text: append(dst, ex.Prompts[0].Text...), AddSpecialTokens: special}, nil
 	case t == nil || !Templated(p, ex):
 		return Prompt{Text: append(dst, strings.Join(ex.Texts, " ")...)}, nil
-	case RendererOf(p, t) == RendererHarmony:
-		return renderHarmony(ex, now, dst)
 	}
 	return RenderRules(RulesOf(p), ex, t, now, false, dst)
 }
@@ -115,6 +113,9 @@ func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst 
 // *RefusalError; a template that raises gives a *TemplateError, with the
 // prepared request in the Prompt.
 func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, noTools bool, dst []byte) (Prompt, error) {
+	if rulesRenderer(r, t) == RendererHarmony {
+		return renderHarmony(ex, now, noTools, dst)
+	}
 	req, err := Prepare(r, ex, t)
 	if err != nil {
 		return Prompt{}, err

@@ -57,3 +57,17 @@ func RendererOf(p Profile, t *chat.Template) string {
 	}
 	return RendererJinja
 }
+
+// rulesRenderer is the renderer of a mix of rules: a renderer of its own
+// only when every rule is of a server that renders t's model with it (a
+// gap between such a server and another is then reported under the
+// first rule family switched, not a cause of its own).
+func rulesRenderer(r Rules, t *chat.Template) string {
+	first := RendererOf(r[0], t)
+	for _, p := range r[1:] {
+		if RendererOf(p, t) != first {
+			return RendererJinja
+		}
+	}
+	return first
+}
