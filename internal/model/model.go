@@ -167,6 +167,9 @@ func (m *Model) Pin(templateApplied bool) (records.ModelPin, error) {
 			return records.ModelPin{}, err
 		}
 		pin.ChatTemplate = m.ChatTemplate
+		if m.Template != nil {
+			pin.Renderer = m.Template.Renderer
+		}
 	}
 	if !m.Now.IsZero() {
 		pin.Now = m.Now.Format(time.RFC3339Nano)
@@ -217,6 +220,9 @@ func LoadPinned(pin records.ModelPin, o Options, named, fix string) (*Model, err
 	m, err := PinnedFromSource(src, pin, o.ChatTemplate, o.Now, named, fix)
 	if err != nil {
 		return nil, err
+	}
+	if o.Renderer == "" {
+		o.Renderer = pin.Renderer // counted as the pin's model was
 	}
 	return m, m.SetRenderer(o.Renderer)
 }
