@@ -21,7 +21,10 @@ is o200k_base's, ranks 0..199997), written as o200k_base.tiktoken into a
 temporary folder named by TIKTOKEN_ENCODINGS_BASE. openai_harmony checks the
 file's SHA-256 (446a9538...), so a wrong vocabulary would fail to load.
 
-Usage: harmony-ref.py MODEL_DIR OUT.jsonl.gz
+Usage: harmony-ref.py MODEL_DIR OUT.jsonl.gz     the corpus expectations
+       harmony-ref.py --count MODEL_DIR < RECORDS  one count per line of
+           chat bodies or send records (their "payload"), with
+           VLLM_SYSTEM_START_DATE (default 2026-01-02) as the start date
 """
 import base64, datetime, gzip, json, os, sys, tempfile
 from types import SimpleNamespace
@@ -49,7 +52,12 @@ def write_ranks(tokenizer_json, folder):
             f.write(base64.b64encode(bytes(dec[c] for c in tok)).decode() + " " + str(rank) + "\n")
 
 
-model_dir, out_path = sys.argv[1], sys.argv[2]
+COUNT = sys.argv[1] == "--count"
+if COUNT:
+    model_dir, out_path = sys.argv[2], None
+    NOW = os.environ.get("VLLM_SYSTEM_START_DATE", NOW)
+else:
+    model_dir, out_path = sys.argv[1], sys.argv[2]
 ranks_dir = tempfile.mkdtemp()
 write_ranks(os.path.join(model_dir, "tokenizer.json"), ranks_dir)
 os.environ["TIKTOKEN_ENCODINGS_BASE"] = ranks_dir
@@ -306,6 +314,13 @@ def corpus():
                 n += 1
                 yield f"h{n:03d}", b2
 
+
+if COUNT:
+    for line in sys.stdin:
+        rec = json.loads(line)
+        body = rec.get("payload", rec)
+        print(len(make_request_with_harmony(body)))
+    sys.exit(0)
 
 with gzip.open(out_path, "wt", encoding="utf-8") as out:
     out.write(json.dumps({"versions": {"openai-harmony": openai_harmony.__version__ if hasattr(openai_harmony, "__version__") else "0.0.8",
