@@ -119,6 +119,9 @@ func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) 
 	}
 	out = append(out, conv...)
 
+	if now.IsZero() {
+		now = time.Now() // unpinned: the server's clock, as vLLM's datetime.now()
+	}
 	out[0].text = systemText(effort, now, len(tools) > 0)
 
 	// openai-harmony's own auto_drop_analysis (render_conversation_into):

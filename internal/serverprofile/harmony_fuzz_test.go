@@ -44,6 +44,21 @@ func FuzzHarmony(f *testing.F) {
 	})
 }
 
+// TestHarmonyUnpinnedDate: without --now the start date is today's, as
+// vLLM's datetime.now() (not the zero time's year 1).
+func TestHarmonyUnpinnedDate(t *testing.T) {
+	ex, err := extract.Body([]byte(`{"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Format("2006-01-02")
+	pr, err := renderHarmony(ex, time.Time{}, false, nil)
+	after := time.Now().Format("2006-01-02")
+	if err != nil || !(strings.Contains(string(pr.Text), "Current date: "+before) || strings.Contains(string(pr.Text), "Current date: "+after)) {
+		t.Errorf("%v: %q", err, pr.Text)
+	}
+}
+
 // TestHarmonyHostileSchema: a parameters schema nested past the bound is
 // an error naming the tool's field, not a deep recursion.
 func TestHarmonyHostileSchema(t *testing.T) {
