@@ -24,9 +24,16 @@ import (
 // returned with the special tokens spelled out, so that the model's
 // tokenizer.json (o200k_harmony) encodes it into Harmony's ids.
 //
+// The tools are rendered whenever the request has them, whatever its
+// tool_choice (vLLM's should_include_tools with
+// --exclude-tools-when-tool-choice-none off, its default).
+//
 // Not reproduced: content that spells a special token ("<|end|>" as
-// text), which Harmony encodes as ordinary text; Responses bodies
-// (vLLM's _construct_input_messages_with_harmony), refused here.
+// text), which Harmony encodes as ordinary text but the tokenizer.json
+// encoding of Text reads as the token; Responses bodies (vLLM's
+// _construct_input_messages_with_harmony), refused here; a message whose
+// tool_calls is null, which vLLM's loop over it would fail on, is read as
+// one without tool calls.
 
 // Harmony's fixed system text (SystemContent::default in chat.rs).
 const (
@@ -98,7 +105,7 @@ func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) 
 		}
 	}
 
-	tools, _, err := harmonyTools(ex.Body)
+	tools, err := harmonyTools(ex.Body)
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -223,47 +230,47 @@ type harmonyTool struct {
 
 // harmonyTools reads the request's tools as vLLM's pydantic model does:
 // every tool a function with a name.
-func harmonyTools(body jsonobj.Object) ([]harmonyTool, bool, error) {
+func harmonyTools(body jsonobj.Object) ([]harmonyTool, error) {
 	raw, ok := body.Get("tools")
 	if !ok || string(bytes.TrimSpace(raw)) == "null" {
-		return nil, false, nil
+		return nil, nil
 	}
 	elems, err := jsonobj.Elements(raw)
 	if err != nil {
-		return nil, true, fmt.Errorf(`harmony: "tools" is not an array`)
+		return nil, fmt.Errorf(`harmony: "tools" is not an array`)
 	}
 	var out []harmonyTool
 	for i, e := range elems {
 		o, err := harmonyObject(e)
 		if err != nil {
-			return nil, true, fmt.Errorf("harmony: tools[%d] is not an object", i)
+			return nil, fmt.Errorf("harmony: tools[%d] is not an object", i)
 		}
 		if typ := strField(o, "type"); typ != "function" {
-			return nil, true, refuse(VLLM, "harmony tools", "tools[%d]: type %q is not a function tool", i, typ)
+			return nil, refuse(VLLM, "harmony tools", "tools[%d]: type %q is not a function tool", i, typ)
 		}
 		fraw, _ := o.Get("function")
 		f, err := harmonyObject(fraw)
 		if err != nil {
-			return nil, true, refuse(VLLM, "harmony tools", "tools[%d].function is not an object", i)
+			return nil, refuse(VLLM, "harmony tools", "tools[%d].function is not an object", i)
 		}
 		nraw, ok := f.Get("name")
 		if !ok || !jsonobj.IsString(nraw) {
-			return nil, true, refuse(VLLM, "harmony tools", "tools[%d].function.name is not a string", i)
+			return nil, refuse(VLLM, "harmony tools", "tools[%d].function.name is not a string", i)
 		}
 		t := harmonyTool{name: strField(f, "name"), description: strField(f, "description")}
 		if praw, ok := f.Get("parameters"); ok && string(bytes.TrimSpace(praw)) != "null" {
 			v, err := decodeOrdered(praw, 0)
 			if err != nil {
-				return nil, true, fmt.Errorf("harmony: tools[%d].function.parameters: %w", i, err)
+				return nil, fmt.Errorf("harmony: tools[%d].function.parameters: %w", i, err)
 			}
 			if v.kind != 'o' {
-				return nil, true, refuse(VLLM, "harmony tools", "tools[%d].function.parameters is not an object", i)
+				return nil, refuse(VLLM, "harmony tools", "tools[%d].function.parameters is not an object", i)
 			}
 			t.parameters = v
 		}
 		out = append(out, t)
 	}
-	return out, true, nil
+	return out, nil
 }
 
 // developerText is Harmony's DeveloperContent: the instructions and the
@@ -710,8 +717,9 @@ func nullable(v *ordered) bool {
 }
 
 // defaultComment is the text after "default: " for d in a property or
-// variant of schema s (strings quoted unless s is an enum; quoteEnum
-// false is the top-level oneOf's form, which quotes enums as JSON).
+// variant of schema s: a string quoted unless s is an enum, where a
+// property shows it bare and a top-level oneOf variant (property false)
+// as JSON.
 func defaultComment(s, d *ordered, property bool) string {
 	if str, ok := d.asStr(); ok {
 		if !isEnum(s) {
