@@ -222,7 +222,7 @@ func LoadPinned(pin records.ModelPin, o Options, named, fix string) (*Model, err
 		return nil, err
 	}
 	if o.Renderer == "" {
-		o.Renderer = pin.Renderer // counted as the pin's model was
+		return m, nil // PinnedFromSource applied the pin's
 	}
 	return m, m.SetRenderer(o.Renderer)
 }
@@ -238,6 +238,10 @@ func PinnedFromSource(src *modelsrc.Source, pin records.ModelPin, chatTemplate, 
 	}
 	if err := m.check(pin, named, fix); err != nil {
 		return nil, err
+	}
+	// Counted as the pin's model was: with its --renderer.
+	if err := m.SetRenderer(pin.Renderer); err != nil {
+		return nil, fmt.Errorf("%s: renderer: %w", named, err)
 	}
 	return m, nil
 }
