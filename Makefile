@@ -12,7 +12,7 @@ ORACLE    := .bench/oracle
 # module proxy by `go run` and cached by the Go build cache.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference
+.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference
 
 ## all: build the four tools (the default)
 all: build
@@ -139,6 +139,12 @@ jinja-diff:
 ## jinja-reference: re-render the jinja fork's Python Jinja2 references (python3-jinja2)
 jinja-reference:
 	/usr/bin/python3 scripts/jinja-reference.py internal/chat/internal/jinja/testdata
+
+## renderers-reference: regenerate the Harmony expectations with the real openai-harmony (pip install -r scripts/renderers/requirements.txt) and check probe | compose | send --exact for gpt-oss against it
+renderers-reference:
+	$(GO) test -count=1 -run TestHarmonyChosenByModelType ./internal/serverprofile/ >/dev/null
+	python3 scripts/renderers/harmony-ref.py $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/gptoss | head -1) internal/serverprofile/testdata/harmony-expect.jsonl.gz
+	bash scripts/renderers/check-harmony-exact.sh
 
 ## demo: the README's pipeline on the embedded model, offline (scripts/demo.sh)
 demo: build

@@ -60,6 +60,7 @@ Examples:
 type flags struct {
 	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
 	Revision          string `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
+	Renderer          string `help:"What renders a chat request: jinja (the chat template) or harmony (openai_harmony, as vLLM renders gpt-oss); the overhead is measured through it and compose and send --exact follow it. Default: the server's choice by the model's config.json model_type. mistral and deepseek_v32 are not reproduced yet (with --apply-chat-template or --verify-url)." placeholder:"NAME"`
 	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own (with --apply-chat-template or --verify-url)." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
 	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
@@ -103,12 +104,12 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 		return 0, cli.Usagef("--endpoint %s: the server never templates a completions prompt; drop --apply-chat-template", ep)
 	}
 	// Without either, no template is rendered and compose drops it.
-	if err := cli.OnlyWith(map[string]bool{"chat-template": f.ChatTemplate != ""}, f.ApplyChatTemplate || f.VerifyURL != "",
-		"with --apply-chat-template or --verify-url", "give one of them, or leave it out", "chat-template"); err != nil {
+	if err := cli.OnlyWith(map[string]bool{"chat-template": f.ChatTemplate != "", "renderer": f.Renderer != ""}, f.ApplyChatTemplate || f.VerifyURL != "",
+		"with --apply-chat-template or --verify-url", "give one of them, or leave it out", "chat-template", "renderer"); err != nil {
 		return 0, err
 	}
 	// Loaded once: probe and --verify-url share the parsed model.
-	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now})
+	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer})
 	if err != nil {
 		return 0, err
 	}
@@ -119,6 +120,7 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 		CacheBust:         target,
 		Now:               m.Now,
 		Endpoint:          ep,
+		Renderer:          f.Renderer,
 	})
 	if err != nil {
 		return 0, err

@@ -74,6 +74,13 @@ type Template struct {
 	// SGLang's detection), computed on first use.
 	formatOnce sync.Once
 	formats    map[*jinja.Template][2]string
+
+	// Renderer, when not "", is the renderer a server uses for the model
+	// instead of this template (--renderer: "harmony", ...); ModelType is
+	// the model's config.json model_type, from which a server chooses
+	// one (serverprofile.RendererOf).
+	Renderer  string
+	ModelType string
 }
 
 // Option configures Compile and LoadFS.

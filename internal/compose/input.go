@@ -89,7 +89,13 @@ type Model = model.Model
 // probe measured (SHA-256), or compensation would be for another model.
 // now "" takes $ISLKIT_NOW, else the probe's pinned clock.
 func LoadModel(p *records.Probe, tokenizerSpec, chatTemplate, now string) (*Model, error) {
-	return model.LoadPinned(p.Pin(), model.Options{Tokenizer: tokenizerSpec, ChatTemplate: chatTemplate, Now: now}, probeNamed, probeFix)
+	return LoadModelWith(p, model.Options{Tokenizer: tokenizerSpec, ChatTemplate: chatTemplate, Now: now})
+}
+
+// LoadModelWith is LoadModel with all the model flags (--renderer too:
+// "" follows the probe's).
+func LoadModelWith(p *records.Probe, o model.Options) (*Model, error) {
+	return model.LoadPinned(p.Pin(), o, probeNamed, probeFix)
 }
 
 // modelFor is LoadModel for a model already resolved.

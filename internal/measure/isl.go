@@ -66,6 +66,7 @@ func (m *Measurer) measureRequest(ex *extract.Inputs, meta requestMeta) (records
 			t := pr.Count(tok)
 			isl.Templated, isl.Counted, counted = &t, "templated", t
 			isl.ImageTokens = imageTokens(pr.ImageTokens(tok))
+			isl.Renderer = serverprofile.RendererOf(m.profile(), m.opts.Template)
 			if markerAsked(meta) {
 				special := 0
 				if pr.AddSpecialTokens {

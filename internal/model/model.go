@@ -9,10 +9,12 @@ package model
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
@@ -24,6 +26,10 @@ type Options struct {
 	Tokenizer    string // --tokenizer; "" = the embedded default
 	ChatTemplate string // --chat-template FILE; "" = the model's own
 	Now          string // --now; "" = $ISLKIT_NOW, else unpinned
+	// Renderer is --renderer: "" lets the server's choice stand (by
+	// config.json's model_type), else jinja or harmony
+	// (serverprofile.ParseRenderer).
+	Renderer string
 }
 
 // Model is a loaded model.
@@ -57,7 +63,11 @@ func Load(o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromSource(src, o.ChatTemplate, o.Now)
+	m, err := FromSource(src, o.ChatTemplate, o.Now)
+	if err != nil {
+		return nil, err
+	}
+	return m, m.SetRenderer(o.Renderer)
 }
 
 // FromSource loads the model of an already resolved source.
@@ -77,8 +87,63 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 		m.TemplateErr = fmt.Errorf("%s: chat template: %w", src.Name, err)
 	default:
 		m.Template = tmpl
+		if tmpl.ModelType, err = ModelType(src); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
+}
+
+// maxConfigSize bounds the config.json read for its model_type: model
+// configs are a few kilobytes.
+const maxConfigSize = 4 << 20
+
+// ModelType is the model_type of src's config.json ("" when it has no
+// config.json), which a server reads to choose its renderer. A
+// config.json that is too large, not a JSON object, or whose model_type
+// is not a string is an error naming the file and the field.
+func ModelType(src *modelsrc.Source) (string, error) {
+	st, err := fs.Stat(src.FS, "config.json")
+	if err != nil {
+		return "", nil
+	}
+	name := src.Name + "/config.json"
+	if st.Size() > maxConfigSize {
+		return "", fmt.Errorf("%s: %d bytes, more than a model config's %d", name, st.Size(), maxConfigSize)
+	}
+	data, err := src.ReadFile("config.json")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	obj, err := jsonobj.Parse(data)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	raw, ok := obj.Get("model_type")
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	mt, err := jsonobj.String(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s: field model_type: not a string", name)
+	}
+	if len(mt) > 256 {
+		return "", fmt.Errorf("%s: field model_type: %d bytes long, not a model type", name, len(mt))
+	}
+	return mt, nil
+}
+
+// SetRenderer applies --renderer (a cli.UsageError when it names no
+// renderer, or one not reproduced yet).
+func (m *Model) SetRenderer(name string) error {
+	r, err := serverprofile.ParseRenderer(name)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	if m.Template != nil {
+		m.Template.Renderer = r
+	}
+	return nil
 }
 
 // TemplateSHA256 is the SHA-256 of the chat template source the model
@@ -106,6 +171,9 @@ func (m *Model) Pin(templateApplied bool) (records.ModelPin, error) {
 			return records.ModelPin{}, err
 		}
 		pin.ChatTemplate = m.ChatTemplate
+		if m.Template != nil {
+			pin.Renderer = m.Template.Renderer
+		}
 	}
 	if !m.Now.IsZero() {
 		pin.Now = m.Now.Format(time.RFC3339Nano)
@@ -153,7 +221,14 @@ func LoadPinned(pin records.ModelPin, o Options, named, fix string) (*Model, err
 	if err != nil {
 		return nil, err
 	}
-	return PinnedFromSource(src, pin, o.ChatTemplate, o.Now, named, fix)
+	m, err := PinnedFromSource(src, pin, o.ChatTemplate, o.Now, named, fix)
+	if err != nil {
+		return nil, err
+	}
+	if o.Renderer == "" {
+		return m, nil // PinnedFromSource applied the pin's
+	}
+	return m, m.SetRenderer(o.Renderer)
 }
 
 // PinnedFromSource is LoadPinned for a model already resolved.
@@ -167,6 +242,10 @@ func PinnedFromSource(src *modelsrc.Source, pin records.ModelPin, chatTemplate, 
 	}
 	if err := m.check(pin, named, fix); err != nil {
 		return nil, err
+	}
+	// Counted as the pin's model was: with its --renderer.
+	if err := m.SetRenderer(pin.Renderer); err != nil {
+		return nil, fmt.Errorf("%s: renderer: %w", named, err)
 	}
 	return m, nil
 }

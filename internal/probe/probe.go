@@ -6,6 +6,7 @@
 package probe
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -14,8 +15,11 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/version"
 )
 
@@ -32,6 +36,10 @@ type Options struct {
 	// fixed cost (vLLM encodes its render with them); completions has no
 	// template, and its fixed cost is those special tokens alone.
 	Endpoint endpoint.Kind
+	// Renderer is --renderer ("" = the server's choice by the model's
+	// config.json model_type): with harmony the overhead is measured
+	// through vLLM's Harmony render of the probe's chat bodies.
+	Renderer string
 }
 
 // Renderable is what the overhead probe needs of a chat template.
@@ -60,6 +68,41 @@ func Renderer(t Renderable, c Counter, now time.Time) budget.Renderer {
 			return 0, err
 		}
 		return c.Count(text), nil
+	}
+}
+
+// ServerRenderer is a budget.Renderer that counts the probe's messages as
+// p's server counts a body of endpoint ep holding them
+// (serverprofile.Render: the renderer p's server uses for t's model).
+func ServerRenderer(p serverprofile.Profile, ep endpoint.Kind, t *chat.Template, c serverprofile.Counter, now time.Time) budget.Renderer {
+	return func(msgs []budget.Message) (int, error) {
+		type message struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
+		ms := make([]message, len(msgs))
+		for i, m := range msgs {
+			ms[i] = message{m.Role, m.Content}
+		}
+		var body []byte
+		var err error
+		if ep == endpoint.Responses {
+			body, err = json.Marshal(map[string]any{"input": ms})
+		} else {
+			body, err = json.Marshal(map[string]any{"messages": ms})
+		}
+		if err != nil {
+			return 0, err
+		}
+		ex, err := extract.Body(body)
+		if err != nil {
+			return 0, err
+		}
+		pr, err := serverprofile.Render(p, ex, t, now, nil)
+		if err != nil {
+			return 0, err
+		}
+		return pr.Count(c), nil
 	}
 }
 
@@ -151,6 +194,7 @@ func Run(opts Options) (*records.Probe, error) {
 			Origin:   origin,
 			Override: opts.ChatTemplate,
 			SHA256:   tsum,
+			Renderer: opts.Renderer,
 		},
 		Endpoint:  ep,
 		CacheBust: opts.CacheBust,
@@ -172,7 +216,17 @@ func Run(opts Options) (*records.Probe, error) {
 		return rec, nil
 	}
 	tmpl, err := chat.LoadFS(src.FS, opts.ChatTemplate)
+	if err == nil {
+		tmpl.Renderer = opts.Renderer
+		if tmpl.ModelType, err = model.ModelType(src); err != nil {
+			return nil, err
+		}
+	}
 	switch {
+	case err == nil && serverprofile.RendererOf(serverprofile.Default, tmpl) != serverprofile.RendererJinja:
+		// The server renders this model with code of its own: the
+		// overhead is measured through it (serverprofile.Render).
+		rec.Overhead = budget.ProbeChatTemplate(ServerRenderer(serverprofile.Default, ep, tmpl, tok, opts.Now), tok)
 	case errors.Is(err, chat.ErrNoTemplate):
 		rec.Overhead = Overhead(nil, tok, opts.Now)
 	case err != nil:

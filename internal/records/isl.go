@@ -17,6 +17,10 @@ type ISL struct {
 	// Profile is the server profile the templated count follows (vllm,
 	// sglang, transformers or aiperf; see internal/serverprofile).
 	Profile string `json:"profile,omitempty"`
+	// Renderer names what rendered the templated count: "jinja" (the
+	// chat template) or "harmony" (gpt-oss under vLLM: openai_harmony),
+	// as the profile's server chooses for the model or --renderer says.
+	Renderer string `json:"renderer,omitempty"`
 	// SizedFor is the server profile send's record says the request was
 	// sized for (compose --server), when it is not Profile: the gap to the
 	// target is then partly the two servers' difference.

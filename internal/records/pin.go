@@ -20,6 +20,10 @@ type ModelPin struct {
 	ChatTemplateApplied bool   `json:"chat_template_applied"`
 	ChatTemplate        string `json:"chat_template,omitempty"`
 	ChatTemplateSHA256  string `json:"chat_template_sha256,omitempty"`
+	// Renderer is the --renderer the counts were made with, when one was
+	// given; without it the server's choice by the model's config.json
+	// stands (serverprofile.RendererOf).
+	Renderer string `json:"renderer,omitempty"`
 	// Now is the pinned strftime_now clock (RFC 3339) the requests were
 	// rendered with, if any.
 	Now string `json:"now,omitempty"`
@@ -31,6 +35,7 @@ func (p *Probe) Pin() ModelPin {
 		ChatTemplateApplied: p.ChatTemplate.Applied, Now: p.Now}
 	if pin.ChatTemplateApplied {
 		pin.ChatTemplate, pin.ChatTemplateSHA256 = p.ChatTemplate.Override, p.ChatTemplate.SHA256
+		pin.Renderer = p.ChatTemplate.Renderer
 	}
 	return pin
 }

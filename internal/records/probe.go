@@ -67,6 +67,8 @@ type ProbeChatTemplate struct {
 	Origin string `json:"origin,omitempty"`
 	// Override is the --chat-template path, when one was given.
 	Override string `json:"override,omitempty"`
+	// Renderer is --renderer, when given (serverprofile.RendererOf).
+	Renderer string `json:"renderer,omitempty"`
 	// SHA256 is the hex SHA-256 of the template source (the file's bytes,
 	// or the config's chat_template value as JSON); "" when there is none.
 	SHA256 string `json:"sha256,omitempty"`

@@ -27,6 +27,20 @@ type Prompt struct {
 	// takes them (RenderVision). Text holds each one's placeholder as the
 	// template printed it; the server prefills Expanded().
 	Images []Image
+	// Cuts are the offsets in Text where the server's encoding starts
+	// anew, in increasing order (Harmony encodes each text content of a
+	// message on its own); none for one encoding of the whole text.
+	Cuts []int
+}
+
+// pieces calls fn with each part of Text that is encoded on its own.
+func (pr *Prompt) pieces(fn func([]byte)) {
+	from := 0
+	for _, c := range pr.Cuts {
+		fn(pr.Text[from:c])
+		from = c
+	}
+	fn(pr.Text[from:])
 }
 
 // Expanded is the text the server tokenizes: Text with every image
@@ -41,7 +55,7 @@ func (pr *Prompt) Count(tok Counter) int {
 	var n int
 	switch {
 	case len(pr.Images) == 0:
-		n = tok.CountBytes(pr.Text)
+		pr.pieces(func(b []byte) { n += tok.CountBytes(b) })
 	case literal(pr.Images):
 		n = tok.CountBytes(pr.Expanded())
 	default:
@@ -66,6 +80,11 @@ func (pr *Prompt) IDs(tok Encoder) []int {
 	text := pr.Expanded()
 	if pr.AddSpecialTokens {
 		return tok.EncodeWithSpecialTokens(string(text))
+	}
+	if len(pr.Cuts) > 0 {
+		var ids []int
+		pr.pieces(func(b []byte) { ids = append(ids, tok.Encode(string(b))...) })
+		return ids
 	}
 	return tok.Encode(string(text))
 }
@@ -108,7 +127,9 @@ func (pr *Prompt) ImageTokens(tok Counter) []int {
 //   - chat and Responses: the request as p's server prepares it (Prepare:
 //     a Responses body made that server's chat request first), rendered
 //     through t with now as strftime_now's clock, with special tokens
-//     where that server adds them.
+//     where that server adds them; or, where that server renders the
+//     model with a renderer of its own (RendererOf: gpt-oss's Harmony),
+//     through that renderer (now is the conversation's start date).
 //
 // The text is appended to dst.
 func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst []byte) (Prompt, error) {
@@ -154,6 +175,9 @@ func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, n
 // RenderRulesVision is RenderRules for a model that takes images
 // (RenderVision).
 func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Vision, now time.Time, noTools bool, dst []byte) (Prompt, error) {
+	if rulesRenderer(r, t) == RendererHarmony {
+		return renderHarmony(ex, now, noTools, dst)
+	}
 	req, err := PrepareVision(r, ex, t, vis)
 	if err != nil {
 		return Prompt{}, err

@@ -28,6 +28,7 @@ import (
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/tokenizer"
@@ -58,6 +59,9 @@ type Config struct {
 	// NoTokenize skips prompt accounting (prompt_tokens is 0): a cheap
 	// server for benchmarking the client.
 	NoTokenize bool
+	// Renderer is -renderer: "" renders as the profile's server chooses
+	// for the model (config.json's model_type), else jinja or harmony.
+	Renderer string
 	// TokensPerSecond paces streamed tokens; 0 sends them at once.
 	TokensPerSecond float64
 	// TTFT delays the first token.
@@ -198,6 +202,10 @@ func New(cfg Config) (*Server, error) {
 	tmpl, err := chat.LoadFS(src.FS, "")
 	if err != nil {
 		return nil, fmt.Errorf("chat template of %s: %w", src.Name, err)
+	}
+	tmpl.Renderer = cfg.Renderer
+	if tmpl.ModelType, err = model.ModelType(src); err != nil {
+		return nil, err
 	}
 	s.tok, s.tmpl = tok, tmpl
 	if cfg.PrefixCacheBlock > 0 {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// TestMeasureHarmony: measure --server vllm --renderer harmony counts every
+// body of the Harmony corpus as the real openai_harmony does
+// (internal/serverprofile/testdata/harmony-expect.jsonl.gz, written by
+// scripts/renderers/harmony-ref.py), and says so in isl.renderer. The
+// gptoss conformance folder has no config.json, hence --renderer.
+func TestMeasureHarmony(t *testing.T) {
+	f, err := os.Open("../../internal/serverprofile/testdata/harmony-expect.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<24)
+	var in strings.Builder
+	var want []int
+	now := ""
+	for sc.Scan() {
+		var c struct {
+			Now   string          `json:"now"`
+			Body  json.RawMessage `json:"body"`
+			Count int             `json:"count"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Body == nil {
+			now = c.Now
+			continue
+		}
+		in.Write(c.Body)
+		in.WriteByte('\n')
+		want = append(want, c.Count)
+	}
+	code, out, errs := runCLI(in.String(), "--tokenizer", testutil.RefModel(t, "gptoss"), "--server", "vllm",
+		"--apply-chat-template", "--renderer", "harmony", "--now", now+"T00:00:00", "--workers", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d records out, %d in", len(lines), len(want))
+	}
+	for i, l := range lines {
+		var r struct {
+			ISL struct {
+				Templated *int   `json:"templated"`
+				Renderer  string `json:"renderer"`
+			} `json:"isl"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if i < 5 {
+			testutil.ValidateSchema(t, "measurement.schema.json", []byte(l))
+		}
+		if r.ISL.Templated == nil || *r.ISL.Templated != want[i] || r.ISL.Renderer != "harmony" {
+			t.Errorf("body %d: templated %v renderer %q, openai_harmony %d", i+1, r.ISL.Templated, r.ISL.Renderer, want[i])
+		}
+	}
+	// --renderer acts on templated counts only, and names what it refuses.
+	if code, _, errs := runCLI("", "--renderer", "harmony"); code != 2 || !strings.Contains(errs, "--renderer") {
+		t.Errorf("--renderer without --apply-chat-template: exit %d, %s", code, errs)
+	}
+	if code, _, errs := runCLI("", "--apply-chat-template", "--renderer", "mistral"); code != 2 || !strings.Contains(errs, "mistral") {
+		t.Errorf("--renderer mistral: exit %d, %s", code, errs)
+	}
+}

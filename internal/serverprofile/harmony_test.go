@@ -1,0 +1,147 @@
+package serverprofile
+
+import (
+	"bufio"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/modelsrc"
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// harmonyExpect is one body of testdata/harmony-expect.jsonl.gz, written by
+// scripts/renderers/harmony-ref.py: the token ids the real openai_harmony
+// (v0.0.8) renders for it after vLLM's harmony_utils.py made it Harmony
+// messages.
+type harmonyExpect struct {
+	Name  string          `json:"name"`
+	Body  json.RawMessage `json:"body"`
+	Count int             `json:"count"`
+	IDs   []int           `json:"ids"`
+}
+
+func readHarmonyExpect(t *testing.T) (now time.Time, cases []harmonyExpect) {
+	t.Helper()
+	f, err := os.Open("testdata/harmony-expect.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<24)
+	first := true
+	for sc.Scan() {
+		if first {
+			var head struct {
+				Now string `json:"now"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
+				t.Fatal(err)
+			}
+			if now, err = time.Parse("2006-01-02", head.Now); err != nil {
+				t.Fatal(err)
+			}
+			first = false
+			continue
+		}
+		var c harmonyExpect
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return now, cases
+}
+
+// harmonyTemplate is the gptoss conformance model's template marked as a
+// gpt-oss model (its folder has no config.json), as model.Load marks it.
+func harmonyTemplate(t *testing.T, m model) *chat.Template {
+	t.Helper()
+	tmpl := freshTemplate(t, "gptoss")
+	tmpl.ModelType = "gpt_oss"
+	return tmpl
+}
+
+// freshTemplate is a model's template of its own, to mark.
+func freshTemplate(t *testing.T, name string) *chat.Template {
+	t.Helper()
+	src, err := modelsrc.Resolve(filepath.Join(testutil.RefDir(t), "models", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
+// TestHarmonyMatchesOpenAIHarmony: vLLM's count and token ids of every
+// corpus body equal those of the real openai_harmony renderer.
+func TestHarmonyMatchesOpenAIHarmony(t *testing.T) {
+	now, cases := readHarmonyExpect(t)
+	if len(cases) < 100 {
+		t.Fatalf("%d bodies in the corpus, want at least 100", len(cases))
+	}
+	m := loadModel(t, "gptoss")
+	tmpl := harmonyTemplate(t, m)
+	for _, c := range cases {
+		ex, err := extract.Body(c.Body)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		pr, err := Render(VLLM, ex, tmpl, now, nil)
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		if n := pr.Count(m.tok); n != c.Count {
+			t.Errorf("%s: count %d, openai_harmony %d", c.Name, n, c.Count)
+		}
+		if ids := pr.IDs(m.tok); !slices.Equal(ids, c.IDs) {
+			t.Errorf("%s: ids differ\n go:  %q\n ref: %q", c.Name, m.tok.Decode(ids, false), m.tok.Decode(c.IDs, false))
+		}
+	}
+}
+
+// TestHarmonyChosenByModelType: under vLLM a gpt_oss model is rendered
+// with Harmony; other servers, and other model types, use the template.
+func TestHarmonyChosenByModelType(t *testing.T) {
+	m := loadModel(t, "gptoss")
+	tmpl := harmonyTemplate(t, m)
+	if got := RendererOf(VLLM, tmpl); got != RendererHarmony {
+		t.Errorf("vllm, gpt_oss: %s", got)
+	}
+	if got := RendererOf(SGLang, tmpl); got != RendererJinja {
+		t.Errorf("sglang, gpt_oss: %s", got)
+	}
+	if got := RendererOf(VLLM, m.tmpl); got != RendererJinja {
+		t.Errorf("vllm, no model type: %s", got)
+	}
+	forced := freshTemplate(t, "gptoss")
+	forced.Renderer = RendererHarmony
+	if got := RendererOf(SGLang, forced); got != RendererHarmony {
+		t.Errorf("--renderer harmony under sglang: %s", got)
+	}
+	for _, name := range []string{"mistral", "deepseek_v32", "nope"} {
+		if _, err := ParseRenderer(name); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("ParseRenderer(%q): %v", name, err)
+		}
+	}
+}

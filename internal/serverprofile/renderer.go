@@ -1,0 +1,73 @@
+package serverprofile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/islkit/islkit/internal/chat"
+)
+
+// A renderer turns a chat request into the prompt a server prefills. Most
+// models go through their Jinja chat template; vLLM renders some model
+// types with code of its own (docs/reference/server-preprocessing.md §7).
+const (
+	RendererJinja       = "jinja"
+	RendererHarmony     = "harmony"      // gpt-oss: openai_harmony
+	RendererMistral     = "mistral"      // mistral_common (not yet)
+	RendererDeepSeekV32 = "deepseek_v32" // vllm/renderers/deepseek_v32.py (not yet)
+)
+
+// RendererNames lists the --renderer values.
+func RendererNames() []string {
+	return []string{RendererJinja, RendererHarmony, RendererMistral, RendererDeepSeekV32}
+}
+
+// ParseRenderer reads a --renderer value ("" is the server's choice).
+// Renderers named but not yet reproduced are refused here, so that no
+// count claims to be theirs.
+func ParseRenderer(s string) (string, error) {
+	switch s {
+	case "", RendererJinja, RendererHarmony:
+		return s, nil
+	case RendererMistral:
+		// The hook: once internal/tokenizer reads tekken.json, a
+		// Mistral-format folder (tekken.json, tokenizer.model.v*,
+		// params.json) selects this renderer.
+		return "", fmt.Errorf("--renderer mistral: mistral_common's request encoding is not reproduced yet (it needs the Tekken tokenizer)")
+	case RendererDeepSeekV32:
+		return "", fmt.Errorf("--renderer deepseek_v32: vLLM's DeepSeek-V3.2 encoder is not reproduced yet")
+	}
+	return "", fmt.Errorf("unknown renderer %q (want one of %s)", s, strings.Join(RendererNames(), ", "))
+}
+
+// RendererOf is the renderer p's server uses for the model of t: the
+// --renderer choice when one was made, else the server's own choice by
+// the model's config.json model_type (vLLM: gpt_oss → Harmony,
+// serving_chat's use_harmony), else the Jinja template. Model types whose
+// renderer is not reproduced (deepseek_v32) fall back to the template.
+func RendererOf(p Profile, t *chat.Template) string {
+	if t == nil {
+		return RendererJinja
+	}
+	if t.Renderer != "" {
+		return t.Renderer
+	}
+	if p == VLLM && t.ModelType == "gpt_oss" {
+		return RendererHarmony
+	}
+	return RendererJinja
+}
+
+// rulesRenderer is the renderer of a mix of rules: a renderer of its own
+// only when every rule is of a server that renders t's model with it (a
+// gap between such a server and another is then reported under the
+// first rule family switched, not a cause of its own).
+func rulesRenderer(r Rules, t *chat.Template) string {
+	first := RendererOf(r[0], t)
+	for _, p := range r[1:] {
+		if RendererOf(p, t) != first {
+			return RendererJinja
+		}
+	}
+	return first
+}
