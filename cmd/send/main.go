@@ -60,6 +60,8 @@ type flags struct {
 	Model          string `help:"Model name for the payload (default: the conversation's)."`
 	MaxTokensField string `default:"max_tokens" enum:"max_tokens,max_completion_tokens" help:"Body field carrying each turn's output length (${enum})."`
 	Stream         bool   `default:"true" negatable:"" help:"Ask for a streamed (SSE) response with usage."`
+	ExactOSL       bool   `name:"exact-osl" default:"true" negatable:"" help:"Ask the server for exactly each turn's max_tokens output tokens, in its parameters (--server): vllm, sglang, trtllm, dynamo: ignore_eos and min_tokens; llamacpp: n_predict and ignore_eos. Written into the body (the dry run shows them); members --extra-body sets are kept as given and reported. openai (a hosted API), transformers and aiperf cannot be told: their requests are recorded best effort (output_length.mode). --exact-osl=false: the model stops when it likes."`
+	Server         string `help:"The server the requests go to: its output-length parameters (--exact-osl) and, with --exact, its preprocessing, which the count follows (as measure --server; only vllm, sglang, transformers, aiperf, and the conversations' own: another is refused). Default: the one the conversations were composed for (compose --server)." default:"" enum:",vllm,sglang,transformers,aiperf,llamacpp,trtllm,dynamo,openai"`
 	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'; the fields send sets (model, messages, max_tokens, stream, ...) are refused."`
 
 	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST to the endpoint's path, /v1/chat/completions for chat), or the full endpoint URL."`
@@ -94,7 +96,6 @@ type flags struct {
 	Revision     string `help:"With --exact: Hub revision of --tokenizer ORG/NAME." default:"main" placeholder:"REV" group:"exact"`
 	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
 	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
-	Server       string `help:"With --exact: the server whose preprocessing the count follows (as measure --server): vllm, sglang, transformers or aiperf. Default: the one the conversations were composed for (compose --server); another is refused." default:"" enum:",vllm,sglang,transformers,aiperf" group:"exact"`
 
 	args []string // the command line, for the run record
 }
@@ -135,7 +136,7 @@ var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distrib
 	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit"}
 
 // exactOnly are the flags only --exact reads.
-var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "server"}
+var exactOnly = []string{"tokenizer", "revision", "chat-template", "now"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -163,7 +164,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		once.Do(func() { fmt.Fprintf(stderr, "send: warning: %v (further drops not reported)\n", err) })
 	}
 	b, err := send.NewBuilder(send.PayloadOptions{Model: c.Model, MaxTokensField: c.MaxTokensField,
-		Stream: c.Stream, ExtraBody: c.ExtraBody}, warn)
+		Stream: c.Stream, ExtraBody: c.ExtraBody, ExactOSL: c.ExactOSL, Server: c.Server}, warn)
 	if err != nil {
 		return cli.ExitUsage, usage(err)
 	}
@@ -258,6 +259,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		if err := opts.CheckDataset(convs); err != nil {
 			return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 		}
+	}
+	for _, n := range b.OutputNotes(convs) {
+		fmt.Fprintf(stderr, "send: note: %s\n", n)
 	}
 	var wiring send.Wiring
 	if c.Exact {

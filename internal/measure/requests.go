@@ -27,6 +27,7 @@ type requestMeta struct {
 	marker    string           // the injected marker text, when known
 	cacheBust cachebust.Target // the marker's target, when known
 	maxTokens int              // the turn's max_tokens, 0 when unknown
+	osl       *records.OSL     // the output against max_tokens (live records)
 }
 
 // withISL measures body (a member of obj, already validated) and adds the
@@ -45,6 +46,7 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
+	isl.OSL = meta.osl
 	if _, ok := obj.Get("isl"); !ok && data != nil {
 		// Copy the line once instead of serialising every member again.
 		out, err := jsonobj.AppendMember(data, "isl", isl)
@@ -107,6 +109,11 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 			if live.OK && !live.Usage.Counts() {
 				m.countOutput(live, result)
 			}
+			asked := ""
+			if rec.OutputLength != nil {
+				asked = rec.OutputLength.Mode
+			}
+			meta.osl = m.oslOf(rec.MaxTokens, asked, result)
 			req.Live = live
 		}
 	}
@@ -117,7 +124,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 		req.Unmeasured, req.NoPayload = true, true
 		req.ISL = records.ISL{Error: NoPayloadError, Server: meta.server, ServerCached: meta.cached,
 			Target: meta.target, Expected: meta.expected, ExpectedCached: meta.expectedCached,
-			ConversationID: meta.conversationID, TurnIndex: meta.turn}
+			ConversationID: meta.conversationID, TurnIndex: meta.turn, OSL: meta.osl}
 		out, err := jsonobj.AppendMember(data, "isl", req.ISL)
 		if err == nil {
 			err = usageErr

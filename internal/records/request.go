@@ -62,6 +62,10 @@ type Request struct {
 	// not the one compose named).
 	ExpectedCachedTokens *int `json:"expected_cached_tokens,omitempty"`
 	MaxTokens            int  `json:"max_tokens"`
+	// OutputLength says how the body asks the server for max_tokens
+	// output tokens (send --exact-osl); absent when the request sets no
+	// max_tokens, and in records written before the field existed.
+	OutputLength *OutputLength `json:"output_length,omitempty"`
 	// Marker is the cache-bust marker text as injected ("" for none),
 	// CacheBust the target and Landing where it landed.
 	Marker    string            `json:"marker"`
@@ -84,6 +88,32 @@ type Request struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 	// Result is what happened to a live request.
 	Result *Result `json:"result,omitempty"`
+}
+
+// OutputLength modes.
+const (
+	// OutputExact: send wrote the server's parameters for exactly
+	// max_tokens output tokens (ignore_eos with min_tokens, or n_predict).
+	OutputExact = "exact"
+	// OutputUser: --extra-body set some of those parameters; send kept
+	// them as given and wrote only the others (Params).
+	OutputUser = "user"
+	// OutputBestEffort: nothing asks for an exact length: the server
+	// cannot be told (a hosted API, a counting rule rather than a
+	// server), or --exact-osl=false. The model stops when it likes.
+	OutputBestEffort = "best_effort"
+)
+
+// OutputLength is how a request's body asks for its output length.
+type OutputLength struct {
+	Mode string `json:"mode"`
+	// Server is the server whose parameter names were used (send
+	// --server, else the conversation's).
+	Server string `json:"server"`
+	// Params are the body members send wrote; UserSet the ones
+	// --extra-body set, which send left as they were.
+	Params  []string `json:"params,omitempty"`
+	UserSet []string `json:"user_set,omitempty"`
 }
 
 // Result is the outcome of one live request. Times are nanoseconds.
