@@ -261,6 +261,8 @@ func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte) ([]byte, records.I
 			return nil, records.ISL{}, prefixField("responses", err)
 		}
 		meta.server = server
+		status, _ := obj.Get("status")
+		meta.osl = m.aiperfOSL(body, raw, status)
 	}
 	return m.withISL(obj, data, body, meta)
 }

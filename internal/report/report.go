@@ -56,6 +56,9 @@ type Report struct {
 	// ModelMismatch counts requests composed for another model than the
 	// one measure counted with; absent when there were none.
 	ModelMismatch *ModelMismatch `json:"model_mismatch,omitempty"`
+	// OSL is the output length against max_tokens of the live requests
+	// (send records, AIPerf raw exports); absent when none had one.
+	OSL *OSLReport `json:"osl,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
 }
@@ -168,6 +171,7 @@ func (s *Summary) Report() Report {
 		r.UnreadableLines.Total += n
 	}
 	r.Performance = s.perf.report(s.opts)
+	r.OSL = s.osl.report(s.oslTolerance())
 	for _, t := range s.sortedTurns() {
 		st := s.turns[t]
 		r.ByTurn = append(r.ByTurn, TurnStats{

@@ -82,6 +82,7 @@ type Summary struct {
 	dups      uint64                     // exact duplicate records dropped (AddDuplicate)
 	runs      []records.Run              // the runs' configurations (AddRun)
 	perf      perfAcc
+	osl       oslAcc
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
 	// serverCache is nil until a server reports cached tokens.
@@ -159,6 +160,7 @@ func (s *Summary) Add(isl records.ISL) {
 	}
 	s.addCache(isl, c)
 	s.addServerCache(isl, c)
+	s.osl.add(isl.OSL, s.oslTolerance())
 	var errs [comparisons]*int64
 	if isl.Target != nil {
 		d := sub(c, *isl.Target)
@@ -294,4 +296,11 @@ func absSat(v int64) int64 {
 // sortedTurns returns the turn indices seen, ascending.
 func (s *Summary) sortedTurns() []int {
 	return slices.Sorted(maps.Keys(s.turns))
+}
+
+func (s *Summary) oslTolerance() OSLTolerance {
+	if s.opts.OSLTolerance != nil {
+		return *s.opts.OSLTolerance
+	}
+	return DefaultOSLTolerance
 }

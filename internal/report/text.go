@@ -51,6 +51,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintln(bw)
 		t.writeText(bw)
 	}
+	if o := r.OSL; o != nil {
+		fmt.Fprintln(bw)
+		for _, l := range o.lines() {
+			fmt.Fprintln(bw, l)
+		}
+	}
 	if p := r.Performance; p != nil {
 		fmt.Fprintln(bw)
 		for _, l := range p.headline() {
