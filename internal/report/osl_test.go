@@ -23,8 +23,8 @@ func oslRec(target, received int, cause, asked string, reasoning, reencDiff *int
 func TestOSLSection(t *testing.T) {
 	s := NewSummary()
 	s.Add(oslRec(200, 200, records.OSLExact, records.OutputExact, ip(30), ip(-3)))
-	s.Add(oslRec(200, 190, records.OSLStoppedEarly, records.OutputExact, nil, ip(0))) // 10 ≤ 5 % of 200: within
-	s.Add(oslRec(200, 189, records.OSLStoppedEarly, records.OutputExact, nil, nil))   // 11 > 10: beyond
+	s.Add(oslRec(200, 190, records.OSLStoppedEarly, records.OutputExact, nil, ip(0)))   // 10 ≤ 5 % of 200: within
+	s.Add(oslRec(200, 189, records.OSLStoppedEarly, records.OutputExact, nil, nil))     // 11 > 10: beyond
 	s.Add(oslRec(2000, 1951, records.OSLLengthCut, records.OutputBestEffort, nil, nil)) // 49 ≤ 50: within
 	s.Add(oslRec(2000, 1949, records.OSLLengthCut, records.OutputBestEffort, nil, nil)) // 51 > 50: beyond
 	data := validate(t, s)

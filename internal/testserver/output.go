@@ -20,14 +20,31 @@ type output struct {
 	prompt, cached int
 	n              int
 	finish, fault  string
+	// reasoning is how many of the n tokens are reasoning (chat): the
+	// first ones, as a reasoning model thinks before it answers.
+	reasoning int
 }
 
-func (o *output) text() string {
+func (o *output) text() string { return wordRange(o.reasoning, o.n) }
+
+func (o *output) reasoningText() string { return wordRange(0, o.reasoning) }
+
+func wordRange(from, to int) string {
 	var b strings.Builder
-	for i := range o.n {
+	for i := from; i < to; i++ {
 		b.WriteString(word(i))
 	}
 	return b.String()
+}
+
+// usage is the chat and completions usage object; reasoning tokens are
+// inside completion_tokens and reported in completion_tokens_details.
+func (o *output) usage() map[string]any {
+	u := usage(o.prompt, o.cached, o.n)
+	if o.reasoning > 0 {
+		u["completion_tokens_details"] = map[string]any{"reasoning_tokens": o.reasoning}
+	}
+	return u
 }
 
 // body is the non-streamed response: a chat completion, a text completion
@@ -40,16 +57,19 @@ func (o *output) body() []byte {
 		resp = map[string]any{
 			"id": "cmpl-islkit", "object": "text_completion", "created": now, "model": o.req.Model,
 			"choices": []any{map[string]any{"index": 0, "text": o.text(), "logprobs": nil, "finish_reason": o.finish}},
-			"usage":   usage(o.prompt, o.cached, o.n),
+			"usage":   o.usage(),
 		}
 	case endpoint.Responses:
 		resp = o.response(now, "completed", true)
 	default:
+		msg := map[string]any{"role": "assistant", "content": o.text()}
+		if o.reasoning > 0 {
+			msg["reasoning_content"] = o.reasoningText()
+		}
 		resp = map[string]any{
 			"id": "chatcmpl-islkit", "object": "chat.completion", "created": now, "model": o.req.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": o.finish,
-				"message": map[string]any{"role": "assistant", "content": o.text()}}},
-			"usage": usage(o.prompt, o.cached, o.n),
+			"choices": []any{map[string]any{"index": 0, "finish_reason": o.finish, "message": msg}},
+			"usage":   o.usage(),
 		}
 	}
 	data, _ := json.Marshal(resp)
@@ -175,6 +195,9 @@ func (st *streamer) token(buf []byte, i int) []byte {
 		return st.chunk(buf, `{"index":0,"text":`+string(text)+`,"logprobs":null,"finish_reason":null}`)
 	}
 	content, _ := json.Marshal(w)
+	if i < st.o.reasoning {
+		return st.chunk(buf, `{"index":0,"delta":{"reasoning_content":`+string(content)+`},"finish_reason":null}`)
+	}
 	return st.chunk(buf, `{"index":0,"delta":{"content":`+string(content)+`},"finish_reason":null}`)
 }
 
@@ -198,7 +221,7 @@ func (st *streamer) end(buf []byte) []byte {
 		buf = st.chunk(buf, `{"index":0,"delta":{},"finish_reason":"`+o.finish+`"}`)
 	}
 	if o.req.StreamOptions != nil && o.req.StreamOptions.IncludeUsage {
-		u, _ := json.Marshal(usage(o.prompt, o.cached, o.n))
+		u, _ := json.Marshal(o.usage())
 		buf = append(buf, st.head...)
 		buf = append(buf, "],\"usage\":"...)
 		buf = append(buf, u...)
