@@ -152,3 +152,24 @@ func TestExactOSLDryRunAndNotes(t *testing.T) {
 		t.Errorf("--exact --server llamacpp: exit %d, %s", code, errs)
 	}
 }
+
+// TestOSLReasoningLive: a reasoning model's server counts its reasoning
+// inside completion_tokens; send records it and measure reports it per
+// request and in the summary, the request still exact by the count.
+func TestOSLReasoningLive(t *testing.T) {
+	in := composeLive(t)
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, Reasoning: 4})
+	code, out, errs := runCLI("--url", s.URL(), "--concurrency", "4", in)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	isls, rep := measureAll(t, out)
+	for i, isl := range isls {
+		if o := isl.OSL; o == nil || o.Reasoning == nil || *o.Reasoning != 4 || o.Cause != records.OSLExact {
+			t.Errorf("request %d: %+v", i, o)
+		}
+	}
+	if rep.OSL == nil || rep.OSL.ReasoningInCount != 16 || rep.OSL.ReasoningTokens != 64 {
+		t.Errorf("summary %+v", rep.OSL)
+	}
+}

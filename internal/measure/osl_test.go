@@ -2,11 +2,17 @@ package measure
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/testutil"
 )
 
 // TestOSLParamsDoNotCount: send --exact-osl's members are sampling
@@ -89,5 +95,39 @@ func TestOSLPerRequest(t *testing.T) {
 	json.Unmarshal(one(t, m, sendRecordWith("exact", `{`+timing+`,"ok":true,"finish_reason":"length","output_text":"Hello","reasoning_text":"world","usage":{"completion_tokens":8,"reasoning_tokens":3}}`)), &got)
 	if o := got.ISL.OSL; o == nil || o.Reasoning == nil || *o.Reasoning != 3 || o.Cause != records.OSLExact {
 		t.Errorf("reasoning: %+v", got.ISL.OSL)
+	}
+}
+
+// TestOSLAIPerfRaw: an AIPerf raw export gets the same check: the target is
+// each payload's max_tokens, the server's count the last usage among its
+// raw responses (read here with a regular expression, not measure's
+// parser), the output its streamed deltas.
+func TestOSLAIPerfRaw(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "testdata", "aiperf", "profile_export_raw.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sharedMeasurer(t, "qwen3", Options{})
+	maxTok := regexp.MustCompile(`"max_tokens": (\d+)`)
+	usage := regexp.MustCompile(`\\"completion_tokens\\": (\d+)`)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i, l := range lines {
+		wantTarget, _ := strconv.Atoi(maxTok.FindStringSubmatch(l)[1])
+		all := usage.FindAllStringSubmatch(l, -1)
+		wantServer, _ := strconv.Atoi(all[len(all)-1][1])
+		var got struct {
+			ISL records.ISL `json:"isl"`
+		}
+		if err := json.Unmarshal(one(t, m, l), &got); err != nil {
+			t.Fatal(err)
+		}
+		o := got.ISL.OSL
+		if o == nil || o.Target != wantTarget || o.Server == nil || *o.Server != wantServer || o.Received != wantServer || o.Asked != "" {
+			t.Errorf("line %d: osl %+v, want target %d, server %d", i+1, o, wantTarget, wantServer)
+			continue
+		}
+		if o.Reencoded == nil || *o.Reencoded != m.opts.Tokenizer.Count(strings.Repeat("tok", strings.Count(l, `\"content\": \"tok\"`))) {
+			t.Errorf("line %d: reencoded %v", i+1, o.Reencoded)
+		}
 	}
 }
