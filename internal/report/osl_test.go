@@ -56,6 +56,14 @@ func TestOSLSection(t *testing.T) {
 		t.Errorf("text summary lacks the warning:\n%s", text.String())
 	}
 
+	var page bytes.Buffer
+	if err := s.WriteReport(&page); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "<h2>Output length</h2>") || !strings.Contains(page.String(), `<p class="bad">warning: output length: 2 of 5 requests`) {
+		t.Error("the HTML report lacks the output-length section or its warning")
+	}
+
 	// Within the tolerance, no warning; no OSL records, no section.
 	s = NewSummary()
 	s.Add(oslRec(200, 190, records.OSLStoppedEarly, records.OutputBestEffort, nil, nil))

@@ -129,7 +129,7 @@ func (b *Builder) outputLength(c *records.Conversation, maxTokens int) (*records
 	if !b.opts.ExactOSL {
 		return ol, nil
 	}
-	members, ok := serverprofile.ExactOutput(ol.Server, maxTokens)
+	members, ok := serverprofile.ExactOutput(ol.Server, c.Endpoint.Or(), maxTokens)
 	if !ok {
 		return ol, nil
 	}
@@ -168,7 +168,9 @@ func (b *Builder) OutputNotes(convs []records.Conversation) []string {
 		case ol.Mode == records.OutputBestEffort && !seen[ol.Server]:
 			seen[ol.Server] = true
 			why := "it has no parameter for it"
-			if ol.Server == string(serverprofile.Transformers) || ol.Server == string(serverprofile.AIPerf) {
+			if c.Endpoint.Or() == endpoint.Responses {
+				why = "a Responses request: vLLM's /v1/responses reads no ignore_eos or min_tokens, and no other server's is known to"
+			} else if ol.Server == string(serverprofile.Transformers) || ol.Server == string(serverprofile.AIPerf) {
 				why = "--server " + ol.Server + " names a counting rule, not a server (give --server vllm, sglang, llamacpp, trtllm or dynamo)"
 			}
 			notes = append(notes, fmt.Sprintf("--exact-osl: server %s cannot be asked for an exact output length (%s): its requests are best effort (output_length.mode best_effort), the model stops when it likes", ol.Server, why))

@@ -3,8 +3,10 @@ package send
 import (
 	stdjson "encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -60,6 +62,25 @@ func TestExactOSLBodies(t *testing.T) {
 		if rec.OutputLength == nil || rec.OutputLength.Mode != tc.mode || rec.OutputLength.Server != tc.server {
 			t.Errorf("%s: output_length %+v, want mode %s", tc.server, rec.OutputLength, tc.mode)
 		}
+	}
+}
+
+// TestExactOSLResponses: no server's Responses endpoint is known to read
+// ignore_eos or min_tokens (vLLM's drops them), so a Responses body gets
+// none and is recorded best effort, with a note that says why.
+func TestExactOSLResponses(t *testing.T) {
+	b, _ := NewBuilder(PayloadOptions{ExactOSL: true}, nil)
+	c := oslConv("vllm", 12)
+	c.Endpoint = endpoint.Responses
+	built, err := b.Build(c, 0, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if countKey(built.Body, "ignore_eos")+countKey(built.Body, "min_tokens") != 0 || built.Output.Mode != records.OutputBestEffort {
+		t.Errorf("%s: %+v", built.Body, built.Output)
+	}
+	if notes := b.OutputNotes([]records.Conversation{*c}); len(notes) != 1 || !strings.Contains(notes[0], "Responses") {
+		t.Errorf("notes %q", notes)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/islkit/islkit/internal/endpoint"
 )
 
 // Output-length servers: servers send can ask for an exact output length
@@ -48,11 +50,17 @@ type OutputMember struct {
 }
 
 // ExactOutput is the body members that make a server of the given name
-// generate exactly maxTokens tokens (ignoring EOS, and with the minimum
-// raised to the maximum where the server has one), and ok false for a
-// server that cannot be told (OpenAI), or that names a counting rule
-// rather than a server (transformers, aiperf).
+// generate exactly maxTokens tokens on endpoint ep (ignoring EOS, and with
+// the minimum raised to the maximum where the server has one), and ok
+// false for a server that cannot be told (OpenAI), that names a counting
+// rule rather than a server (transformers, aiperf), and for every
+// Responses request: vLLM's ResponsesRequest.to_sampling_params passes
+// no ignore_eos or min_tokens (vllm/entrypoints/openai/responses/
+// protocol.py, "TODO: add more parameters"; the members would be accepted
+// and dropped with a warning), and no other server's Responses endpoint
+// is known to read them.
 //
+// Chat completions and completions:
 // The parameter names, from each server's OpenAI frontend:
 //   - vLLM: ignore_eos, min_tokens (vllm/entrypoints/openai/protocol.py,
 //     the sampling-parameter extras of ChatCompletionRequest and
@@ -69,7 +77,10 @@ type OutputMember struct {
 //     members inside nvext take precedence, so a user's nvext wins).
 //   - llama.cpp: n_predict (the output length; max_tokens is its OpenAI
 //     alias) and ignore_eos (tools/server/README.md); it has no minimum.
-func ExactOutput(server string, maxTokens int) ([]OutputMember, bool) {
+func ExactOutput(server string, ep endpoint.Kind, maxTokens int) ([]OutputMember, bool) {
+	if ep == endpoint.Responses {
+		return nil, false
+	}
 	n := []byte(strconv.Itoa(maxTokens))
 	yes := []byte("true")
 	switch server {

@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,25 @@ func TestOutputServers(t *testing.T) {
 		if r.Usage.CompletionTokens != c.tokens || r.Choices[0].FinishReason != c.finish || !ok || stop.Why != c.why || stop.Tokens != c.tokens {
 			t.Errorf("%s %s: %d tokens %q, stop %+v; want %d %q %s", c.server, c.extra, r.Usage.CompletionTokens, r.Choices[0].FinishReason, stop, c.tokens, c.finish, c.why)
 		}
+	}
+}
+
+// TestResponsesIgnoreLengthParams: on /v1/responses the server stops
+// where the model would whatever ignore_eos and min_tokens say, as vLLM's
+// Responses endpoint (which passes neither to its sampler) does.
+func TestResponsesIgnoreLengthParams(t *testing.T) {
+	s := StartTest(t, Config{NoTokenize: true, NaturalLength: 5})
+	body := `{"model":"m","input":"x","max_output_tokens":9,"ignore_eos":true,"min_tokens":9}`
+	var r struct {
+		Usage struct {
+			OutputTokens int `json:"output_tokens"`
+		}
+	}
+	if code, out := post(t, s, PathResponses, body, nil); code != 200 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("%d %s", code, out)
+	}
+	if stop, _ := s.StopOf([]byte(body)); r.Usage.OutputTokens != 5 || stop.Why != StopEOS {
+		t.Errorf("%d output tokens, stop %+v; want 5 eos", r.Usage.OutputTokens, stop)
 	}
 }
 

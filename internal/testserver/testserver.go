@@ -108,8 +108,9 @@ type Config struct {
 	// honoured (serverprofile.OutputServers; Profile's when empty): vLLM,
 	// SGLang, TensorRT-LLM and Dynamo read ignore_eos and min_tokens;
 	// llama.cpp n_predict (the length) and ignore_eos, and has no minimum;
-	// openai ignores them all. A parameter not given is not applied, as
-	// on the real server.
+	// openai ignores them all, and so does every server on /v1/responses
+	// (vLLM's reads neither). A parameter not given is not applied, as on
+	// the real server.
 	OutputServer string
 	// Reasoning makes the first Reasoning tokens of every reply
 	// reasoning (chat: delta.reasoning_content), counted inside
@@ -413,7 +414,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Observe != nil {
 		s.Observe(body, prompt)
 	}
-	n, finish, why := s.completionLength(&req, body, fault == FaultIgnoreMinTokens)
+	n, finish, why := s.completionLength(&req, endpoint, body, fault == FaultIgnoreMinTokens)
 	s.stops.Store(string(body), Stop{Tokens: n, Finish: finish, Why: why})
 	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, n: n, finish: finish, fault: fault, reasoning: s.reasoningOf(endpoint, n)}
 	if req.Stream {
@@ -537,7 +538,7 @@ func (s *Server) StopOf(body []byte) (Stop, bool) {
 
 // lengthParams are the output-length parameters the server reads from
 // req: its limit, whether EOS is ignored, the minimum.
-func (s *Server) lengthParams(req *Request) (limit int, ignoreEOS bool, minTokens int) {
+func (s *Server) lengthParams(req *Request, ep endpoint.Kind) (limit int, ignoreEOS bool, minTokens int) {
 	limit = s.cfg.DefaultMaxTokens
 	if req.MaxCompletionTokens != nil {
 		limit = *req.MaxCompletionTokens
@@ -552,10 +553,12 @@ func (s *Server) lengthParams(req *Request) (limit int, ignoreEOS bool, minToken
 	if server == "" {
 		server = string(s.cfg.Profile)
 	}
-	switch server {
-	case serverprofile.OpenAI:
+	switch {
+	case server == serverprofile.OpenAI, ep == endpoint.Responses:
+		// vLLM's Responses requests pass no ignore_eos or min_tokens
+		// (serverprofile.ExactOutput).
 		return max(limit, 0), false, 0
-	case serverprofile.LlamaCpp:
+	case server == serverprofile.LlamaCpp:
 		if req.NPredict != nil {
 			limit = *req.NPredict
 		}
@@ -568,8 +571,8 @@ func (s *Server) lengthParams(req *Request) (limit int, ignoreEOS bool, minToken
 // length (but not below the minimum) unless EOS is ignored; with
 // ignoreParams (FaultIgnoreMinTokens) the request's ignore_eos and
 // minimum are not applied.
-func (s *Server) completionLength(req *Request, body []byte, ignoreParams bool) (int, string, string) {
-	n, ignoreEOS, minTokens := s.lengthParams(req)
+func (s *Server) completionLength(req *Request, ep endpoint.Kind, body []byte, ignoreParams bool) (int, string, string) {
+	n, ignoreEOS, minTokens := s.lengthParams(req, ep)
 	asked := ignoreEOS || minTokens > 0
 	why := StopEOS
 	if ignoreParams {
