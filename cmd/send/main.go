@@ -61,6 +61,7 @@ type flags struct {
 	MaxTokensField string `default:"max_tokens" enum:"max_tokens,max_completion_tokens" help:"Body field carrying each turn's output length (${enum})."`
 	Stream         bool   `default:"true" negatable:"" help:"Ask for a streamed (SSE) response with usage."`
 	ExactOSL       bool   `name:"exact-osl" default:"true" negatable:"" help:"Ask the server for exactly each turn's max_tokens output tokens, in its parameters (--server): vllm, sglang, trtllm, dynamo: ignore_eos and min_tokens; llamacpp: n_predict and ignore_eos. Written into the body (the dry run shows them); members --extra-body sets are kept as given and reported. openai (a hosted API), transformers and aiperf cannot be told: their requests are recorded best effort (output_length.mode). --exact-osl=false: the model stops when it likes."`
+	ResponsesChain bool   `name:"responses-chain" help:"Chain each conversation's Responses turns as a stateful client does: every request \"store\": true, each later turn only its new input with the previous answer's id (previous_response_id; a dry run names it dry-run:CONV:TURN). The server prefills the conversation it reconstructs, which the record keeps (chained.reconstructed) and measure counts; --exact sizes it. Needs --endpoint responses."`
 	Server         string `help:"The server the requests go to: its output-length parameters (--exact-osl) and, with --exact, its preprocessing, which the count follows (as measure --server; only vllm, sglang, transformers, aiperf, and the conversations' own: another is refused). Default: the one the conversations were composed for (compose --server)." default:"" enum:",vllm,sglang,transformers,aiperf,llamacpp,trtllm,dynamo,openai"`
 	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'; the fields send sets (model, messages, max_tokens, stream, ...) are refused."`
 
@@ -164,7 +165,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		once.Do(func() { fmt.Fprintf(stderr, "send: warning: %v (further drops not reported)\n", err) })
 	}
 	b, err := send.NewBuilder(send.PayloadOptions{Model: c.Model, MaxTokensField: c.MaxTokensField,
-		Stream: c.Stream, ExtraBody: c.ExtraBody, ExactOSL: c.ExactOSL, Server: c.Server}, warn)
+		Stream: c.Stream, ExtraBody: c.ExtraBody, ExactOSL: c.ExactOSL, Server: c.Server, ResponsesChain: c.ResponsesChain}, warn)
 	if err != nil {
 		return cli.ExitUsage, usage(err)
 	}
@@ -251,6 +252,12 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	}
 	if opts.Endpoint != endpoint.Chat && given["max-tokens-field"] {
 		return cli.ExitUsage, usage(fmt.Errorf("--max-tokens-field is for chat requests; %s bodies carry %s", opts.Endpoint, map[endpoint.Kind]string{endpoint.Completions: "max_tokens", endpoint.Responses: "max_output_tokens"}[opts.Endpoint]))
+	}
+	if c.ResponsesChain && opts.Endpoint != endpoint.Responses {
+		return cli.ExitUsage, usage(fmt.Errorf("--responses-chain chains Responses requests; %s is for --endpoint %s", name, opts.Endpoint))
+	}
+	if c.ResponsesChain && c.Format != send.FormatJSONL {
+		return cli.ExitUsage, usage(errors.New("--responses-chain: AIPerf's inputs.json has no previous_response_id; write jsonl"))
 	}
 	if err := b.CheckModels(convs); err != nil {
 		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))

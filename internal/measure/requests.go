@@ -28,6 +28,7 @@ type requestMeta struct {
 	cacheBust cachebust.Target // the marker's target, when known
 	maxTokens int              // the turn's max_tokens, 0 when unknown
 	osl       *records.OSL     // the output against max_tokens (live records)
+	chained   bool             // counted from a chained turn's reconstruction
 }
 
 // withISL measures body (a member of obj, already validated) and adds the
@@ -47,6 +48,7 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 		return nil, records.ISL{}, err
 	}
 	isl.OSL = meta.osl
+	isl.Chained = meta.chained
 	if _, ok := obj.Get("isl"); !ok && data != nil {
 		// Copy the line once instead of serialising every member again.
 		out, err := jsonobj.AppendMember(data, "isl", isl)
@@ -118,13 +120,19 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 		}
 	}
 	body, _ := obj.Get("payload")
+	if ch := rec.Chained; ch != nil {
+		// A chained Responses turn: the server prefills the conversation
+		// it reconstructs, not the payload's new turn alone.
+		body = ch.Reconstructed
+		meta.chained = true
+	}
 	if isNull(body) {
 		// send --no-payload: the performance figures need no payload; the
 		// ISL cannot be recounted, and the record says so.
 		req.Unmeasured, req.NoPayload = true, true
 		req.ISL = records.ISL{Error: NoPayloadError, Server: meta.server, ServerCached: meta.cached,
 			Target: meta.target, Expected: meta.expected, ExpectedCached: meta.expectedCached,
-			ConversationID: meta.conversationID, TurnIndex: meta.turn, OSL: meta.osl}
+			ConversationID: meta.conversationID, TurnIndex: meta.turn, OSL: meta.osl, Chained: meta.chained}
 		out, err := jsonobj.AppendMember(data, "isl", req.ISL)
 		if err == nil {
 			err = usageErr

@@ -74,6 +74,11 @@ type ISL struct {
 	// VsProfile compares the templated count with the same request
 	// counted under another profile (measure --compare-server).
 	VsProfile *ProfileGap `json:"vs_profile,omitempty"`
+	// Chained marks a turn sent with send --responses-chain: counted from
+	// the conversation the server reconstructs (the record's
+	// chained.reconstructed), not from its payload, which carries only
+	// the new turn.
+	Chained bool `json:"chained,omitempty"`
 	// OSL is the request's output measured against its max_tokens
 	// (live requests with a max_tokens only).
 	OSL *OSL `json:"osl,omitempty"`

@@ -83,11 +83,23 @@ type Request struct {
 	// for (its composed_for), so that measure can warn when it counts
 	// with another; absent for conversations that do not say.
 	ComposedFor *ModelPin `json:"composed_for,omitempty"`
+	// Chained is set on a turn sent with send --responses-chain after an
+	// answer it names: its payload carries only the new turn and
+	// previous_response_id, and the server prefills the conversation it
+	// reconstructs, Reconstructed (the whole conversation's body), which
+	// is what measure counts.
+	Chained *Chain `json:"chained,omitempty"`
 	// Payload is the exact request body, byte for byte as sent (or as a
 	// live run would send it); omitted in live mode with --no-payload.
 	Payload json.RawMessage `json:"payload,omitempty"`
 	// Result is what happened to a live request.
 	Result *Result `json:"result,omitempty"`
+}
+
+// Chain is how a chained Responses turn was sent.
+type Chain struct {
+	PreviousResponseID string          `json:"previous_response_id"`
+	Reconstructed      json.RawMessage `json:"reconstructed,omitempty"`
 }
 
 // OutputLength modes.
@@ -170,6 +182,10 @@ type Result struct {
 	// A request of which any byte was written is never sent again: its
 	// failure is ErrReset.
 	Retried bool `json:"retried,omitempty"`
+	// ResponseID is a Responses answer's id, which a later turn sent with
+	// send --responses-chain names as its previous_response_id; absent
+	// for the other endpoints.
+	ResponseID string `json:"response_id,omitempty"`
 	// Note says what was unusual about a request that succeeded
 	// nonetheless: a stream that ended without data: [DONE] after its
 	// finish_reason and usage (send's NoteNoDone); absent otherwise.

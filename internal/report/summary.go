@@ -83,6 +83,7 @@ type Summary struct {
 	runs      []records.Run              // the runs' configurations (AddRun)
 	perf      perfAcc
 	osl       oslAcc
+	chained   uint64 // turns sent with send --responses-chain
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
 	// serverCache is nil until a server reports cached tokens.
@@ -161,6 +162,9 @@ func (s *Summary) Add(isl records.ISL) {
 	s.addCache(isl, c)
 	s.addServerCache(isl, c)
 	s.osl.add(isl.OSL, s.oslTolerance())
+	if isl.Chained {
+		s.chained++
+	}
 	var errs [comparisons]*int64
 	if isl.Target != nil {
 		d := sub(c, *isl.Target)

@@ -83,6 +83,9 @@ func (r *Report) headline() []string {
 	if r.WarmupExcluded > 0 {
 		l += fmt.Sprintf("   warmup left out %d", r.WarmupExcluded)
 	}
+	if r.Chained > 0 {
+		l += fmt.Sprintf("   chained %d (Responses previous_response_id: counted as the server reconstructs the conversation)", r.Chained)
+	}
 	lines := []string{}
 	for _, run := range r.Runs {
 		lines = append(lines, runLine(run))

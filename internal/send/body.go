@@ -39,6 +39,10 @@ type PayloadOptions struct {
 	// Server names the server whose output-length parameters are used
 	// (send --server); "" is each conversation's (compose --server).
 	Server string
+	// ResponsesChain sends every Responses turn after the first with only
+	// its new input and the previous answer's id (previous_response_id),
+	// each with "store": true.
+	ResponsesChain bool
 }
 
 // Builder builds the request bodies send puts on the wire: the request
@@ -98,6 +102,9 @@ func NewBuilder(opts PayloadOptions, warn func(error)) (*Builder, error) {
 				b.userOutput = append(b.userOutput, f.key)
 			}
 		}
+	}
+	if opts.ResponsesChain && slices.ContainsFunc(b.extra, func(f field) bool { return f.key == "store" }) {
+		return nil, errors.New(`--extra-body may not set "store" with --responses-chain: a chained turn needs the previous answer stored`)
 	}
 	if opts.Server != "" {
 		if _, err := serverprofile.ParseOutputServer(opts.Server); err != nil {
@@ -196,6 +203,7 @@ var ownedKeys = map[string]string{
 	"max_completion_tokens": "each turn's max_tokens comes from compose --osl; --max-tokens-field picks the field",
 	"stream":                "set it with --stream / --no-stream",
 	"stream_options":        "send asks for usage in the stream itself; --stream / --no-stream decides",
+	"previous_response_id":  "send --responses-chain names each turn's previous answer",
 }
 
 // parseObject splits a JSON object into its fields, in document order,

@@ -146,3 +146,27 @@ func countKey(body []byte, key string) int {
 	}
 	return n
 }
+
+// TestChainBody: a chained turn keeps the instructions and the items after
+// the last assistant item, and names the previous answer; every chained
+// body is stored; --extra-body may not set store or previous_response_id
+// then.
+func TestChainBody(t *testing.T) {
+	full := []byte(`{"model":"m","instructions":"S","input":[{"type":"message","role":"user","content":"a"},{"type":"message","role":"assistant","content":"b"},{"type":"message","role":"user","content":"c"}],"max_output_tokens":4}`)
+	got, err := chainBody(full, "resp_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"m","instructions":"S","input":[{"type":"message","role":"user","content":"c"}],"max_output_tokens":4,"previous_response_id":"resp_1","store":true}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got, _ := chainBody(full, ""); !strings.HasSuffix(string(got), `"max_output_tokens":4,"store":true}`) {
+		t.Errorf("first turn: %s", got)
+	}
+	for _, extra := range []string{`{"store":false}`, `{"previous_response_id":"x"}`} {
+		if _, err := NewBuilder(PayloadOptions{ResponsesChain: true, ExtraBody: extra}, nil); err == nil {
+			t.Errorf("--extra-body %s accepted with --responses-chain", extra)
+		}
+	}
+}

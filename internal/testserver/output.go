@@ -23,6 +23,8 @@ type output struct {
 	// reasoning is how many of the n tokens are reasoning (chat): the
 	// first ones, as a reasoning model thinks before it answers.
 	reasoning int
+	// id is a Responses answer's id (stored for previous_response_id).
+	id string
 }
 
 func (o *output) text() string { return wordRange(o.reasoning, o.n) }
@@ -94,7 +96,7 @@ func responseUsage(prompt, cached, completion int) map[string]any {
 // every stream here ends in response.completed with the usage.
 func (o *output) response(created int64, status string, done bool) map[string]any {
 	r := map[string]any{
-		"id": "resp_islkit", "object": "response", "created_at": created, "status": status,
+		"id": o.id, "object": "response", "created_at": created, "status": status,
 		"model": o.req.Model, "error": nil, "incomplete_details": nil, "instructions": nil,
 		"max_output_tokens": o.req.MaxOutputTokens, "parallel_tool_calls": true,
 		"previous_response_id": nil, "tool_choice": "auto", "tools": []any{}, "truncation": "disabled",

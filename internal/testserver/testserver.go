@@ -133,6 +133,7 @@ type Server struct {
 	requests atomic.Int64
 	faults   sync.Map // kind -> *atomic.Int64
 	stops    sync.Map // request body -> Stop
+	store    responseStore
 
 	// Observe, when set before serving, sees each request body and the
 	// prompt tokens counted for it.
@@ -295,10 +296,16 @@ type Request struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	IgnoreEOS          bool           `json:"ignore_eos"`
-	MinTokens          int            `json:"min_tokens"`
-	NPredict           *int           `json:"n_predict"` // llama.cpp
-	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+	IgnoreEOS bool `json:"ignore_eos"`
+	MinTokens int  `json:"min_tokens"`
+	NPredict  *int `json:"n_predict"` // llama.cpp
+	// Responses state: previous_response_id names a stored answer whose
+	// conversation this request continues; store (default true) keeps
+	// this answer for the next.
+	PreviousResponseID string          `json:"previous_response_id"`
+	Store              *bool           `json:"store"`
+	Instructions       json.RawMessage `json:"instructions"`
+	ChatTemplateKwargs map[string]any  `json:"chat_template_kwargs"`
 }
 
 // CountBody is the prompt_tokens (input_tokens for a Responses body) the
@@ -334,6 +341,10 @@ func (s *Server) CountPrompt(messages, tools json.RawMessage, kwargs map[string]
 	}
 	return s.CountBody(data)
 }
+
+// epResponses is endpoint.Responses (ServeHTTP's local endpoint hides the
+// package there).
+const epResponses = endpoint.Responses
 
 // Paths of the endpoints served.
 const (
@@ -404,9 +415,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apiErr(w, http.StatusBadRequest, msg)
 		return
 	}
+	counted := body // what the server prefills
+	var conversation []json.RawMessage
+	if endpoint == epResponses {
+		if req.PreviousResponseID != "" {
+			prev, ok := s.store.get(req.PreviousResponseID)
+			if !ok {
+				apiErr(w, http.StatusNotFound, "Response with id '"+req.PreviousResponseID+"' not found.")
+				return
+			}
+			if conversation, counted, err = reconstruct(prev, &req); err != nil {
+				apiErr(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		} else if conversation, err = inputItems(req.Input); err != nil {
+			apiErr(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
 	prompt, cached := 0, 0
 	if !s.cfg.NoTokenize {
-		if prompt, cached, err = s.countEndpoint(body); err != nil {
+		if prompt, cached, err = s.countEndpoint(counted); err != nil {
 			apiErr(w, http.StatusBadRequest, err.Error())
 			return
 		}
@@ -417,6 +446,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n, finish, why := s.completionLength(&req, endpoint, body, fault == FaultIgnoreMinTokens)
 	s.stops.Store(string(body), Stop{Tokens: n, Finish: finish, Why: why})
 	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, n: n, finish: finish, fault: fault, reasoning: s.reasoningOf(endpoint, n)}
+	if endpoint == epResponses {
+		out.id = s.store.newID()
+		if req.Store == nil || *req.Store {
+			s.store.put(out.id, &stored{input: conversation, output: out.text(), at: time.Now()})
+		}
+	}
 	if req.Stream {
 		s.stream(w, r.Context(), out)
 		return
