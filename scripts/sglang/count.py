@@ -15,6 +15,7 @@ bodies are not handled (they go through the tokenizer manager).
 """
 import json
 import logging
+import os
 import sys
 from unittest.mock import MagicMock
 
@@ -30,6 +31,10 @@ from sglang.srt.server_args import ServerArgs  # noqa: E402
 
 IDS_MAX = 1100
 model_dir, name = sys.argv[1], sys.argv[2]
+# Where the tiny model keeps the real model_type apart (deepseek_v3:
+# scripts/vllm/tiny_model.py), the tokenizer and the config come from there.
+if os.path.isdir(os.path.join(model_dir, "tokenizer")):
+    model_dir = os.path.join(model_dir, "tokenizer")
 tm = MagicMock()
 tm.tokenizer = AutoTokenizer.from_pretrained(model_dir)
 tm.model_config.hf_config = AutoConfig.from_pretrained(model_dir)
