@@ -41,7 +41,8 @@ def run(name, cmd, shell=False):
     before = len(proxy_lines())
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     log = open(os.path.join(out, name + ".log"), "w")
-    rc = subprocess.call(cmd, shell=shell, stdout=log, stderr=subprocess.STDOUT, executable="/bin/bash" if shell else None)
+    # In OUT_DIR: GuideLLM writes its reports (benchmarks.json, .csv) to the working directory.
+    rc = subprocess.call(cmd, shell=shell, stdout=log, stderr=subprocess.STDOUT, executable="/bin/bash" if shell else None, cwd=out)
     log.close()
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
