@@ -1,8 +1,10 @@
 package tokenizer
 
 import (
+	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -97,6 +99,54 @@ func BenchmarkLoad(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
 				if _, err := FromJSON(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadCached times a load from a warm cache (ISLKIT_CACHE): the
+// cache file read, checked and built into a tokenizer.
+func BenchmarkLoadCached(b *testing.B) {
+	shared := testutil.RefDir(b)
+	for _, model := range benchModels {
+		b.Run(model, func(b *testing.B) {
+			data, err := os.ReadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := &Cache{Dir: b.TempDir(), Warn: func(msg string) { b.Fatal(msg) }}
+			sum := sha256.Sum256(data)
+			if _, err := c.LoadJSON(data, sum); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.LoadJSON(data, sha256.Sum256(data)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadFirst times a first load with the cache on: the parse plus
+// writing the cache file (each iteration into an empty folder).
+func BenchmarkLoadFirst(b *testing.B) {
+	shared := testutil.RefDir(b)
+	for _, model := range benchModels {
+		b.Run(model, func(b *testing.B) {
+			data, err := os.ReadFile(filepath.Join(shared, "models", model, "tokenizer.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			root := b.TempDir()
+			b.SetBytes(int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				c := &Cache{Dir: filepath.Join(root, strconv.Itoa(i)), Warn: func(msg string) { b.Fatal(msg) }}
+				if _, err := c.LoadJSON(data, sha256.Sum256(data)); err != nil {
 					b.Fatal(err)
 				}
 			}

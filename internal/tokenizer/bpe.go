@@ -54,6 +54,8 @@ type mergeValue struct {
 }
 
 type bpe struct {
+	// opts are the settings read, kept for the load cache.
+	opts   bpeOptions
 	vocab  map[string]int
 	vocabR map[int]string
 	// byID is vocabR as a slice (Decode looks up every id), when the ids
@@ -75,7 +77,6 @@ type bpe struct {
 	// each byte's mapped character is looked up through byteIDs.
 	byteLevel bool
 	byteIDs   [256]int
-	rawVocab  map[string]int // vocab keyed by unmapped bytes, for ignore_merges
 
 	// splitBeforeSpace is set when no vocabulary token has a character
 	// other than "▁" directly before a "▁": then no merge can join the end
@@ -108,52 +109,38 @@ func noMergeAcrossSpaceMark(vocab map[string]int) bool {
 
 func pairKey(a, b int) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
+// bpeOptions are a BPE model's settings: everything of its JSON but the
+// vocabulary and merges (which the load cache stores in binary form).
+type bpeOptions struct {
+	Type                    string   `json:"type"`
+	Dropout                 *float64 `json:"dropout"`
+	UnkToken                *string  `json:"unk_token"`
+	ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
+	FuseUnk                 bool     `json:"fuse_unk"`
+	ByteFallback            bool     `json:"byte_fallback"`
+	IgnoreMerges            bool     `json:"ignore_merges"`
+}
+
 func newBPE(raw json.RawMessage) (*bpe, error) {
 	var v struct {
-		Dropout                 *float64          `json:"dropout"`
-		UnkToken                *string           `json:"unk_token"`
-		ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-		FuseUnk                 bool              `json:"fuse_unk"`
-		ByteFallback            bool              `json:"byte_fallback"`
-		IgnoreMerges            bool              `json:"ignore_merges"`
-		Vocab                   map[string]int    `json:"vocab"`
-		Merges                  []json.RawMessage `json:"merges"`
+		bpeOptions
+		Vocab  map[string]int    `json:"vocab"`
+		Merges []json.RawMessage `json:"merges"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("BPE: %w", err)
 	}
-	if v.Dropout != nil && *v.Dropout != 0 {
-		return nil, fmt.Errorf("BPE: dropout %v is random by design; only dropout off (null or 0) gives reproducible counts", *v.Dropout)
+	if v.Vocab == nil {
+		v.Vocab = map[string]int{}
 	}
-	m := &bpe{
-		vocab:        v.Vocab,
-		merges:       newMergeTable(len(v.Merges)),
-		fuseUnk:      v.FuseUnk,
-		byteFallbck:  v.ByteFallback,
-		ignoreMerges: v.IgnoreMerges,
+	vocabR := invert(v.Vocab)
+	byID, known := denseVocab(vocabR)
+	m, err := newBPEWith(v.bpeOptions, v.Vocab, vocabR, byID, known)
+	if err != nil {
+		return nil, err
 	}
-	if m.vocab == nil {
-		m.vocab = map[string]int{}
-	}
-	m.vocabR = invert(m.vocab)
-	m.byID, m.known = denseVocab(m.vocabR)
-	if v.UnkToken != nil {
-		m.unk = *v.UnkToken
-		id, ok := m.vocab[m.unk]
-		if !ok {
-			return nil, fmt.Errorf("BPE: unk_token %q is not in the vocabulary", m.unk)
-		}
-		m.unkID, m.hasUnk = id, true
-	}
-	if v.ContinuingSubwordPrefix != nil {
-		m.continuingPrefix = *v.ContinuingSubwordPrefix
-	}
-	if v.EndOfWordSuffix != nil {
-		m.endOfWordSuffix = *v.EndOfWordSuffix
-	}
-	m.splitBeforeSpace = m.continuingPrefix == "" && m.endOfWordSuffix == "" && noMergeAcrossSpaceMark(m.vocab)
-	m.byteFallbackIDs = byteFallbackIDs(m.vocab)
+	m.merges = newMergeTable(len(v.Merges))
 	for i, rm := range v.Merges {
 		a, b, err := parseMerge(rm)
 		if err != nil {
@@ -178,6 +165,41 @@ func newBPE(raw json.RawMessage) (*bpe, error) {
 		// A repeated pair keeps its last rank, as Rust's map collect does.
 		m.merges.put(pairKey(aID, bID), mergeValue{rank: int32(i), newID: int32(newID)})
 	}
+	return m, nil
+}
+
+// newBPEWith makes a BPE model without merges from its settings and
+// vocabulary (vocabR its inverse, byID and known its dense form or nil).
+func newBPEWith(o bpeOptions, vocab map[string]int, vocabR map[int]string, byID []string, known []bool) (*bpe, error) {
+	if o.Dropout != nil && *o.Dropout != 0 {
+		return nil, fmt.Errorf("BPE: dropout %v is random by design; only dropout off (null or 0) gives reproducible counts", *o.Dropout)
+	}
+	m := &bpe{
+		opts:         o,
+		vocab:        vocab,
+		vocabR:       vocabR,
+		byID:         byID,
+		known:        known,
+		fuseUnk:      o.FuseUnk,
+		byteFallbck:  o.ByteFallback,
+		ignoreMerges: o.IgnoreMerges,
+	}
+	if o.UnkToken != nil {
+		m.unk = *o.UnkToken
+		id, ok := m.vocab[m.unk]
+		if !ok {
+			return nil, fmt.Errorf("BPE: unk_token %q is not in the vocabulary", m.unk)
+		}
+		m.unkID, m.hasUnk = id, true
+	}
+	if o.ContinuingSubwordPrefix != nil {
+		m.continuingPrefix = *o.ContinuingSubwordPrefix
+	}
+	if o.EndOfWordSuffix != nil {
+		m.endOfWordSuffix = *o.EndOfWordSuffix
+	}
+	m.splitBeforeSpace = m.continuingPrefix == "" && m.endOfWordSuffix == "" && noMergeAcrossSpaceMark(m.vocab)
+	m.byteFallbackIDs = byteFallbackIDs(m.vocab)
 	return m, nil
 }
 
@@ -217,19 +239,34 @@ func (m *bpe) enableByteLevel() bool {
 		}
 		m.byteIDs[b] = id
 	}
-	m.rawVocab = make(map[string]int, len(m.vocab))
-	for tok, id := range m.vocab {
-		if raw, ok := byteLevelUnmap(tok); ok {
-			m.rawVocab[raw] = id
-		}
-	}
 	m.byteLevel = true
 	return true
+}
+
+// wholeWord is ignore_merges' lookup of a whole word. Raw-byte words are
+// looked up by their byte-level form, built on the stack: a second map
+// keyed by raw bytes would cost every load about as much as the vocabulary
+// map itself.
+func (m *bpe) wholeWord(word string) (int, bool) {
+	if !m.byteLevel {
+		id, ok := m.vocab[word]
+		return id, ok
+	}
+	var arr [256]byte
+	buf := arr[:0]
+	for i := 0; i < len(word); i++ {
+		buf = append(buf, byteToString[word[i]]...)
+	}
+	id, ok := m.vocab[string(buf)] // no allocation: a map index by bytes
+	return id, ok
 }
 
 func (m *bpe) idToToken(id int) (string, bool) {
 	if id >= 0 && id < len(m.byID) {
 		return m.byID[id], m.known[id]
+	}
+	if m.byID != nil {
+		return "", false
 	}
 	t, ok := m.vocabR[id]
 	return t, ok
@@ -260,11 +297,7 @@ func (m *bpe) tokenize(word string, sc *scratch, dst []int) []int {
 		return dst
 	}
 	if m.ignoreMerges {
-		vocab := m.vocab
-		if m.byteLevel {
-			vocab = m.rawVocab
-		}
-		if id, ok := vocab[word]; ok {
+		if id, ok := m.wholeWord(word); ok {
 			return append(dst, id)
 		}
 	}

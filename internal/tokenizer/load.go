@@ -56,42 +56,50 @@ func LoadFile(path string) (*Tokenizer, error) {
 // component type it does not implement exactly is an error naming the
 // component, so a file can never be tokenized differently in silence.
 func FromJSON(data []byte) (*Tokenizer, error) {
+	t, _, err := fromJSON(data, buildModel)
+	return t, err
+}
+
+// fromJSON builds a tokenizer from tokenizer.json bytes, its model with
+// buildModel (the load cache supplies one that reads its binary form); it
+// returns the top level read too, which the cache stores.
+func fromJSON(data []byte, buildModel func(json.RawMessage) (model, error)) (*Tokenizer, *fileJSON, error) {
 	var f fileJSON
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("not a valid tokenizer.json: %w", err)
+		return nil, nil, fmt.Errorf("not a valid tokenizer.json: %w", err)
 	}
 	if len(f.Model) == 0 || isNull(f.Model) {
 		var keys map[string]json.RawMessage
 		_ = json.Unmarshal(data, &keys)
 		for _, k := range []string{"tokenizer_class", "chat_template", "model_max_length", "added_tokens_decoder"} {
 			if _, ok := keys[k]; ok {
-				return nil, errors.New("this is a tokenizer_config.json, not a tokenizer.json: give the model's folder, or the tokenizer.json beside it")
+				return nil, nil, errors.New("this is a tokenizer_config.json, not a tokenizer.json: give the model's folder, or the tokenizer.json beside it")
 			}
 		}
-		return nil, errors.New("model: missing (is this a tokenizer.json?)")
+		return nil, nil, errors.New("model: missing (is this a tokenizer.json?)")
 	}
 	t := &Tokenizer{}
 	var err error
 	if t.normalizer, err = buildNormalizer(f.Normalizer); err != nil {
-		return nil, fmt.Errorf("normalizer: %w", err)
+		return nil, nil, fmt.Errorf("normalizer: %w", err)
 	}
 	if t.preTokenizer, err = buildPreTokenizer(f.PreTokenizer); err != nil {
-		return nil, fmt.Errorf("pre_tokenizer: %w", err)
+		return nil, nil, fmt.Errorf("pre_tokenizer: %w", err)
 	}
 	if t.model, err = buildModel(f.Model); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+		return nil, nil, fmt.Errorf("model: %w", err)
 	}
 	if t.postProcessor, err = buildPostProcessor(f.PostProcessor); err != nil {
-		return nil, fmt.Errorf("post_processor: %w", err)
+		return nil, nil, fmt.Errorf("post_processor: %w", err)
 	}
 	if t.decoder, err = buildDecoder(f.Decoder); err != nil {
-		return nil, fmt.Errorf("decoder: %w", err)
+		return nil, nil, fmt.Errorf("decoder: %w", err)
 	}
 	if err := t.setAddedTokens(f.AddedTokens); err != nil {
-		return nil, fmt.Errorf("added_tokens: %w", err)
+		return nil, nil, fmt.Errorf("added_tokens: %w", err)
 	}
 	t.finish()
-	return t, nil
+	return t, &f, nil
 }
 
 func isNull(raw json.RawMessage) bool {

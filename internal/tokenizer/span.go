@@ -76,13 +76,21 @@ func (t *Tokenizer) spanSteps() []preTokenizer {
 // scan is the span's from r). Where the span ends P, r is q and there is
 // no rest.
 func (t *Tokenizer) EncodeSpan(s string, p, q int) (ids []int, span int, ok bool) {
-	if t.spanPre == nil || p < 0 || q > len(s) || p >= q || len(s) > 2*chunkBytes ||
-		!utf8.ValidString(s) || !utf8.RuneStart(s[p]) || (q < len(s) && !utf8.RuneStart(s[q])) {
-		return t.Encode(s), 0, false
-	}
-	steps := t.spanPre
+	return t.AppendEncodeSpan(nil, s, p, q)
+}
+
+// AppendEncodeSpan is EncodeSpan appending the ids to dst: a caller that
+// encodes many requests reuses one buffer (a growing ids slice costs about
+// a third of the encoding).
+func (t *Tokenizer) AppendEncodeSpan(dst []int, s string, p, q int) (ids []int, span int, ok bool) {
 	sc := t.getScratch()
 	defer t.putScratch(sc)
+	if t.spanPre == nil || p < 0 || q > len(s) || p >= q || len(s) > 2*chunkBytes ||
+		!utf8.ValidString(s) || !utf8.RuneStart(s[p]) || (q < len(s) && !utf8.RuneStart(s[q])) {
+		return t.encodeInto(s, sc, dst), 0, false
+	}
+	steps := t.spanPre
+	ids = dst
 	raw := t.rawMatcher.split(piece{text: s, atOrigin: true, id: -1}, sc.spanRaw[:0])
 	defer func() { sc.spanRaw = raw[:0] }()
 	done := false

@@ -126,3 +126,29 @@ func TestEncodeSpanSeams(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendEncodeSpanKeepsDst: AppendEncodeSpan is EncodeSpan after what
+// dst holds, on the proved path and on the ones that fall back to Encode
+// (a model whose spans are never proved, an invalid span).
+func TestAppendEncodeSpanKeepsDst(t *testing.T) {
+	const s = "<|im_start|>user\nCall me Ishmael. Some years ago\n\n[rid:x]<|im_end|>"
+	for _, c := range []struct {
+		model string
+		p, q  int
+	}{{"qwen3", 17, 48}, {"mistral7b-metaspace", 17, 48}, {"qwen3", 48, 17}} {
+		tk := loadShared(t, c.model)
+		wantIDs, wantSpan, wantOK := tk.EncodeSpan(s, c.p, c.q)
+		dst := make([]int, 3, 64)
+		dst[0], dst[1], dst[2] = 7, 8, 9
+		ids, span, ok := tk.AppendEncodeSpan(dst, s, c.p, c.q)
+		if !slices.Equal(ids[:3], []int{7, 8, 9}) || !slices.Equal(ids[3:], wantIDs) || span != wantSpan || ok != wantOK {
+			t.Errorf("%s [%d:%d]: AppendEncodeSpan %v %d %v, want [7 8 9]+%v %d %v", c.model, c.p, c.q, ids, span, ok, wantIDs, wantSpan, wantOK)
+		}
+		if !slices.Equal(wantIDs, tk.Encode(s)) {
+			t.Errorf("%s: EncodeSpan's ids differ from Encode", c.model)
+		}
+		if proved := c.model == "qwen3" && c.p < c.q; ok != proved {
+			t.Errorf("%s [%d:%d]: proved %v, want %v", c.model, c.p, c.q, ok, proved)
+		}
+	}
+}
