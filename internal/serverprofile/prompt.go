@@ -27,22 +27,47 @@ type Prompt struct {
 	// anew, in increasing order (Harmony encodes each text content of a
 	// message on its own); none for one encoding of the whole text.
 	Cuts []int
+	// Fixed are spans of Text that are one token each, placed by id (a
+	// special token mistral-common appends by id and never parses from
+	// text), in increasing order; the text between them is encoded on
+	// its own.
+	Fixed []FixedToken
 }
 
-// pieces calls fn with each part of Text that is encoded on its own.
-func (pr *Prompt) pieces(fn func([]byte)) {
-	from := 0
-	for _, c := range pr.Cuts {
-		fn(pr.Text[from:c])
-		from = c
+// FixedToken is a span of a prompt's text that is the token ID.
+type FixedToken struct{ Start, End, ID int }
+
+// pieces calls text with each part of Text that is encoded on its own,
+// and fixed with each Fixed token, in order.
+func (pr *Prompt) pieces(text func([]byte), fixed func(int)) {
+	from, cut := 0, 0
+	emit := func(to int) {
+		for cut < len(pr.Cuts) && pr.Cuts[cut] <= to {
+			if c := pr.Cuts[cut]; c > from {
+				text(pr.Text[from:c])
+				from = c
+			}
+			cut++
+		}
+		if to > from {
+			text(pr.Text[from:to])
+		}
+		from = to
 	}
-	fn(pr.Text[from:])
+	for _, f := range pr.Fixed {
+		emit(f.Start)
+		fixed(f.ID)
+		from = f.End
+	}
+	if from < len(pr.Text) || len(pr.Fixed) == 0 {
+		emit(len(pr.Text))
+	}
 }
 
 // Count is the server's prompt_tokens for the prompt.
 func (pr *Prompt) Count(tok Counter) int {
 	n := 0
-	pr.pieces(func(b []byte) { n += tok.CountBytes(b) })
+	pr.pieces(func(b []byte) { n += tok.CountBytes(b) }, func(int) { n++ })
 	if pr.AddSpecialTokens {
 		n += tok.NumSpecialTokensToAdd(false)
 	}
@@ -58,9 +83,9 @@ func (pr *Prompt) IDs(tok Encoder) []int {
 	if pr.AddSpecialTokens {
 		return tok.EncodeWithSpecialTokens(string(pr.Text))
 	}
-	if len(pr.Cuts) > 0 {
+	if len(pr.Cuts) > 0 || len(pr.Fixed) > 0 {
 		var ids []int
-		pr.pieces(func(b []byte) { ids = append(ids, tok.Encode(string(b))...) })
+		pr.pieces(func(b []byte) { ids = append(ids, tok.Encode(string(b))...) }, func(id int) { ids = append(ids, id) })
 		return ids
 	}
 	return tok.Encode(string(pr.Text))
@@ -113,8 +138,17 @@ func Render(p Profile, ex *extract.Inputs, t *chat.Template, now time.Time, dst 
 // *RefusalError; a template that raises gives a *TemplateError, with the
 // prepared request in the Prompt.
 func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, noTools bool, dst []byte) (Prompt, error) {
-	if rulesRenderer(r, t) == RendererHarmony {
+	switch rulesRenderer(r, t) {
+	case RendererHarmony:
 		return renderHarmony(ex, now, noTools, dst)
+	case RendererMistral:
+		if t.Mistral == nil {
+			return Prompt{}, errors.New("--renderer mistral: the model is not in Mistral format (no tekken.json)")
+		}
+		if noTools {
+			return Prompt{}, errors.New("--no-tools is not reproduced under the mistral renderer")
+		}
+		return renderMistral(ex, t.Mistral, dst)
 	}
 	req, err := Prepare(r, ex, t)
 	if err != nil {
