@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/islkit/islkit/internal/chat"
@@ -76,6 +77,17 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 	if m.Now, err = chat.ResolveNow(now); err != nil {
 		return nil, cli.Usage(err) // --now or $ISLKIT_NOW: a bad setting, not a bad model
 	}
+	if src.Format == modelsrc.FormatTekken {
+		// A Mistral-format model: vLLM encodes its requests with
+		// mistral-common, not a Jinja template (serverprofile's mistral
+		// renderer).
+		mf, err := mistralFormat(src)
+		if err != nil {
+			return nil, err
+		}
+		m.Template = &chat.Template{Mistral: mf}
+		return m, nil
+	}
 	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
 	switch {
 	case errors.Is(err, chat.ErrNoTemplate):
@@ -88,6 +100,21 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 		}
 	}
 	return m, nil
+}
+
+// mistralFormat reads the tokenizer version and special tokens of a
+// Mistral-format model's tekken.json.
+func mistralFormat(src *modelsrc.Source) (*chat.MistralFormat, error) {
+	name := filepath.Base(src.TokenizerFile)
+	data, err := src.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+	}
+	mf, err := serverprofile.MistralFormatOf(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+	}
+	return mf, nil
 }
 
 // maxConfigSize bounds the config.json read for its model_type: model

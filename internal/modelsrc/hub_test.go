@@ -137,3 +137,30 @@ func TestSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestHubFetchesImageProcessing: a vision-language model's processor
+// configuration comes down with its tokenizer (and a model without one
+// still resolves).
+func TestHubFetchesImageProcessing(t *testing.T) {
+	srv := hubtest.New(t)
+	files := defaultFilesFor(t)
+	files["config.json"] = []byte(`{"model_type": "qwen2_5_vl"}`)
+	files["preprocessor_config.json"] = []byte(`{"image_processor_type": "Qwen2VLImageProcessor"}`)
+	files["processor_config.json"] = []byte(`{"processor_class": "Qwen2_5_VLProcessor"}`)
+	srv.AddRepo("Qwen/Qwen2.5-VL-7B-Instruct", files)
+	srv.AddRepo("Qwen/Qwen3-8B", defaultFilesFor(t))
+	hubEnv(t, srv)
+	src, err := Resolve("Qwen/Qwen2.5-VL-7B-Instruct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"config.json", "preprocessor_config.json", "processor_config.json"} {
+		got, err := os.ReadFile(filepath.Join(src.Dir, name))
+		if err != nil || !bytes.Equal(got, files[name]) {
+			t.Errorf("%s: %q, %v", name, got, err)
+		}
+	}
+	if _, err := Resolve("Qwen/Qwen3-8B"); err != nil {
+		t.Errorf("a model without image processing: %v", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,8 @@ import (
 	"github.com/islkit/islkit/internal/hub"
 	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/version"
+
+	json "github.com/goccy/go-json"
 )
 
 // DefaultName names the embedded model in records and messages.
@@ -45,6 +48,13 @@ type Source struct {
 	FS fs.FS
 	// TokenizerFile is the path shown in messages.
 	TokenizerFile string
+	// Format is the tokenizer file's format: FormatHF (tokenizer.json,
+	// the zero value), FormatTekken (Mistral's tekken.json) or
+	// FormatTiktoken (a tiktoken rank file).
+	Format Format
+	// tokName is the tokenizer file's name in FS ("tokenizer.json" when
+	// empty).
+	tokName string
 
 	once sync.Once
 	tok  *tokenizer.Tokenizer
@@ -66,8 +76,11 @@ func Resolve(spec string) (*Source, error) {
 		if st.IsDir() {
 			return fromDir(spec, spec)
 		}
-		dir := filepath.Dir(spec)
-		return &Source{Name: spec, Dir: dir, FS: singleFileFS{dir: dir, file: filepath.Base(spec)}, TokenizerFile: spec}, nil
+		dir, base := filepath.Dir(spec), filepath.Base(spec)
+		if f := formatOf(base); f != FormatHF {
+			return &Source{Name: spec, Dir: dir, FS: os.DirFS(dir), TokenizerFile: spec, Format: f, tokName: base}, nil
+		}
+		return &Source{Name: spec, Dir: dir, FS: singleFileFS{dir: dir, file: base}, TokenizerFile: spec}, nil
 	}
 	id, rev, hasRev := strings.Cut(spec, "@")
 	if hasRev {
@@ -105,10 +118,52 @@ func Spec(tokenizer, revision string) string {
 
 func fromDir(name, dir string) (*Source, error) {
 	path := filepath.Join(dir, "tokenizer.json")
-	if _, err := os.Stat(path); err != nil {
-		return nil, cli.Usagef("%s: no tokenizer.json in this folder", dir) // a bad --tokenizer: exit 2
+	if _, err := os.Stat(path); err == nil {
+		return &Source{Name: name, Dir: dir, FS: os.DirFS(dir), TokenizerFile: path}, nil
 	}
-	return &Source{Name: name, Dir: dir, FS: os.DirFS(dir), TokenizerFile: path}, nil
+	// Without a tokenizer.json, the files Mistral's and tiktoken-based
+	// models ship, in the order vLLM's tokenizer loaders look for them.
+	if file := otherTokenizerFile(dir); file != "" {
+		return &Source{Name: name, Dir: dir, FS: os.DirFS(dir), TokenizerFile: filepath.Join(dir, file), Format: formatOf(file), tokName: file}, nil
+	}
+	return nil, cli.Usagef("%s: no tokenizer.json (nor tekken.json, tiktoken.model or *.tiktoken) in this folder", dir) // a bad --tokenizer: exit 2
+}
+
+// Format is a tokenizer file's format.
+type Format int
+
+const (
+	FormatHF       Format = iota // Hugging Face tokenizer.json
+	FormatTekken                 // Mistral's tekken.json (mistral-common)
+	FormatTiktoken               // a tiktoken rank file: *.tiktoken, tiktoken.model
+)
+
+// formatOf tells a tokenizer file's format by its name, as
+// mistral-common's is_tekken ("tekken" in a .json name) and tiktoken-based
+// loaders (a .tiktoken file, tiktoken.model) do.
+func formatOf(name string) Format {
+	switch {
+	case strings.Contains(name, "tekken") && strings.HasSuffix(name, ".json"):
+		return FormatTekken
+	case strings.HasSuffix(name, ".tiktoken") || name == "tiktoken.model":
+		return FormatTiktoken
+	}
+	return FormatHF
+}
+
+// otherTokenizerFile names the tekken or tiktoken file of a folder without
+// tokenizer.json, or "".
+func otherTokenizerFile(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "tekken.json")); err == nil {
+		return "tekken.json"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tiktoken.model")); err == nil {
+		return "tiktoken.model"
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.tiktoken")); len(m) > 0 {
+		return filepath.Base(m[0]) // sorted: the same one every run
+	}
+	return ""
 }
 
 // looksLikeHubID tells ORG/NAME from a path that does not exist: one
@@ -123,9 +178,11 @@ func looksLikeHubID(s string) bool {
 func HubCacheDir() string { return hub.CacheDir() }
 
 // HubFiles are the files of a Hub model that islkit reads: the tokenizer
-// and its config (required), the chat template file, and the files
-// transformers reads beside them (fetched, as AutoTokenizer does, so the
-// cache serves Python tools too).
+// and its config (required), the chat template file, the image processing
+// of a vision-language model (preprocessor_config.json,
+// processor_config.json, read with config.json: internal/vision), and the
+// files transformers reads beside them (fetched, as AutoTokenizer does, so
+// the cache serves Python tools too).
 var HubFiles = []hub.File{
 	{Name: "tokenizer.json"},
 	{Name: "tokenizer_config.json"},
@@ -133,6 +190,36 @@ var HubFiles = []hub.File{
 	{Name: "special_tokens_map.json", Optional: true},
 	{Name: "generation_config.json", Optional: true},
 	{Name: "config.json", Optional: true},
+	{Name: "preprocessor_config.json", Optional: true},
+	{Name: "processor_config.json", Optional: true},
+}
+
+// Without tokenizer.json, a Hub model is looked for in the other formats,
+// each list's first file required. The Hub client lists no folders, so
+// tokenizer.model.v* and *.tiktoken are the names real repos use.
+var (
+	// MistralHubFiles: mistral-common's files (Tekken, its params and the
+	// SentencePiece versions it reads).
+	MistralHubFiles = append([]hub.File{{Name: "tekken.json"}, {Name: "params.json", Optional: true}},
+		optional("tokenizer_config.json", "chat_template.jinja", "config.json", "generation_config.json",
+			"tokenizer.model.v1", "tokenizer.model.v2", "tokenizer.model.v3", "tokenizer.model.v7", "tokenizer.model.v7m1",
+			"tokenizer.model.v11", "tokenizer.model.v13")...)
+	// TiktokenHubFiles: a tiktoken rank file and the config naming its
+	// pattern's module (fetched next, see hubSnapshot).
+	TiktokenHubFiles = [][]hub.File{
+		append([]hub.File{{Name: "tiktoken.model"}}, optional(tiktokenCompanions...)...),
+		append([]hub.File{{Name: "o200k_base.tiktoken"}}, optional(tiktokenCompanions...)...),
+		append([]hub.File{{Name: "cl100k_base.tiktoken"}}, optional(tiktokenCompanions...)...),
+	}
+	tiktokenCompanions = []string{"tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json", "generation_config.json", "config.json"}
+)
+
+func optional(names ...string) []hub.File {
+	out := make([]hub.File, len(names))
+	for i, n := range names {
+		out[i] = hub.File{Name: n, Optional: true}
+	}
+	return out
 }
 
 // Stderr receives the Hub's warnings and, on a terminal (unless
@@ -148,11 +235,57 @@ func hubSnapshot(id, rev string) (string, error) {
 		c.Progress = Stderr
 	}
 	c.UserAgent = "islkit/" + version.String()
-	snap, err := c.Snapshot(context.Background(), id, rev, HubFiles)
-	if err != nil {
+	ctx := context.Background()
+	snap, err := c.Snapshot(ctx, id, rev, HubFiles)
+	if err == nil {
+		return snap.Dir, nil
+	}
+	var he *hub.Error
+	if !errors.As(err, &he) || (he.Kind != hub.EntryNotFound && he.Kind != hub.Offline) {
 		return "", err
 	}
-	return snap.Dir, nil
+	// No tokenizer.json (or none cached, offline): another format's files.
+	for _, files := range append([][]hub.File{MistralHubFiles}, TiktokenHubFiles...) {
+		other, oerr := c.Snapshot(ctx, id, rev, files)
+		var oe *hub.Error
+		if oerr != nil && errors.As(oerr, &oe) && (oe.Kind == hub.EntryNotFound || oe.Kind == hub.Offline) {
+			continue
+		}
+		if oerr != nil {
+			return "", oerr
+		}
+		if files[0].Name != "tekken.json" {
+			if err := fetchTokenizerModule(ctx, c, id, other); err != nil {
+				return "", err
+			}
+		}
+		return other.Dir, nil
+	}
+	return "", err // the tokenizer.json error: what most repos have
+}
+
+// fetchTokenizerModule downloads the Python module a tiktoken model's
+// tokenizer_config.json names in auto_map (its split pattern is there), at
+// the snapshot's commit.
+func fetchTokenizerModule(ctx context.Context, c *hub.Client, id string, snap *hub.Snapshot) error {
+	raw, err := os.ReadFile(filepath.Join(snap.Dir, "tokenizer_config.json"))
+	if err != nil {
+		return nil // none: the file's name must say the pattern
+	}
+	var tc struct {
+		AutoMap struct {
+			AutoTokenizer json.RawMessage `json:"AutoTokenizer"`
+		} `json:"auto_map"`
+	}
+	if json.Unmarshal(raw, &tc) != nil {
+		return nil // reported, with the file named, when the tokenizer loads
+	}
+	module := autoTokenizerModule(tc.AutoMap.AutoTokenizer)
+	if module == "" {
+		return nil
+	}
+	_, err = c.Snapshot(ctx, id, snap.Commit, []hub.File{{Name: module + ".py"}})
+	return err
 }
 
 func isTerminal(w io.Writer) bool {
@@ -200,14 +333,29 @@ func gunzip(fsys fs.FS, name string) ([]byte, error) {
 // Tokenizer loads (once) and returns the model's tokenizer.
 func (s *Source) Tokenizer() (*tokenizer.Tokenizer, error) {
 	s.once.Do(func() {
-		data, err := fs.ReadFile(s.FS, "tokenizer.json")
+		name := s.tokName
+		if name == "" {
+			name = "tokenizer.json"
+		}
+		data, err := fs.ReadFile(s.FS, name)
 		if err != nil {
 			s.err = fmt.Errorf("%s: %w", s.TokenizerFile, err)
 			return
 		}
 		sum := sha256.Sum256(data)
 		s.hash = hex.EncodeToString(sum[:])
-		tok, err := tokenizer.FromJSON(data)
+		var tok *tokenizer.Tokenizer
+		switch s.Format {
+		case FormatTekken:
+			tok, err = tokenizerCache().LoadTekken(data, sum)
+		case FormatTiktoken:
+			var cfg tokenizer.TiktokenConfig
+			if cfg, err = s.tiktokenConfig(name); err == nil {
+				tok, err = tokenizerCache().LoadTiktoken(data, sum, cfg)
+			}
+		default:
+			tok, err = tokenizerCache().LoadJSON(data, sum)
+		}
 		if err != nil {
 			s.err = fmt.Errorf("%s: %w", s.TokenizerFile, err)
 			return
@@ -217,12 +365,141 @@ func (s *Source) Tokenizer() (*tokenizer.Tokenizer, error) {
 	return s.tok, s.err
 }
 
+// tiktokenConfig finds what a tiktoken rank file leaves out: the split
+// pattern — tokenizer_config.json's "pat_str", else the pat_str of the
+// Python tokenizer class its auto_map names (Kimi's tokenization_kimi.py
+// joins raw strings into one), else tiktoken's own for a file named after
+// one of its encodings (o200k_base.tiktoken) — and the special tokens
+// (tokenizer_config.json's added_tokens_decoder, else the encoding's).
+func (s *Source) tiktokenConfig(file string) (tokenizer.TiktokenConfig, error) {
+	cfg, _ := tokenizer.TiktokenPreset(strings.TrimSuffix(file, ".tiktoken"))
+	raw, err := fs.ReadFile(s.FS, "tokenizer_config.json")
+	if err != nil {
+		if cfg.Pattern == "" {
+			return cfg, fmt.Errorf("%s: no split pattern: a tiktoken file needs a tokenizer_config.json beside it (pat_str, or auto_map naming the tokenizer class's module), or a name of tiktoken's encodings (o200k_base.tiktoken)", s.TokenizerFile)
+		}
+		return cfg, nil
+	}
+	var tc struct {
+		PatStr  string `json:"pat_str"`
+		AutoMap struct {
+			AutoTokenizer json.RawMessage `json:"AutoTokenizer"`
+		} `json:"auto_map"`
+		AddedTokensDecoder map[string]struct {
+			Content string `json:"content"`
+			Special bool   `json:"special"`
+		} `json:"added_tokens_decoder"`
+	}
+	if err := json.Unmarshal(raw, &tc); err != nil {
+		return cfg, fmt.Errorf("%s: %w", filepath.Join(s.Dir, "tokenizer_config.json"), err)
+	}
+	if tc.PatStr != "" {
+		cfg.Pattern = tc.PatStr
+	} else if module := autoTokenizerModule(tc.AutoMap.AutoTokenizer); module != "" {
+		src, err := fs.ReadFile(s.FS, module+".py")
+		if err != nil {
+			return cfg, fmt.Errorf("%s: auto_map names %s.py, which is missing: %w", filepath.Join(s.Dir, "tokenizer_config.json"), module, err)
+		}
+		pat, ok := patStrOf(string(src))
+		if !ok {
+			return cfg, fmt.Errorf("%s: no `pat_str = \"|\".join([r\"\"\"...\"\"\", ...])` in it", filepath.Join(s.Dir, module+".py"))
+		}
+		cfg.Pattern = pat
+	}
+	if cfg.Pattern == "" {
+		return cfg, fmt.Errorf("%s: no split pattern for %s (no pat_str, no auto_map tokenizer module)", filepath.Join(s.Dir, "tokenizer_config.json"), s.TokenizerFile)
+	}
+	if len(tc.AddedTokensDecoder) > 0 {
+		cfg.Special = map[string]int{}
+		for idStr, tok := range tc.AddedTokensDecoder {
+			id, err := strconv.Atoi(idStr)
+			if err != nil {
+				return cfg, fmt.Errorf("%s: added_tokens_decoder: %q is not an id", filepath.Join(s.Dir, "tokenizer_config.json"), idStr)
+			}
+			cfg.Special[tok.Content] = id
+		}
+	}
+	return cfg, nil
+}
+
+// autoTokenizerModule is the module of auto_map.AutoTokenizer
+// (["tokenization_kimi.TikTokenTokenizer", null] → tokenization_kimi),
+// or "" when there is none or it is not a plain module name.
+func autoTokenizerModule(raw json.RawMessage) string {
+	var names []*string
+	if json.Unmarshal(raw, &names) != nil {
+		var one string
+		if json.Unmarshal(raw, &one) != nil {
+			return ""
+		}
+		names = []*string{&one}
+	}
+	for _, n := range names {
+		if n == nil {
+			continue
+		}
+		module, _, ok := strings.Cut(*n, ".")
+		if ok && module != "" && !strings.ContainsAny(module, "/\\:") && fs.ValidPath(module+".py") {
+			return module
+		}
+	}
+	return ""
+}
+
+// patStrOf reads `pat_str = "|".join([r"""a""", r"""b""", ...])` from a
+// tokenizer class's Python source, the form tiktoken-based classes (Kimi's)
+// write their pattern in, and joins it as Python does. Only raw
+// triple-quoted strings, commas, whitespace and comments may stand in the
+// list; anything else is not read.
+func patStrOf(src string) (string, bool) {
+	const start = `pat_str = "|".join(`
+	i := strings.Index(src, start)
+	if i < 0 {
+		return "", false
+	}
+	rest := strings.TrimLeft(src[i+len(start):], " \t\r\n")
+	if !strings.HasPrefix(rest, "[") {
+		return "", false
+	}
+	rest = rest[1:]
+	var parts []string
+	for {
+		rest = strings.TrimLeft(rest, " \t\r\n,")
+		switch {
+		case strings.HasPrefix(rest, "]"):
+			return strings.Join(parts, "|"), len(parts) > 0
+		case strings.HasPrefix(rest, "#"):
+			if j := strings.IndexByte(rest, '\n'); j >= 0 {
+				rest = rest[j:]
+				continue
+			}
+			return "", false
+		case strings.HasPrefix(rest, `r"""`):
+			k := strings.Index(rest[4:], `"""`)
+			if k < 0 {
+				return "", false
+			}
+			parts = append(parts, rest[4:4+k])
+			rest = rest[4+k+3:]
+		default:
+			return "", false
+		}
+	}
+}
+
 // TokenizerSHA256 is the hex SHA-256 of tokenizer.json, for provenance.
 func (s *Source) TokenizerSHA256() (string, error) {
 	if _, err := s.Tokenizer(); err != nil {
 		return "", err
 	}
 	return s.hash, nil
+}
+
+// tokenizerCache is the cache of parsed tokenizers (tokenizer.DefaultCache:
+// $ISLKIT_CACHE, else the user cache folder), warning on Stderr.
+func tokenizerCache() *tokenizer.Cache {
+	prog := filepath.Base(os.Args[0])
+	return tokenizer.DefaultCache(func(msg string) { fmt.Fprintf(Stderr, "%s: warning: %s\n", prog, msg) })
 }
 
 // ReadFile reads one of the model's files; a missing file is fs.ErrNotExist.

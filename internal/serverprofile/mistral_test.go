@@ -3,19 +3,16 @@ package serverprofile
 import (
 	"bufio"
 	"compress/gzip"
-	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	json "github.com/goccy/go-json"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/tokenizer"
 )
 
@@ -64,35 +61,6 @@ func readMistralExpect(t *testing.T) []mistralExpect {
 	return cases
 }
 
-// tekkenFile is one of mistral-common's shipped Tekken files, kept
-// compressed by internal/tokenizer's conformance tests, with its
-// config.version set to version as the reference script sets it.
-func tekkenFile(t *testing.T, name, version string) []byte {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "tokenizer", "testdata", "ranks", name+".json.zst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f, zstd.WithDecoderMaxWindow(1<<27), zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := `"version": "v3"`
-	if !strings.Contains(string(data), old) {
-		old = `"version":"v3"`
-	}
-	if strings.Count(string(data), old) != 1 {
-		t.Fatalf("%s: no single config.version v3 to rewrite", name)
-	}
-	return []byte(strings.Replace(string(data), old, `"version": "`+version+`"`, 1))
-}
-
 // TestMistralMatchesVLLM: for mistral-common's two Tekken files as
 // tokenizer v3 and the newer one as v7, vLLM's count and token ids of
 // every corpus body equal those of vLLM's own MistralTokenizer, and the
@@ -110,7 +78,7 @@ func TestMistralMatchesVLLM(t *testing.T) {
 	}
 	for k, cs := range byConfig {
 		t.Run(k.tekken+"-"+k.version, func(t *testing.T) {
-			data := tekkenFile(t, k.tekken, k.version)
+			data := testutil.TekkenFile(t, k.tekken, k.version)
 			tok, err := tokenizer.FromTekken(data)
 			if err != nil {
 				t.Fatal(err)
