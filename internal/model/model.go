@@ -77,16 +77,9 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 	if m.Now, err = chat.ResolveNow(now); err != nil {
 		return nil, cli.Usage(err) // --now or $ISLKIT_NOW: a bad setting, not a bad model
 	}
-	if src.Format == modelsrc.FormatTekken {
-		// A Mistral-format model: vLLM encodes its requests with
-		// mistral-common, not a Jinja template (serverprofile's mistral
-		// renderer).
-		mf, err := mistralFormat(src)
-		if err != nil {
-			return nil, err
-		}
-		m.Template = &chat.Template{Mistral: mf}
-		return m, nil
+	if mt, ok, err := MistralTemplate(src); ok || err != nil {
+		m.Template = mt
+		return m, err
 	}
 	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
 	switch {
@@ -102,19 +95,24 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 	return m, nil
 }
 
-// mistralFormat reads the tokenizer version and special tokens of a
-// Mistral-format model's tekken.json.
-func mistralFormat(src *modelsrc.Source) (*chat.MistralFormat, error) {
-	name := filepath.Base(src.TokenizerFile)
-	data, err := src.ReadFile(name)
+// MistralTemplate is the template of a Mistral-format model (a
+// tekken.json folder), ok false for any other: vLLM encodes its requests
+// with mistral-common, not a Jinja template (serverprofile's mistral
+// renderer), from the tokenizer version and special tokens of the file.
+// Every tool that loads a model's template asks this first.
+func MistralTemplate(src *modelsrc.Source) (t *chat.Template, ok bool, err error) {
+	if src.Format != modelsrc.FormatTekken {
+		return nil, false, nil
+	}
+	data, err := src.ReadFile(filepath.Base(src.TokenizerFile))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+		return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
 	}
 	mf, err := serverprofile.MistralFormatOf(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+		return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
 	}
-	return mf, nil
+	return &chat.Template{Mistral: mf}, true, nil
 }
 
 // maxConfigSize bounds the config.json read for its model_type: model
@@ -301,6 +299,9 @@ func (m *Model) check(pin records.ModelPin, named, fix string) error {
 			named, pin.ChatTemplateSHA256, m.Source.Name, tsum, fix)
 	}
 	if tsum == "" {
+		if m.Template != nil && m.Template.Mistral != nil {
+			return nil // mistral-common's encoding: its tekken.json is the tokenizer, checked above
+		}
 		m.Template = nil // no template: the counts were bare too
 		return nil
 	}
