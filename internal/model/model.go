@@ -161,6 +161,10 @@ func (m *Model) SetRenderer(name string) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
+	if r == serverprofile.RendererMistral && (m.Template == nil || m.Template.Mistral == nil) {
+		// mistral-common reads tekken.json; a tokenizer.json folder has none.
+		return cli.Usagef("--renderer mistral: %s is not a Mistral-format model (no tekken.json)", m.Source.Name)
+	}
 	if m.Template != nil {
 		m.Template.Renderer = r
 	}

@@ -69,11 +69,12 @@ func TestRendererByModelType(t *testing.T) {
 	}
 }
 
-// TestRendererRefusals: renderers not reproduced yet, and unknown ones,
+// TestRendererRefusals: renderers not reproduced yet, mistral for a folder
+// that is not in Mistral format (no tekken.json), and unknown ones
 // are usage errors that name them.
 func TestRendererRefusals(t *testing.T) {
 	dir := modelDir(t, "")
-	for _, r := range []string{"deepseek_v32", "harmonie"} {
+	for _, r := range []string{"mistral", "deepseek_v32", "harmonie"} {
 		_, err := Load(Options{Tokenizer: dir, Renderer: r})
 		if !cli.IsUsage(err) || !strings.Contains(err.Error(), r) {
 			t.Errorf("--renderer %s: %v, want a usage error naming it", r, err)
