@@ -162,6 +162,12 @@ renderers-reference:
 	python3 scripts/renderers/harmony-ref.py $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/gptoss | head -1) internal/serverprofile/testdata/harmony-expect.jsonl.gz
 	bash scripts/renderers/check-harmony-exact.sh
 
+## renderers-reference-mistral: regenerate the Mistral expectations with vLLM's own MistralTokenizer (a Python with scripts/renderers/requirements-mistral.txt, MISTRAL_REF_PYTHON) and check them
+.PHONY: renderers-reference-mistral
+renderers-reference-mistral:
+	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-ref.py internal/serverprofile/testdata/mistral-expect.jsonl.gz
+	$(GO) test -count=1 -run 'TestMistral' ./internal/serverprofile/
+
 ## demo: the README's pipeline on the embedded model, offline (scripts/demo.sh)
 demo: build
 	bash scripts/demo.sh

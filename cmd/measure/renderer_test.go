@@ -78,7 +78,7 @@ func TestMeasureHarmony(t *testing.T) {
 	if code, _, errs := runCLI("", "--renderer", "harmony"); code != 2 || !strings.Contains(errs, "--renderer") {
 		t.Errorf("--renderer without --apply-chat-template: exit %d, %s", code, errs)
 	}
-	if code, _, errs := runCLI("", "--apply-chat-template", "--renderer", "mistral"); code != 2 || !strings.Contains(errs, "mistral") {
-		t.Errorf("--renderer mistral: exit %d, %s", code, errs)
+	if code, _, errs := runCLI("", "--apply-chat-template", "--renderer", "deepseek_v32"); code != 2 || !strings.Contains(errs, "deepseek_v32") {
+		t.Errorf("--renderer deepseek_v32: exit %d, %s", code, errs)
 	}
 }

@@ -81,6 +81,17 @@ type Template struct {
 	// one (serverprofile.RendererOf).
 	Renderer  string
 	ModelType string
+	// Mistral is set for a Mistral-format model (tekken.json): its server
+	// encodes requests with mistral-common, not with a Jinja template.
+	Mistral *MistralFormat
+}
+
+// MistralFormat is what mistral-common's request encoding needs of a
+// Mistral-format model: the tokenizer version ("v3", "v7", ...) and the
+// ids of the special tokens by name ("[INST]", "<s>", ...).
+type MistralFormat struct {
+	Version string
+	Special map[string]int
 }
 
 // Option configures Compile and LoadFS.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/islkit/islkit/internal/chat"
@@ -80,6 +81,10 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 	if m.Now, err = chat.ResolveNow(now); err != nil {
 		return nil, cli.Usage(err) // --now or $ISLKIT_NOW: a bad setting, not a bad model
 	}
+	if mt, ok, err := MistralTemplate(src); ok || err != nil {
+		m.Template = mt
+		return m, err
+	}
 	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
 	switch {
 	case errors.Is(err, chat.ErrNoTemplate):
@@ -92,6 +97,26 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 		}
 	}
 	return m, nil
+}
+
+// MistralTemplate is the template of a Mistral-format model (a
+// tekken.json folder), ok false for any other: vLLM encodes its requests
+// with mistral-common, not a Jinja template (serverprofile's mistral
+// renderer), from the tokenizer version and special tokens of the file.
+// Every tool that loads a model's template asks this first.
+func MistralTemplate(src *modelsrc.Source) (t *chat.Template, ok bool, err error) {
+	if src.Format != modelsrc.FormatTekken {
+		return nil, false, nil
+	}
+	data, err := src.ReadFile(filepath.Base(src.TokenizerFile))
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+	}
+	mf, err := serverprofile.MistralFormatOf(data)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+	}
+	return &chat.Template{Mistral: mf}, true, nil
 }
 
 // maxConfigSize bounds the config.json read for its model_type: model
@@ -139,6 +164,10 @@ func (m *Model) SetRenderer(name string) error {
 	r, err := serverprofile.ParseRenderer(name)
 	if err != nil {
 		return cli.Usage(err)
+	}
+	if r == serverprofile.RendererMistral && (m.Template == nil || m.Template.Mistral == nil) {
+		// mistral-common reads tekken.json; a tokenizer.json folder has none.
+		return cli.Usagef("--renderer mistral: %s is not a Mistral-format model (no tekken.json)", m.Source.Name)
 	}
 	if m.Template != nil {
 		m.Template.Renderer = r
@@ -278,6 +307,9 @@ func (m *Model) check(pin records.ModelPin, named, fix string) error {
 			named, pin.ChatTemplateSHA256, m.Source.Name, tsum, fix)
 	}
 	if tsum == "" {
+		if m.Template != nil && m.Template.Mistral != nil {
+			return nil // mistral-common's encoding: its tekken.json is the tokenizer, checked above
+		}
 		m.Template = nil // no template: the counts were bare too
 		return nil
 	}

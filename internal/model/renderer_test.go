@@ -69,7 +69,8 @@ func TestRendererByModelType(t *testing.T) {
 	}
 }
 
-// TestRendererRefusals: renderers not reproduced yet, and unknown ones,
+// TestRendererRefusals: renderers not reproduced yet, mistral for a folder
+// that is not in Mistral format (no tekken.json), and unknown ones
 // are usage errors that name them.
 func TestRendererRefusals(t *testing.T) {
 	dir := modelDir(t, "")

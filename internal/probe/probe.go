@@ -215,8 +215,13 @@ func Run(opts Options) (*records.Probe, error) {
 		rec.Overhead = records.TemplateOverhead{Reason: "chat template not applied (--apply-chat-template off)"}
 		return rec, nil
 	}
-	tmpl, err := chat.LoadFS(src.FS, opts.ChatTemplate)
-	if err == nil {
+	tmpl, mistral, err := model.MistralTemplate(src)
+	if err != nil {
+		return nil, err
+	}
+	if mistral {
+		tmpl.Renderer = opts.Renderer
+	} else if tmpl, err = chat.LoadFS(src.FS, opts.ChatTemplate); err == nil {
 		tmpl.Renderer = opts.Renderer
 		if tmpl.ModelType, err = model.ModelType(src); err != nil {
 			return nil, err

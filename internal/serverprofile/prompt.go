@@ -31,16 +31,41 @@ type Prompt struct {
 	// anew, in increasing order (Harmony encodes each text content of a
 	// message on its own); none for one encoding of the whole text.
 	Cuts []int
+	// Fixed are spans of Text that are one token each, placed by id (a
+	// special token mistral-common appends by id and never parses from
+	// text), in increasing order; the text between them is encoded on
+	// its own.
+	Fixed []FixedToken
 }
 
-// pieces calls fn with each part of Text that is encoded on its own.
-func (pr *Prompt) pieces(fn func([]byte)) {
-	from := 0
-	for _, c := range pr.Cuts {
-		fn(pr.Text[from:c])
-		from = c
+// FixedToken is a span of a prompt's text that is the token ID.
+type FixedToken struct{ Start, End, ID int }
+
+// pieces calls text with each part of Text that is encoded on its own,
+// and fixed with each Fixed token, in order.
+func (pr *Prompt) pieces(text func([]byte), fixed func(int)) {
+	from, cut := 0, 0
+	emit := func(to int) {
+		for cut < len(pr.Cuts) && pr.Cuts[cut] <= to {
+			if c := pr.Cuts[cut]; c > from {
+				text(pr.Text[from:c])
+				from = c
+			}
+			cut++
+		}
+		if to > from {
+			text(pr.Text[from:to])
+		}
+		from = to
 	}
-	fn(pr.Text[from:])
+	for _, f := range pr.Fixed {
+		emit(f.Start)
+		fixed(f.ID)
+		from = f.End
+	}
+	if from < len(pr.Text) || len(pr.Fixed) == 0 {
+		emit(len(pr.Text))
+	}
 }
 
 // Expanded is the text the server tokenizes: Text with every image
@@ -55,7 +80,7 @@ func (pr *Prompt) Count(tok Counter) int {
 	var n int
 	switch {
 	case len(pr.Images) == 0:
-		pr.pieces(func(b []byte) { n += tok.CountBytes(b) })
+		pr.pieces(func(b []byte) { n += tok.CountBytes(b) }, func(int) { n++ })
 	case literal(pr.Images):
 		n = tok.CountBytes(pr.Expanded())
 	default:
@@ -81,9 +106,9 @@ func (pr *Prompt) IDs(tok Encoder) []int {
 	if pr.AddSpecialTokens {
 		return tok.EncodeWithSpecialTokens(string(text))
 	}
-	if len(pr.Cuts) > 0 {
+	if len(pr.Cuts) > 0 || len(pr.Fixed) > 0 {
 		var ids []int
-		pr.pieces(func(b []byte) { ids = append(ids, tok.Encode(string(b))...) })
+		pr.pieces(func(b []byte) { ids = append(ids, tok.Encode(string(b))...) }, func(id int) { ids = append(ids, id) })
 		return ids
 	}
 	return tok.Encode(string(text))
@@ -175,8 +200,17 @@ func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, n
 // RenderRulesVision is RenderRules for a model that takes images
 // (RenderVision).
 func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Vision, now time.Time, noTools bool, dst []byte) (Prompt, error) {
-	if rulesRenderer(r, t) == RendererHarmony {
+	switch rulesRenderer(r, t) {
+	case RendererHarmony:
 		return renderHarmony(ex, now, noTools, dst)
+	case RendererMistral:
+		if t.Mistral == nil {
+			return Prompt{}, errors.New("--renderer mistral: the model is not in Mistral format (no tekken.json)")
+		}
+		if noTools {
+			return Prompt{}, errors.New("--no-tools is not reproduced under the mistral renderer")
+		}
+		return renderMistral(ex, t.Mistral, dst)
 	}
 	req, err := PrepareVision(r, ex, t, vis)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 const (
 	RendererJinja       = "jinja"
 	RendererHarmony     = "harmony"      // gpt-oss: openai_harmony
-	RendererMistral     = "mistral"      // mistral_common (not yet)
+	RendererMistral     = "mistral"      // Mistral-format models: mistral_common
 	RendererDeepSeekV32 = "deepseek_v32" // vllm/renderers/deepseek_v32.py (not yet)
 )
 
@@ -27,13 +27,8 @@ func RendererNames() []string {
 // count claims to be theirs.
 func ParseRenderer(s string) (string, error) {
 	switch s {
-	case "", RendererJinja, RendererHarmony:
+	case "", RendererJinja, RendererHarmony, RendererMistral:
 		return s, nil
-	case RendererMistral:
-		// The hook: once internal/tokenizer reads tekken.json, a
-		// Mistral-format folder (tekken.json, tokenizer.model.v*,
-		// params.json) selects this renderer.
-		return "", fmt.Errorf("--renderer mistral: mistral_common's request encoding is not reproduced yet (it needs the Tekken tokenizer)")
 	case RendererDeepSeekV32:
 		return "", fmt.Errorf("--renderer deepseek_v32: vLLM's DeepSeek-V3.2 encoder is not reproduced yet")
 	}
@@ -43,7 +38,8 @@ func ParseRenderer(s string) (string, error) {
 // RendererOf is the renderer p's server uses for the model of t: the
 // --renderer choice when one was made, else the server's own choice by
 // the model's config.json model_type (vLLM: gpt_oss → Harmony,
-// serving_chat's use_harmony), else the Jinja template. Model types whose
+// serving_chat's use_harmony; a Mistral-format folder → mistral), else
+// the Jinja template. Model types whose
 // renderer is not reproduced (deepseek_v32) fall back to the template.
 func RendererOf(p Profile, t *chat.Template) string {
 	if t == nil {
@@ -54,6 +50,11 @@ func RendererOf(p Profile, t *chat.Template) string {
 	}
 	if p == VLLM && t.ModelType == "gpt_oss" {
 		return RendererHarmony
+	}
+	// vLLM's tokenizer_mode auto picks mistral for a folder with
+	// tekken.json (the loader sets t.Mistral).
+	if p == VLLM && t.Mistral != nil {
+		return RendererMistral
 	}
 	return RendererJinja
 }

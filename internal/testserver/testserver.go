@@ -230,14 +230,19 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := chat.LoadFS(src.FS, "")
+	tmpl, mistral, err := model.MistralTemplate(src)
 	if err != nil {
-		return nil, fmt.Errorf("chat template of %s: %w", src.Name, err)
-	}
-	tmpl.Renderer = cfg.Renderer
-	if tmpl.ModelType, err = model.ModelType(src); err != nil {
 		return nil, err
 	}
+	if !mistral {
+		if tmpl, err = chat.LoadFS(src.FS, ""); err != nil {
+			return nil, fmt.Errorf("chat template of %s: %w", src.Name, err)
+		}
+		if tmpl.ModelType, err = model.ModelType(src); err != nil {
+			return nil, err
+		}
+	}
+	tmpl.Renderer = cfg.Renderer
 	s.tok, s.tmpl = tok, tmpl
 	if cfg.PrefixCacheBlock > 0 {
 		s.cache = &blockTrie{size: cfg.PrefixCacheBlock}

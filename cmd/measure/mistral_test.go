@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// TestMeasureMistral: measure --server vllm over a Mistral-format folder
+// (tekken.json only) counts every chat body of the Mistral corpus as vLLM's own
+// MistralTokenizer does (internal/serverprofile/testdata/mistral-expect.jsonl.gz,
+// scripts/renderers/mistral-ref.py), the mistral renderer chosen by the folder,
+// for tokenizer v3 and v7; a body vLLM refuses fails its line.
+func TestMeasureMistral(t *testing.T) {
+	f, err := os.Open("../../internal/serverprofile/testdata/mistral-expect.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type expect struct {
+		Tekken  string          `json:"tekken"`
+		Version string          `json:"version"`
+		Body    json.RawMessage `json:"body"`
+		Count   int             `json:"count"`
+		Error   string          `json:"error"`
+	}
+	byConfig := map[[2]string][]expect{}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var c expect
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Body != nil {
+			byConfig[[2]string{c.Tekken, c.Version}] = append(byConfig[[2]string{c.Tekken, c.Version}], c)
+		}
+	}
+	for _, k := range [][2]string{{"tekken_240911", "v3"}, {"tekken_240911", "v7"}} {
+		var cases []expect
+		var in, refused strings.Builder
+		nRefused := 0
+		for _, c := range byConfig[k] {
+			if c.Error != "" {
+				refused.Write(c.Body)
+				refused.WriteByte('\n')
+				nRefused++
+				continue
+			}
+			cases = append(cases, c)
+			in.Write(c.Body)
+			in.WriteByte('\n')
+		}
+		dir := testutil.TekkenFolder(t, k[0], k[1])
+		code, out, errs := runCLI(in.String(), "--tokenizer", dir, "--server", "vllm", "--apply-chat-template", "--workers", "1")
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", k, code, errs)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != len(cases) {
+			t.Fatalf("%v: %d records out, %d in: %s", k, len(lines), len(cases), errs)
+		}
+		for i, l := range lines {
+			var r struct {
+				Tokens  *int   `json:"tokens"`
+				Counted string `json:"counted"`
+			}
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatal(err)
+			}
+			c := cases[i]
+			if r.Tokens == nil || *r.Tokens != c.Count || r.Counted != "templated" {
+				t.Errorf("%v body %d: %s, vLLM %d", k, i+1, l, c.Count)
+			}
+		}
+		// What vLLM refuses fails its line, naming the rule.
+		if nRefused == 0 {
+			t.Fatalf("%v: no refused body in the corpus", k)
+		}
+		code, _, errs = runCLI(refused.String(), "--tokenizer", dir, "--server", "vllm", "--apply-chat-template", "--workers", "1")
+		if code != 1 || strings.Count(errs, "vllm would refuse this request: mistral:") != nRefused {
+			t.Errorf("%v: the %d bodies vLLM refuses: exit %d, %s", k, nRefused, code, errs)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/islkit/islkit/internal/serverprofile"
+	"github.com/islkit/islkit/internal/testutil"
+)
+
+// TestMistralFormatFolder: a folder with tekken.json loads as a
+// Mistral-format model: vLLM renders it with mistral-common (the mistral
+// renderer), reading the tokenizer version and special tokens from the
+// file (mistral-common's default special tokens: [INST] is 3).
+func TestMistralFormatFolder(t *testing.T) {
+	dir := testutil.TekkenFolder(t, "tekken_240911", "v7")
+	m, err := Load(Options{Tokenizer: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Template == nil || m.Template.Mistral == nil {
+		t.Fatal("no Mistral format on the template")
+	}
+	if got := m.Template.Mistral.Version; got != "v7" {
+		t.Errorf("version %q, want v7", got)
+	}
+	if got := m.Template.Mistral.Special["[INST]"]; got != 3 {
+		t.Errorf("[INST] is %d, want 3", got)
+	}
+	if got := serverprofile.RendererOf(serverprofile.VLLM, m.Template); got != serverprofile.RendererMistral {
+		t.Errorf("vllm renders it with %s", got)
+	}
+	if got := serverprofile.RendererOf(serverprofile.SGLang, m.Template); got != serverprofile.RendererJinja {
+		t.Errorf("sglang renders it with %s", got)
+	}
+}
+
+// TestMistralFormatBad: a tekken.json whose special tokens are malformed
+// fails the load naming the file and the field.
+func TestMistralFormatBad(t *testing.T) {
+	data := string(testutil.TekkenFile(t, "tekken_240718", "v3"))
+	for name, c := range map[string]struct{ json, field string }{
+		"rank missing":  {`{"token_str": "<s>"}`, "special_tokens[0].rank"},
+		"rank too high": {`{"rank": 5000, "token_str": "<s>"}`, "special_tokens[0].rank"},
+		"str missing":   {`{"rank": 1}`, "special_tokens[0].token_str"},
+	} {
+		dir := t.TempDir()
+		bad := strings.Replace(data, `"vocab"`, `"special_tokens": [`+c.json+`], "vocab"`, 1)
+		if err := os.WriteFile(filepath.Join(dir, "tekken.json"), []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(Options{Tokenizer: dir})
+		if err == nil || !strings.Contains(err.Error(), "tekken.json") || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: %v, want the file and %s named", name, err, c.field)
+		}
+	}
+}

@@ -1,0 +1,627 @@
+package serverprofile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/jsonobj"
+)
+
+// The Mistral renderer: what vLLM prefills for a chat request to a
+// Mistral-format model (tokenizer_mode mistral). vLLM's online renderer
+// truncates tool-call ids to their last 9 characters
+// (vllm/tokenizers/mistral.py truncate_tool_call_ids), then
+// MistralTokenizer.apply_chat_template hands the messages and tools to
+// mistral-common 1.13.1 (ChatCompletionRequest.from_openai, the
+// InstructRequestNormalizer of the tokenizer version, then
+// InstructTokenizerV3/V7.encode_instruct). Special tokens are placed by
+// id; every text is encoded on its own, special tokens never parsed.
+//
+// Reproduced: tokenizer versions v3 and v7 (text content, system
+// prompts, tools, tool calls and results, consecutive messages of a
+// role, continue_final_message). Not reproduced, and refused by name:
+// v1/v2 (SentencePiece only), v11 and later (their [ARGS]/[CALL_ID]
+// and think chunks), images and audio, and mistral-common's validation
+// beyond the rules below.
+
+// mistralRule names the refusals of this renderer.
+const mistralRule = "mistral"
+
+type mistralMessage struct {
+	role      string
+	content   string // text chunks aggregated
+	toolCalls []mistralToolCall
+	callID    string // tool message's tool_call_id
+	prefix    bool
+}
+
+type mistralToolCall struct {
+	id, name, arguments string
+}
+
+func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Prompt, error) {
+	v := f.Version
+	if v != "v3" && v != "v7" {
+		return Prompt{}, refuse(VLLM, mistralRule, "mistral-common's tokenizer version %s is not reproduced (v3 and v7 are)", v)
+	}
+	msgsRaw, ok := ex.Body.Get("messages")
+	if !ok {
+		return Prompt{}, refuse(VLLM, mistralRule, `only chat bodies with "messages" are reproduced for Mistral-format models`)
+	}
+	elems, err := jsonobj.Elements(msgsRaw)
+	if err != nil {
+		return Prompt{}, fmt.Errorf(`mistral: "messages": %w`, err)
+	}
+	if len(elems) == 0 {
+		return Prompt{}, refuse(VLLM, mistralRule, "no messages")
+	}
+	msgs := make([]mistralMessage, 0, len(elems))
+	for i, e := range elems {
+		m, err := mistralConvert(e)
+		if err != nil {
+			return Prompt{}, refuse(VLLM, mistralRule, "messages[%d]: %v", i, err)
+		}
+		msgs = append(msgs, m)
+	}
+	continueFinal := string(bytes.TrimSpace(rawField(ex.Body, "continue_final_message"))) == "true"
+	addGen := true
+	if raw, ok := ex.Body.Get("add_generation_prompt"); ok && string(bytes.TrimSpace(raw)) == "false" {
+		addGen = false
+	}
+	last := msgs[len(msgs)-1].role
+	// vllm/tokenizers/mistral.py _validate_apply_chat_template_args.
+	switch {
+	case addGen && continueFinal:
+		return Prompt{}, refuse(VLLM, mistralRule, "add_generation_prompt and continue_final_message together")
+	case addGen && last == "assistant":
+		return Prompt{}, refuse(VLLM, mistralRule, "a final assistant message with add_generation_prompt (use continue_final_message)")
+	case continueFinal && last != "assistant":
+		return Prompt{}, refuse(VLLM, mistralRule, "continue_final_message without a final assistant message")
+	}
+	if continueFinal {
+		msgs[len(msgs)-1].prefix = true
+	}
+	if err := mistralValidate(msgs, continueFinal); err != nil {
+		return Prompt{}, refuse(VLLM, mistralRule, "%v", err)
+	}
+	tools, err := mistralTools(ex.Body)
+	if err != nil {
+		return Prompt{}, refuse(VLLM, mistralRule, "%v", err)
+	}
+
+	systemPrompt, hasSystem, msgs := mistralNormalize(msgs, v)
+
+	w := mistralWriter{dst: dst, ids: f.Special}
+	if err := w.special("<s>"); err != nil {
+		return Prompt{}, err
+	}
+	lastUser := -1
+	for i, m := range msgs {
+		if m.role == "user" {
+			lastUser = i
+		}
+	}
+	for i, m := range msgs {
+		var err error
+		switch m.role {
+		case "user":
+			if i == lastUser && len(tools) > 0 {
+				err = w.special("[AVAILABLE_TOOLS]")
+				w.text(tools)
+				err = firstErr(err, w.special("[/AVAILABLE_TOOLS]"))
+			}
+			err = firstErr(err, w.special("[INST]"))
+			content := m.content
+			if v == "v3" && i == lastUser && hasSystem && systemPrompt != "" {
+				content = systemPrompt + "\n\n" + content
+			}
+			w.text(content)
+			err = firstErr(err, w.special("[/INST]"))
+		case "system": // v7 only: v3 folds system prompts into the last user message
+			err = w.special("[SYSTEM_PROMPT]")
+			w.text(m.content)
+			err = firstErr(err, w.special("[/SYSTEM_PROMPT]"))
+		case "tool":
+			err = w.special("[TOOL_RESULTS]")
+			if v == "v3" {
+				var b strings.Builder
+				b.WriteString(`{"content": `)
+				pyDumpsJSONOrString(&b, m.content)
+				b.WriteString(`, "call_id": `)
+				pyQuote(&b, m.callID)
+				b.WriteString("}")
+				w.text(b.String())
+			} else {
+				w.text(m.callID)
+				err = firstErr(err, w.special("[TOOL_CONTENT]"))
+				w.text(m.content)
+			}
+			err = firstErr(err, w.special("[/TOOL_RESULTS]"))
+		case "assistant":
+			switch {
+			case len(m.toolCalls) > 0 && m.content != "" && v == "v3":
+				return Prompt{}, refuse(VLLM, mistralRule, "an assistant message with both content and tool calls (tokenizer v3)")
+			case len(m.toolCalls) == 0 && m.content == "":
+				return Prompt{}, refuse(VLLM, mistralRule, "an assistant message with neither content nor tool calls")
+			}
+			if m.content != "" {
+				w.text(strings.TrimRight(m.content, " "))
+			}
+			if len(m.toolCalls) > 0 {
+				err = w.special("[TOOL_CALLS]")
+				var b strings.Builder
+				b.WriteByte('[')
+				for k, c := range m.toolCalls {
+					if k > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString(`{"name": `)
+					pyQuote(&b, c.name)
+					b.WriteString(`, "arguments": `)
+					pyDumpsJSONOrString(&b, c.arguments)
+					if c.id != "" && c.id != "null" {
+						b.WriteString(`, "id": `)
+						pyQuote(&b, c.id)
+					}
+					b.WriteByte('}')
+				}
+				b.WriteByte(']')
+				w.text(b.String())
+			}
+			if !m.prefix {
+				err = firstErr(err, w.special("</s>"))
+			}
+		}
+		if err != nil {
+			return Prompt{}, err
+		}
+	}
+	return Prompt{Text: w.dst, Fixed: w.fixed}, nil
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// mistralWriter appends a prompt's text, its special tokens as Fixed
+// spans of their names.
+type mistralWriter struct {
+	dst   []byte
+	fixed []FixedToken
+	ids   map[string]int
+}
+
+func (w *mistralWriter) special(name string) error {
+	id, ok := w.ids[name]
+	if !ok {
+		return fmt.Errorf("mistral: the tokenizer has no special token %s", name)
+	}
+	start := len(w.dst)
+	w.dst = append(w.dst, name...)
+	w.fixed = append(w.fixed, FixedToken{Start: start, End: len(w.dst), ID: id})
+	return nil
+}
+
+func (w *mistralWriter) text(s string) { w.dst = append(w.dst, s...) }
+
+// mistralConvert is mistral-common's from_openai of one message, after
+// vLLM's truncate_tool_call_ids.
+func mistralConvert(raw json.RawMessage) (mistralMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return mistralMessage{}, fmt.Errorf("not an object")
+	}
+	o, err := jsonobj.Members(raw)
+	if err != nil {
+		return mistralMessage{}, err
+	}
+	m := mistralMessage{role: strField(o, "role")}
+	switch m.role {
+	case "developer":
+		m.role = "system"
+	case "system", "user", "assistant", "tool":
+	default:
+		return m, fmt.Errorf("role %q is not one mistral-common knows", m.role)
+	}
+	if m.content, err = mistralContent(o); err != nil {
+		return m, err
+	}
+	switch m.role {
+	case "tool":
+		m.callID = truncateCallID(strField(o, "tool_call_id"))
+	case "assistant":
+		calls, err := toolCalls(o)
+		if err != nil {
+			return m, err
+		}
+		for k, c := range calls {
+			fn, _ := harmonyObject(rawField(c, "function"))
+			tc := mistralToolCall{id: truncateCallID(strField(c, "id")), name: strField(fn, "name")}
+			if tc.name == "" {
+				return m, fmt.Errorf("tool_calls[%d].function.name: missing", k)
+			}
+			if raw := rawField(fn, "arguments"); raw != nil && string(bytes.TrimSpace(raw)) != "null" {
+				s, err := jsonobj.String(raw)
+				if err != nil {
+					return m, fmt.Errorf("tool_calls[%d].function.arguments: not a string", k)
+				}
+				tc.arguments = s
+			}
+			if tc.id == "" {
+				tc.id = "null" // mistral-common's ToolCall default
+			}
+			m.toolCalls = append(m.toolCalls, tc)
+		}
+	}
+	return m, nil
+}
+
+// truncateCallID is vLLM's truncate_tool_call_ids: the last 9 characters.
+func truncateCallID(id string) string {
+	r := []rune(id)
+	if len(r) > 9 {
+		return string(r[len(r)-9:])
+	}
+	return id
+}
+
+// mistralContent is a message's text: a string, null, or text parts
+// joined as mistral-common's _aggregate_content_chunks_impl joins the
+// chunks of one message ("\n\n", empty parts skipped).
+func mistralContent(o jsonobj.Object) (string, error) {
+	raw := bytes.TrimSpace(rawField(o, "content"))
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		return jsonobj.String(raw)
+	}
+	parts, err := jsonobj.Elements(raw)
+	if err != nil {
+		return "", fmt.Errorf("content: neither a string nor a list of parts")
+	}
+	var texts []string
+	for k, p := range parts {
+		po, err := harmonyObject(p)
+		if err != nil {
+			return "", fmt.Errorf("content[%d]: not an object", k)
+		}
+		if t := strField(po, "type"); t != "text" {
+			return "", fmt.Errorf("content[%d]: a %q part (only text parts are reproduced for Mistral-format models)", k, t)
+		}
+		if s := strField(po, "text"); s != "" {
+			texts = append(texts, s)
+		}
+	}
+	return strings.Join(texts, "\n\n"), nil
+}
+
+// mistralValidate is the part of mistral-common's MistralRequestValidator
+// (ValidationMode.test) that the reproduced requests meet: the order of
+// roles, the final message, tool-call ids.
+func mistralValidate(msgs []mistralMessage, continueFinal bool) error {
+	prev := ""
+	for i, m := range msgs {
+		if m.role == "system" && (prev == "assistant" || prev == "tool") {
+			return fmt.Errorf("messages[%d]: unexpected role 'system' after role '%s'", i, prev)
+		}
+		if m.role == "tool" && prev != "assistant" && prev != "tool" {
+			return fmt.Errorf("messages[%d]: unexpected role 'tool' after role '%s'", i, prev)
+		}
+		if m.role == "assistant" && len(m.toolCalls) > 0 {
+			for _, c := range m.toolCalls {
+				if !validCallID(c.id) {
+					return fmt.Errorf("messages[%d]: tool call id %q is not 9 letters and digits", i, c.id)
+				}
+			}
+		}
+		prev = m.role
+	}
+	switch last := msgs[len(msgs)-1].role; {
+	case last == "user" || last == "tool":
+	case last == "assistant" && continueFinal:
+	default:
+		return fmt.Errorf("the last message is %s, not user or tool", last)
+	}
+	return nil
+}
+
+func validCallID(id string) bool {
+	if id == "null" {
+		return true
+	}
+	if len(id) != 9 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// mistralNormalize is InstructRequestNormalizer (v3) or
+// InstructRequestNormalizerV7 (v7): consecutive user and assistant
+// messages merged ("\n\n" between their texts), tool messages kept one
+// by one (v3: their content and every tool call's arguments
+// JSON-normalised, "" made "{}"), system messages folded into one system
+// prompt (v3) or kept in place (v7), and an empty user message first
+// when the conversation does not start with one (v3) or is empty.
+func mistralNormalize(in []mistralMessage, v string) (systemPrompt string, hasSystem bool, out []mistralMessage) {
+	var sys []string
+	for i := 0; i < len(in); {
+		j := i
+		for j < len(in) && in[j].role == in[i].role {
+			j++
+		}
+		group := in[i:j]
+		switch in[i].role {
+		case "system":
+			for _, m := range group {
+				if v == "v3" {
+					if m.content != "" {
+						sys = append(sys, m.content)
+					}
+				} else {
+					out = append(out, mistralMessage{role: "system", content: m.content})
+				}
+			}
+		case "tool":
+			for _, m := range group {
+				if v == "v3" {
+					m.content = normalizeJSONContent(m.content)
+				}
+				out = append(out, m)
+			}
+		case "user", "assistant":
+			agg := mistralMessage{role: in[i].role}
+			var texts []string
+			for _, m := range group {
+				if m.content != "" {
+					texts = append(texts, m.content)
+				}
+				for _, c := range m.toolCalls {
+					c.arguments = normalizeJSONContent(c.arguments)
+					agg.toolCalls = append(agg.toolCalls, c)
+				}
+				agg.prefix = agg.prefix || m.prefix
+			}
+			agg.content = strings.Join(texts, "\n\n")
+			out = append(out, agg)
+		}
+		i = j
+	}
+	if len(out) == 0 || (v == "v3" && out[0].role != "user") {
+		out = append([]mistralMessage{{role: "user"}}, out...)
+	}
+	if len(sys) > 0 {
+		return strings.Join(sys, "\n\n"), true, out
+	}
+	return "", false, out
+}
+
+// normalizeJSONContent is the normaliser's _normalize_json_content: ""
+// is "{}", JSON is re-serialised by Python's json.dumps, anything else
+// is kept.
+func normalizeJSONContent(s string) string {
+	if s == "" {
+		return "{}"
+	}
+	var b strings.Builder
+	if !pyDumpsJSON(&b, s) {
+		return s
+	}
+	return b.String()
+}
+
+// mistralTools is json.dumps of the tools as mistral-common's Tool
+// models dump them (type, then function's name, description, parameters;
+// strict left out), "" when the body has none.
+func mistralTools(body jsonobj.Object) (string, error) {
+	raw := bytes.TrimSpace(rawField(body, "tools"))
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	elems, err := jsonobj.Elements(raw)
+	if err != nil {
+		return "", fmt.Errorf("tools: not a list")
+	}
+	if len(elems) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, e := range elems {
+		t, err := harmonyObject(e)
+		if err != nil {
+			return "", fmt.Errorf("tools[%d]: not an object", i)
+		}
+		if typ := strField(t, "type"); typ != "function" && typ != "" {
+			return "", fmt.Errorf("tools[%d].type: %q is not function", i, typ)
+		}
+		fn, err := harmonyObject(rawField(t, "function"))
+		if err != nil {
+			return "", fmt.Errorf("tools[%d].function: not an object", i)
+		}
+		name := strField(fn, "name")
+		if !validFunctionName(name) {
+			return "", fmt.Errorf("tools[%d].function.name: %q must be a-z, A-Z, 0-9, underscores and dashes, at most 256 characters", i, name)
+		}
+		params := bytes.TrimSpace(rawField(fn, "parameters"))
+		if len(params) == 0 || params[0] != '{' {
+			return "", fmt.Errorf("tools[%d].function.parameters: missing or not an object", i)
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(`{"type": "function", "function": {"name": `)
+		pyQuote(&b, name)
+		b.WriteString(`, "description": `)
+		pyQuote(&b, strField(fn, "description"))
+		b.WriteString(`, "parameters": `)
+		if !pyDumpsJSON(&b, string(params)) {
+			return "", fmt.Errorf("tools[%d].function.parameters: not valid JSON", i)
+		}
+		b.WriteString("}}")
+	}
+	b.WriteByte(']')
+	return b.String(), nil
+}
+
+func validFunctionName(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// pyDumpsJSONOrString writes json.dumps of s parsed as JSON, or of the
+// string s when it is not JSON (mistral-common's _parse_json_content).
+func pyDumpsJSONOrString(b *strings.Builder, s string) {
+	var t strings.Builder
+	if pyDumpsJSON(&t, s) {
+		b.WriteString(t.String())
+		return
+	}
+	pyQuote(b, s)
+}
+
+// pyDumpsJSON writes Python's json.dumps(json.loads(s),
+// ensure_ascii=False) and reports whether s is JSON.
+func pyDumpsJSON(b *strings.Builder, s string) bool {
+	if !json.Valid([]byte(s)) {
+		return false
+	}
+	v, err := decodeOrdered([]byte(s), 0)
+	if err != nil {
+		return false
+	}
+	pyDump(b, v)
+	return true
+}
+
+func pyDump(b *strings.Builder, v *ordered) {
+	switch v.kind {
+	case 'o':
+		b.WriteByte('{')
+		for i, k := range v.keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pyQuote(b, k)
+			b.WriteString(": ")
+			pyDump(b, v.vals[i])
+		}
+		b.WriteByte('}')
+	case 'a':
+		b.WriteByte('[')
+		for i, e := range v.vals {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pyDump(b, e)
+		}
+		b.WriteByte(']')
+	case 's':
+		pyQuote(b, v.str)
+	case 'b':
+		b.WriteString(v.str)
+	case 'z':
+		b.WriteString("null")
+	case 'n':
+		b.WriteString(pyNumber(v.str))
+	}
+}
+
+// pyNumber is a JSON number as Python's json.loads then json.dumps
+// write it: an integer as the int it is, any other as float's repr.
+func pyNumber(lit string) string {
+	if !strings.ContainsAny(lit, ".eE") {
+		if strings.TrimLeft(lit, "-0") == "" {
+			return "0"
+		}
+		return lit
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return lit
+	}
+	return pyFloatRepr(f)
+}
+
+// pyFloatRepr is Python's repr of a float: the shortest digits, in
+// fixed notation for exponents from -4 to 15, else as d.ddde±XX.
+func pyFloatRepr(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case math.IsNaN(f):
+		return "NaN"
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64) // -d.ddde±XX
+	mant, expStr, _ := strings.Cut(e, "e")
+	exp, _ := strconv.Atoi(expStr)
+	if exp < -4 || exp >= 16 {
+		sign := "+"
+		if exp < 0 {
+			sign, exp = "-", -exp
+		}
+		return fmt.Sprintf("%se%s%02d", mant, sign, exp)
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// pyQuote writes s as Python's json.dumps(s, ensure_ascii=False).
+func pyQuote(b *strings.Builder, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if c < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[c>>4])
+				b.WriteByte(hex[c&15])
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
