@@ -310,4 +310,3 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 	}
 	flush()
 }
-
