@@ -175,8 +175,11 @@ func RenderRules(r Rules, ex *extract.Inputs, t *chat.Template, now time.Time, n
 // RenderRulesVision is RenderRules for a model that takes images
 // (RenderVision).
 func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Vision, now time.Time, noTools bool, dst []byte) (Prompt, error) {
-	if rulesRenderer(r, t) == RendererHarmony {
+	switch rulesRenderer(r, t) {
+	case RendererHarmony:
 		return renderHarmony(ex, now, noTools, dst)
+	case RendererDeepSeekV32:
+		return renderDeepSeekV32(ex, noTools, dst)
 	}
 	req, err := PrepareVision(r, ex, t, vis)
 	if err != nil {

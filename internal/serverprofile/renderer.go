@@ -14,7 +14,7 @@ const (
 	RendererJinja       = "jinja"
 	RendererHarmony     = "harmony"      // gpt-oss: openai_harmony
 	RendererMistral     = "mistral"      // mistral_common (not yet)
-	RendererDeepSeekV32 = "deepseek_v32" // vllm/renderers/deepseek_v32.py (not yet)
+	RendererDeepSeekV32 = "deepseek_v32" // DeepSeek's encoding_dsv32.py, as vLLM runs it
 )
 
 // RendererNames lists the --renderer values.
@@ -27,15 +27,13 @@ func RendererNames() []string {
 // count claims to be theirs.
 func ParseRenderer(s string) (string, error) {
 	switch s {
-	case "", RendererJinja, RendererHarmony:
+	case "", RendererJinja, RendererHarmony, RendererDeepSeekV32:
 		return s, nil
 	case RendererMistral:
 		// The hook: once internal/tokenizer reads tekken.json, a
 		// Mistral-format folder (tekken.json, tokenizer.model.v*,
 		// params.json) selects this renderer.
 		return "", fmt.Errorf("--renderer mistral: mistral_common's request encoding is not reproduced yet (it needs the Tekken tokenizer)")
-	case RendererDeepSeekV32:
-		return "", fmt.Errorf("--renderer deepseek_v32: vLLM's DeepSeek-V3.2 encoder is not reproduced yet")
 	}
 	return "", fmt.Errorf("unknown renderer %q (want one of %s)", s, strings.Join(RendererNames(), ", "))
 }
@@ -43,8 +41,9 @@ func ParseRenderer(s string) (string, error) {
 // RendererOf is the renderer p's server uses for the model of t: the
 // --renderer choice when one was made, else the server's own choice by
 // the model's config.json model_type (vLLM: gpt_oss → Harmony,
-// serving_chat's use_harmony), else the Jinja template. Model types whose
-// renderer is not reproduced (deepseek_v32) fall back to the template.
+// serving_chat's use_harmony; deepseek_v32 → DeepSeek-V3.2's encoder,
+// the tokenizer mode vLLM's registry picks for it), else the Jinja
+// template.
 func RendererOf(p Profile, t *chat.Template) string {
 	if t == nil {
 		return RendererJinja
@@ -54,6 +53,9 @@ func RendererOf(p Profile, t *chat.Template) string {
 	}
 	if p == VLLM && t.ModelType == "gpt_oss" {
 		return RendererHarmony
+	}
+	if p == VLLM && t.ModelType == "deepseek_v32" {
+		return RendererDeepSeekV32
 	}
 	return RendererJinja
 }
