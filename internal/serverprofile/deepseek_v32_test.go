@@ -2,13 +2,10 @@ package serverprofile
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,58 +60,11 @@ func readDSV32Expect(t *testing.T) []dsv32Expect {
 	return cases
 }
 
-// DSV32Placeholders are the deepseek_v3 tokenizer's added tokens that
-// DeepSeek-V3.1 and V3.2 name <think> and </think> (ids 128798, 128799);
-// the reference script renames them the same way.
-var dsv32Placeholders = []string{"<｜place▁holder▁no▁798｜>", "<think>", "<｜place▁holder▁no▁799｜>", "</think>"}
-
-var (
-	dsv32Once sync.Once
-	dsv32Dir  string
-	dsv32Err  error
-)
-
-// dsv32ModelDir is the deepseek_v3 conformance model with V3.2's <think>
-// and </think> tokens: V3.2's vocabulary as far as its encoder uses it.
-func dsv32ModelDir(t *testing.T) string {
-	t.Helper()
-	ref := filepath.Join(testutil.RefDir(t), "models", "deepseek_v3")
-	dsv32Once.Do(func() {
-		var dir string
-		if dir, dsv32Err = os.MkdirTemp("", "islkit-dsv32-"); dsv32Err != nil {
-			return
-		}
-		for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
-			var b []byte
-			if b, dsv32Err = os.ReadFile(filepath.Join(ref, name)); dsv32Err != nil {
-				return
-			}
-			if name == "tokenizer.json" {
-				for i := 0; i < len(dsv32Placeholders); i += 2 {
-					if bytes.Count(b, []byte(dsv32Placeholders[i])) != 1 {
-						dsv32Err = os.ErrInvalid
-						return
-					}
-					b = bytes.Replace(b, []byte(dsv32Placeholders[i]), []byte(dsv32Placeholders[i+1]), 1)
-				}
-			}
-			if dsv32Err = os.WriteFile(filepath.Join(dir, name), b, 0o644); dsv32Err != nil {
-				return
-			}
-		}
-		dsv32Dir = dir
-	})
-	if dsv32Err != nil {
-		t.Fatal(dsv32Err)
-	}
-	return dsv32Dir
-}
-
 // dsv32Model loads the V3.2 stand-in and marks its template as a
-// deepseek_v32 model's, as model.Load marks it from config.json.
+// deepseek_v32 model's, as model.Load marks it from its config.json.
 func dsv32Model(t *testing.T) (model, *chat.Template) {
 	t.Helper()
-	src, err := modelsrc.Resolve(dsv32ModelDir(t))
+	src, err := modelsrc.Resolve(testutil.DeepSeekV32Model(t))
 	if err != nil {
 		t.Fatal(err)
 	}
