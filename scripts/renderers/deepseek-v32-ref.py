@@ -26,7 +26,13 @@ two place holders DeepSeek-V3.1 and V3.2 turned into <think> and </think>
 (ids 128798 and 128799) renamed so, encoded with the Python tokenizers
 package (add_special_tokens=False, as vLLM encodes the prompt).
 
-Usage: deepseek-v32-ref.py ENCODER.py MODEL_DIR OUT.jsonl.gz
+Usage: deepseek-v32-ref.py ENCODER.py MODEL_DIR OUT.jsonl.gz   the corpus expectations
+       deepseek-v32-ref.py --count ENCODER.py MODEL_DIR < RECORDS  one count per
+           (MODEL_DIR the deepseek_v3 folder, as above)
+           line of chat bodies or send records (their "payload"; records
+           with neither, such as send's run header, are skipped)
+       deepseek-v32-ref.py --model-dir MODEL_DIR OUT_DIR  writes the V3.2
+           stand-in folder (tokenizer files renamed as below, config.json)
 """
 import copy, gzip, hashlib, importlib.util, json, sys
 
@@ -35,7 +41,23 @@ import tokenizers
 ENCODER_SOURCE = "https://github.com/vllm-project/vllm/blob/026ddf88b0e2244af81052ca500c42aae5aeca2b/vllm/tokenizers/deepseek_v32_encoding.py"
 PLACEHOLDERS = {"<｜place▁holder▁no▁798｜>": "<think>", "<｜place▁holder▁no▁799｜>": "</think>"}
 
-encoder_path, model_dir, out_path = sys.argv[1:4]
+if sys.argv[1] == "--model-dir":
+    import os, shutil
+    model_dir, out_dir = sys.argv[2:4]
+    os.makedirs(out_dir, exist_ok=True)
+    text = open(f"{model_dir}/tokenizer.json", encoding="utf-8").read()
+    for old, new in PLACEHOLDERS.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    open(f"{out_dir}/tokenizer.json", "w", encoding="utf-8").write(text)
+    shutil.copy(f"{model_dir}/tokenizer_config.json", out_dir)
+    open(f"{out_dir}/config.json", "w").write('{"model_type": "deepseek_v32"}\n')
+    sys.exit(0)
+COUNT = sys.argv[1] == "--count"
+if COUNT:
+    sys.argv.pop(1)
+encoder_path, model_dir = sys.argv[1:3]
+out_path = None if COUNT else sys.argv[3]
 spec = importlib.util.spec_from_file_location("encoding_dsv32", encoder_path)
 enc = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(enc)
@@ -195,6 +217,15 @@ def bodies():
         out.append((name, body))
     return out
 
+
+if COUNT:
+    for line in sys.stdin:
+        rec = json.loads(line)
+        body = rec.get("payload", rec)
+        if "messages" not in body:
+            continue
+        print(len(TOK.encode(apply_chat_template(body), add_special_tokens=False).ids))
+    sys.exit(0)
 
 with gzip.open(out_path, "wt", encoding="utf-8") as f:
     f.write(json.dumps({"encoder": ENCODER_SOURCE, "encoder_sha256": hashlib.sha256(open(encoder_path, "rb").read()).hexdigest(),
