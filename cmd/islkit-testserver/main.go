@@ -30,7 +30,7 @@ func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // flagOf names the flag of each testserver.Config field.
 var flagOf = map[string]string{"FaultRate": "fault-rate", "TokensPerSecond": "tokens-per-second",
 	"TTFT": "ttft", "Faults": "faults", "NaturalLength": "natural-length",
-	"PrefixCacheBlock": "prefix-cache-block"}
+	"PrefixCacheBlock": "prefix-cache-block", "OutputServer": "output-server", "Reasoning": "reasoning"}
 
 // serve runs the server until ctx is cancelled; ready, when set, gets the
 // server's URL once it listens.
@@ -44,7 +44,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	tps := fs.Float64("tokens-per-second", 0, "streamed token rate (0: at once)")
 	ttft := fs.Duration("ttft", 0, "delay before the first token")
 	faultRate := fs.Float64("fault-rate", 0, "fraction of requests that get a fault")
-	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all)")
+	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all; also "+testserver.FaultIgnoreMinTokens+": the server ignores ignore_eos and min_tokens, with -random-stop)")
 	seed := fs.Uint64("seed", 1, "fault seed")
 	cacheBlock := fs.Int("prefix-cache-block", 0, "unbounded automatic prefix cache in blocks of this many tokens, reported as usage.prompt_tokens_details.cached_tokens (vLLM: 16; 0: none)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -53,6 +53,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
 	processor := fs.String("processor", "", "folder of the model's image processing (config.json with preprocessor_config.json / processor_config.json) for counting images as vLLM does (default: the -tokenizer folder; none: images are refused as a text-only model's server does)")
 	mmLimit := fs.String("limit-mm-per-prompt", "", `vLLM's --limit-mm-per-prompt ({"image":4} or image=4): more images are refused (default: no limit)`)
+	outputServer := fs.String("output-server", "", "honour this server's output-length parameters: "+strings.Join(serverprofile.OutputServers(), ", ")+" (default: -server's): ignore_eos and min_tokens, llama.cpp's n_predict and ignore_eos, none for openai")
+	reasoning := fs.Int("reasoning", 0, "make the first N tokens of every chat reply reasoning (delta.reasoning_content), counted in completion_tokens and reported as completion_tokens_details.reasoning_tokens")
 	randomStop := fs.Bool("random-stop", false, "end each reply at a random length up to max_tokens (finish_reason stop), as a real model does: drawn from -seed and the request, so the same request gets the same reply whatever the order")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -76,6 +78,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	cfg := testserver.Config{Renderer: *renderer, NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
 		CloseAfterStream: *closeAfter, Profile: profile, PrefixCacheBlock: *cacheBlock}
 	cfg.RandomStop = *randomStop
+	cfg.OutputServer, cfg.Reasoning = *outputServer, *reasoning
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")
 	}

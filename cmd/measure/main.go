@@ -105,6 +105,7 @@ type flags struct {
 	SummaryJSON       string        `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string        `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
 	Report            string        `help:"Write the whole summary as one self-contained HTML page to FILE.html: ISL error histograms, latency CDFs, TTFT against ISL, throughput and concurrency over time, and the tables (no JavaScript, no network)." placeholder:"FILE.html"`
+	OSLTolerance      string        `name:"osl-tolerance" default:"5%,50" placeholder:"PCT%,TOKENS" help:"Warn in the summary's output-length section when a request's output misses its max_tokens by more than this: min(PCT % of max_tokens, TOKENS); one of the two alone is that one. Default: AIPerf's OSL mismatch threshold."`
 	Percentiles       string        `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
 	SLO               string        `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
 	LagLimit          time.Duration `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (the latencies include client time) when the p99 of the records' schedule lag (result.schedule_lag_ns) is above this."`
@@ -189,6 +190,11 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if opts.Percentiles, err = report.ParsePercentiles(f.Percentiles); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
+	tol, err := report.ParseOSLTolerance(f.OSLTolerance)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	opts.OSLTolerance = &tol
 	if opts.SLO, err = report.ParseSLO(f.SLO); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}

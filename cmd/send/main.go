@@ -61,6 +61,9 @@ type flags struct {
 	Model          string `help:"Model name for the payload (default: the conversation's)."`
 	MaxTokensField string `default:"max_tokens" enum:"max_tokens,max_completion_tokens" help:"Body field carrying each turn's output length (${enum})."`
 	Stream         bool   `default:"true" negatable:"" help:"Ask for a streamed (SSE) response with usage."`
+	ExactOSL       bool   `name:"exact-osl" default:"true" negatable:"" help:"Ask the server for exactly each turn's max_tokens output tokens, in its parameters (--server): vllm, sglang, trtllm, dynamo: ignore_eos and min_tokens; llamacpp: n_predict and ignore_eos. Written into the body (the dry run shows them); members --extra-body sets are kept as given and reported. openai (a hosted API), transformers and aiperf cannot be told: their requests are recorded best effort (output_length.mode). --exact-osl=false: the model stops when it likes."`
+	ResponsesChain bool   `name:"responses-chain" help:"Chain each conversation's Responses turns as a stateful client does: every request \"store\": true, each later turn only its new input with the previous answer's id (previous_response_id; a dry run names it dry-run:CONV:TURN). The server prefills the conversation it reconstructs, which the record keeps (chained.reconstructed) and measure counts; --exact sizes it. Needs --endpoint responses."`
+	Server         string `help:"The server the requests go to: its output-length parameters (--exact-osl) and, with --exact, its preprocessing, which the count follows (as measure --server; only vllm, sglang, transformers, aiperf, and the conversations' own: another is refused). Default: the one the conversations were composed for (compose --server)." default:"" enum:",vllm,sglang,transformers,aiperf,llamacpp,trtllm,dynamo,openai"`
 	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'; the fields send sets (model, messages, max_tokens, stream, ...) are refused."`
 
 	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST to the endpoint's path, /v1/chat/completions for chat), or the full endpoint URL."`
@@ -96,7 +99,6 @@ type flags struct {
 	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
 	Renderer     string `help:"With --exact: what renders a request: jinja, harmony or deepseek_v32 (as measure --renderer). Default: the records' (compose's), else the server's choice by the model's config.json model_type." placeholder:"NAME" group:"exact"`
 	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
-	Server       string `help:"With --exact: the server whose preprocessing the count follows (as measure --server): vllm, sglang, transformers or aiperf. Default: the one the conversations were composed for (compose --server); another is refused." default:"" enum:",vllm,sglang,transformers,aiperf" group:"exact"`
 
 	args []string // the command line, for the run record
 }
@@ -137,7 +139,7 @@ var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distrib
 	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit"}
 
 // exactOnly are the flags only --exact reads.
-var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "server", "renderer"}
+var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "renderer"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -165,7 +167,7 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		once.Do(func() { fmt.Fprintf(stderr, "send: warning: %v (further drops not reported)\n", err) })
 	}
 	b, err := send.NewBuilder(send.PayloadOptions{Model: c.Model, MaxTokensField: c.MaxTokensField,
-		Stream: c.Stream, ExtraBody: c.ExtraBody}, warn)
+		Stream: c.Stream, ExtraBody: c.ExtraBody, ExactOSL: c.ExactOSL, Server: c.Server, ResponsesChain: c.ResponsesChain}, warn)
 	if err != nil {
 		return cli.ExitUsage, usage(err)
 	}
@@ -253,6 +255,12 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if opts.Endpoint != endpoint.Chat && given["max-tokens-field"] {
 		return cli.ExitUsage, usage(fmt.Errorf("--max-tokens-field is for chat requests; %s bodies carry %s", opts.Endpoint, map[endpoint.Kind]string{endpoint.Completions: "max_tokens", endpoint.Responses: "max_output_tokens"}[opts.Endpoint]))
 	}
+	if c.ResponsesChain && opts.Endpoint != endpoint.Responses {
+		return cli.ExitUsage, usage(fmt.Errorf("--responses-chain chains Responses requests; %s is for --endpoint %s", name, opts.Endpoint))
+	}
+	if c.ResponsesChain && c.Format != send.FormatJSONL {
+		return cli.ExitUsage, usage(errors.New("--responses-chain: AIPerf's inputs.json has no previous_response_id; write jsonl"))
+	}
 	if err := b.CheckModels(convs); err != nil {
 		return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 	}
@@ -260,6 +268,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		if err := opts.CheckDataset(convs); err != nil {
 			return cli.ExitUsage, usage(fmt.Errorf("%s: %w", name, err))
 		}
+	}
+	for _, n := range b.OutputNotes(convs) {
+		fmt.Fprintf(stderr, "send: note: %s\n", n)
 	}
 	var wiring send.Wiring
 	if c.Exact {

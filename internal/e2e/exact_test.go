@@ -15,8 +15,8 @@ import (
 
 // TestExactLivePipeline runs probe | compose --live | send --exact from
 // the built binaries against a test server whose replies stop at random
-// lengths: every request's usage.prompt_tokens is its target_isl, later
-// turns included.
+// lengths (--exact-osl=false lets them): every request's
+// usage.prompt_tokens is its target_isl, later turns included.
 func TestExactLivePipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the whole pipeline")
@@ -26,7 +26,7 @@ func TestExactLivePipeline(t *testing.T) {
 	cmd := exec.Command("bash", "-c", `set -eo pipefail; b=$0
 "$b/probe" --apply-chat-template --cache-bust first_turn_suffix --now 2025-07-10T12:00:00 \
   | "$b/compose" --isl 120 --osl 40 --turns 4 --conversations 5 --shared-system-prompt-length 30 --live --model m \
-  | "$b/send" --exact --url "$1" --concurrency 3`, bin, srv.URL())
+  | "$b/send" --exact --exact-osl=false --url "$1" --concurrency 3`, bin, srv.URL())
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestExactLiveDataset(t *testing.T) {
 		cmd := exec.Command("bash", "-c", `set -eo pipefail; b=$0
 "$b/probe" $3 --apply-chat-template --cache-bust first_turn_suffix --now 2025-07-10T12:00:00 \
   | "$b/compose" $3 --dataset "$2" --isl 90 --live --model m \
-  | "$b/send" --exact --url "$1" --concurrency 2`, bin, srv.URL(), data, tokenizer)
+  | "$b/send" --exact --exact-osl=false --url "$1" --concurrency 2`, bin, srv.URL(), data, tokenizer)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatal(err)

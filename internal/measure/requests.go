@@ -27,6 +27,8 @@ type requestMeta struct {
 	marker    string           // the injected marker text, when known
 	cacheBust cachebust.Target // the marker's target, when known
 	maxTokens int              // the turn's max_tokens, 0 when unknown
+	osl       *records.OSL     // the output against max_tokens (live records)
+	chained   bool             // counted from a chained turn's reconstruction
 }
 
 // withISL measures body (a member of obj, already validated) and adds the
@@ -45,6 +47,8 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
+	isl.OSL = meta.osl
+	isl.Chained = meta.chained
 	if _, ok := obj.Get("isl"); !ok && data != nil {
 		// Copy the line once instead of serialising every member again.
 		out, err := jsonobj.AppendMember(data, "isl", isl)
@@ -107,17 +111,28 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 			if live.OK && !live.Usage.Counts() {
 				m.countOutput(live, result)
 			}
+			asked := ""
+			if rec.OutputLength != nil {
+				asked = rec.OutputLength.Mode
+			}
+			meta.osl = m.oslOf(rec.MaxTokens, asked, result)
 			req.Live = live
 		}
 	}
 	body, _ := obj.Get("payload")
+	if ch := rec.Chained; ch != nil {
+		// A chained Responses turn: the server prefills the conversation
+		// it reconstructs, not the payload's new turn alone.
+		body = ch.Reconstructed
+		meta.chained = true
+	}
 	if isNull(body) {
 		// send --no-payload: the performance figures need no payload; the
 		// ISL cannot be recounted, and the record says so.
 		req.Unmeasured, req.NoPayload = true, true
 		req.ISL = records.ISL{Error: NoPayloadError, Server: meta.server, ServerCached: meta.cached,
 			Target: meta.target, Expected: meta.expected, ExpectedCached: meta.expectedCached,
-			ConversationID: meta.conversationID, TurnIndex: meta.turn}
+			ConversationID: meta.conversationID, TurnIndex: meta.turn, OSL: meta.osl, Chained: meta.chained}
 		out, err := jsonobj.AppendMember(data, "isl", req.ISL)
 		if err == nil {
 			err = usageErr
@@ -254,6 +269,8 @@ func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte) ([]byte, records.I
 			return nil, records.ISL{}, prefixField("responses", err)
 		}
 		meta.server = server
+		status, _ := obj.Get("status")
+		meta.osl = m.aiperfOSL(body, raw, status)
 	}
 	return m.withISL(obj, data, body, meta)
 }

@@ -82,6 +82,14 @@ type ISL struct {
 	// VsProfile compares the templated count with the same request
 	// counted under another profile (measure --compare-server).
 	VsProfile *ProfileGap `json:"vs_profile,omitempty"`
+	// Chained marks a turn sent with send --responses-chain: counted from
+	// the conversation the server reconstructs (the record's
+	// chained.reconstructed), not from its payload, which carries only
+	// the new turn.
+	Chained bool `json:"chained,omitempty"`
+	// OSL is the request's output measured against its max_tokens
+	// (live requests with a max_tokens only).
+	OSL *OSL `json:"osl,omitempty"`
 }
 
 // ProfileGap compares a templated count with Count, the same request
@@ -179,3 +187,51 @@ const (
 	// server-side prompt.
 	CauseUnexplained = "unexplained"
 )
+
+// OSL causes: why a request's output missed its max_tokens (OSL.Cause).
+const (
+	// OSLExact: the server's count is the target.
+	OSLExact = "exact"
+	// OSLStoppedEarly: EOS or a stop string before the target
+	// (finish_reason stop): asked exact, the server ignored min_tokens or
+	// ignore_eos.
+	OSLStoppedEarly = "stopped_early"
+	// OSLLengthCut: cut for length below the target (finish_reason
+	// length): the server's context window or its own output cap.
+	OSLLengthCut = "length_cut"
+	// OSLOverTarget: more tokens than max_tokens were counted.
+	OSLOverTarget = "over_target"
+	// OSLFailedMidStream: the request failed after output began.
+	OSLFailedMidStream = "failed_midstream"
+	// OSLOtherFinish: another finish reason (tool_calls, content_filter).
+	OSLOtherFinish = "other_finish"
+)
+
+// OSL is one request's output length as the client received it.
+type OSL struct {
+	// Target is the request's max_tokens.
+	Target int `json:"target"`
+	// Asked is how the body asked for it (the send record's
+	// output_length.mode: exact, user, best_effort); "" when not known.
+	Asked string `json:"asked,omitempty"`
+	// Received is the server's completion_tokens, or Reencoded when the
+	// server sent no usage (ReceivedFrom says which).
+	Received     int    `json:"received"`
+	ReceivedFrom string `json:"received_from"` // "server" or "reencoded"
+	// Error is Received − Target.
+	Error int `json:"error"`
+	// Server is usage.completion_tokens (output_tokens for Responses).
+	Server *int `json:"server,omitempty"`
+	// Reasoning is the reasoning tokens inside Server, when reported
+	// (completion_tokens_details / output_tokens_details).
+	Reasoning *int `json:"reasoning,omitempty"`
+	// Reencoded is islkit's count of the streamed text (output_text, and
+	// reasoning_text, each encoded on its own without special tokens) with
+	// measure's tokenizer: what a later turn's history carries.
+	// ReencodedDiff is Reencoded − Server.
+	Reencoded     *int   `json:"reencoded,omitempty"`
+	ReencodedDiff *int   `json:"reencoded_diff,omitempty"`
+	FinishReason  string `json:"finish_reason,omitempty"`
+	// Cause is OSLExact or why the output missed the target.
+	Cause string `json:"cause"`
+}

@@ -62,6 +62,10 @@ type Request struct {
 	// not the one compose named).
 	ExpectedCachedTokens *int `json:"expected_cached_tokens,omitempty"`
 	MaxTokens            int  `json:"max_tokens"`
+	// OutputLength says how the body asks the server for max_tokens
+	// output tokens (send --exact-osl); absent when the request sets no
+	// max_tokens, and in records written before the field existed.
+	OutputLength *OutputLength `json:"output_length,omitempty"`
 	// Marker is the cache-bust marker text as injected ("" for none),
 	// CacheBust the target and Landing where it landed.
 	Marker    string            `json:"marker"`
@@ -79,11 +83,49 @@ type Request struct {
 	// for (its composed_for), so that measure can warn when it counts
 	// with another; absent for conversations that do not say.
 	ComposedFor *ModelPin `json:"composed_for,omitempty"`
+	// Chained is set on a turn sent with send --responses-chain after an
+	// answer it names: its payload carries only the new turn and
+	// previous_response_id, and the server prefills the conversation it
+	// reconstructs, Reconstructed (the whole conversation's body), which
+	// is what measure counts.
+	Chained *Chain `json:"chained,omitempty"`
 	// Payload is the exact request body, byte for byte as sent (or as a
 	// live run would send it); omitted in live mode with --no-payload.
 	Payload json.RawMessage `json:"payload,omitempty"`
 	// Result is what happened to a live request.
 	Result *Result `json:"result,omitempty"`
+}
+
+// Chain is how a chained Responses turn was sent.
+type Chain struct {
+	PreviousResponseID string          `json:"previous_response_id"`
+	Reconstructed      json.RawMessage `json:"reconstructed,omitempty"`
+}
+
+// OutputLength modes.
+const (
+	// OutputExact: send wrote the server's parameters for exactly
+	// max_tokens output tokens (ignore_eos with min_tokens, or n_predict).
+	OutputExact = "exact"
+	// OutputUser: --extra-body set some of those parameters; send kept
+	// them as given and wrote only the others (Params).
+	OutputUser = "user"
+	// OutputBestEffort: nothing asks for an exact length: the server
+	// cannot be told (a hosted API, a counting rule rather than a
+	// server), or --exact-osl=false. The model stops when it likes.
+	OutputBestEffort = "best_effort"
+)
+
+// OutputLength is how a request's body asks for its output length.
+type OutputLength struct {
+	Mode string `json:"mode"`
+	// Server is the server whose parameter names were used (send
+	// --server, else the conversation's).
+	Server string `json:"server"`
+	// Params are the body members send wrote; UserSet the ones
+	// --extra-body set, which send left as they were.
+	Params  []string `json:"params,omitempty"`
+	UserSet []string `json:"user_set,omitempty"`
 }
 
 // Result is the outcome of one live request. Times are nanoseconds.
@@ -140,6 +182,10 @@ type Result struct {
 	// A request of which any byte was written is never sent again: its
 	// failure is ErrReset.
 	Retried bool `json:"retried,omitempty"`
+	// ResponseID is a Responses answer's id, which a later turn sent with
+	// send --responses-chain names as its previous_response_id; absent
+	// for the other endpoints.
+	ResponseID string `json:"response_id,omitempty"`
 	// Note says what was unusual about a request that succeeded
 	// nonetheless: a stream that ended without data: [DONE] after its
 	// finish_reason and usage (send's NoteNoDone); absent otherwise.

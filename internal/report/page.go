@@ -64,6 +64,9 @@ func (r *Report) writeReport(w io.Writer) {
 		}
 		fmt.Fprintf(w, "<p%s>%s</p>\n", class, esc(l))
 	}
+	if r.OSL != nil {
+		r.OSL.writeHTML(w)
+	}
 	if p != nil {
 		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleKeyFigures)
 		writeHTMLTable(w, p.keyTable())

@@ -196,6 +196,9 @@ type Options struct {
 	SLO         SLO
 	// Client are the limits of the client verdict (CheckClient).
 	Client ClientLimits
+	// OSLTolerance is the output-length miss measure warns beyond
+	// (zero: DefaultOSLTolerance).
+	OSLTolerance *OSLTolerance
 }
 
 // perfReq is one live request, kept until Report.

@@ -56,6 +56,12 @@ type Report struct {
 	// ModelMismatch counts requests composed for another model than the
 	// one measure counted with; absent when there were none.
 	ModelMismatch *ModelMismatch `json:"model_mismatch,omitempty"`
+	// Chained counts the turns sent with send --responses-chain (counted
+	// from the conversation the server reconstructs); absent when none.
+	Chained uint64 `json:"chained,omitempty"`
+	// OSL is the output length against max_tokens of the live requests
+	// (send records, AIPerf raw exports); absent when none had one.
+	OSL *OSLReport `json:"osl,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
 }
@@ -174,6 +180,8 @@ func (s *Accumulator) Report() Report {
 		r.UnreadableLines.Total += n
 	}
 	r.Performance = s.perf.report(s.opts)
+	r.OSL = s.osl.report(s.oslTolerance())
+	r.Chained = s.chained
 	for _, t := range s.sortedTurns() {
 		st := s.turns[t]
 		r.ByTurn = append(r.ByTurn, TurnStats{

@@ -83,6 +83,8 @@ type Accumulator struct {
 	dups      uint64                     // exact duplicate records dropped (AddDuplicate)
 	runs      []records.Run              // the runs' configurations (AddRun)
 	perf      perfAcc
+	osl       oslAcc
+	chained   uint64 // turns sent with send --responses-chain
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
 	// serverCache is nil until a server reports cached tokens.
@@ -167,6 +169,10 @@ func (s *Accumulator) Add(isl records.ISL) {
 	}
 	s.addCache(isl, c)
 	s.addServerCache(isl, c)
+	s.osl.add(isl.OSL, s.oslTolerance())
+	if isl.Chained {
+		s.chained++
+	}
 	var errs [comparisons]*int64
 	if isl.Target != nil {
 		d := sub(c, *isl.Target)
@@ -302,4 +308,11 @@ func absSat(v int64) int64 {
 // sortedTurns returns the turn indices seen, ascending.
 func (s *Accumulator) sortedTurns() []int {
 	return slices.Sorted(maps.Keys(s.turns))
+}
+
+func (s *Accumulator) oslTolerance() OSLTolerance {
+	if s.opts.OSLTolerance != nil {
+		return *s.opts.OSLTolerance
+	}
+	return DefaultOSLTolerance
 }

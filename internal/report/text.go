@@ -51,6 +51,12 @@ func (s *Accumulator) WriteText(w io.Writer) error {
 		fmt.Fprintln(bw)
 		t.writeText(bw)
 	}
+	if o := r.OSL; o != nil {
+		fmt.Fprintln(bw)
+		for _, l := range o.lines() {
+			fmt.Fprintln(bw, l)
+		}
+	}
 	if p := r.Performance; p != nil {
 		fmt.Fprintln(bw)
 		for _, l := range p.headline() {
@@ -76,6 +82,9 @@ func (r *Report) headline() []string {
 	}
 	if r.WarmupExcluded > 0 {
 		l += fmt.Sprintf("   warmup left out %d", r.WarmupExcluded)
+	}
+	if r.Chained > 0 {
+		l += fmt.Sprintf("   chained %d (Responses previous_response_id: counted as the server reconstructs the conversation)", r.Chained)
 	}
 	lines := []string{}
 	for _, run := range r.Runs {

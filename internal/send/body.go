@@ -5,7 +5,9 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/islkit/islkit/internal/jsonobj"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/request"
+	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/wire"
 )
 
@@ -28,6 +31,18 @@ type PayloadOptions struct {
 	// min_tokens, chat_template_kwargs, ...). It may not set the fields
 	// send owns (ownedKeys).
 	ExtraBody string
+	// ExactOSL asks each request's server for exactly its max_tokens
+	// output tokens, in that server's parameters
+	// (serverprofile.ExactOutput), written into the body; members
+	// ExtraBody sets are left as the user gave them.
+	ExactOSL bool
+	// Server names the server whose output-length parameters are used
+	// (send --server); "" is each conversation's (compose --server).
+	Server string
+	// ResponsesChain sends every Responses turn after the first with only
+	// its new input and the previous answer's id (previous_response_id),
+	// each with "store": true.
+	ResponsesChain bool
 }
 
 // Builder builds the request bodies send puts on the wire: the request
@@ -44,6 +59,8 @@ type Builder struct {
 	// AIPerf's CompletionsEndpoint does (its inputs.json); vLLM counts a
 	// list of prompts as their sum, so the count is the same.
 	promptList bool
+	// userOutput are the output-length members ExtraBody sets.
+	userOutput []string
 }
 
 // aiperfShape is b writing bodies as AIPerf's format_payload does.
@@ -80,8 +97,96 @@ func NewBuilder(opts PayloadOptions, warn func(error)) (*Builder, error) {
 			}
 		}
 		b.extra = fs
+		for _, f := range fs {
+			if slices.Contains(serverprofile.ExactOutputKeys(), f.key) {
+				b.userOutput = append(b.userOutput, f.key)
+			}
+		}
+	}
+	if opts.ResponsesChain && slices.ContainsFunc(b.extra, func(f field) bool { return f.key == "store" }) {
+		return nil, errors.New(`--extra-body may not set "store" with --responses-chain: a chained turn needs the previous answer stored`)
+	}
+	if opts.Server != "" {
+		if _, err := serverprofile.ParseOutputServer(opts.Server); err != nil {
+			return nil, fmt.Errorf("--server: %w", err)
+		}
 	}
 	return b, nil
+}
+
+// OutputServer is the server whose output-length parameters c's bodies
+// carry: --server, else the one c was composed for.
+func (b *Builder) OutputServer(c *records.Conversation) string {
+	if b.opts.Server != "" {
+		return b.opts.Server
+	}
+	if c.Server != "" {
+		return c.Server
+	}
+	return string(serverprofile.Default)
+}
+
+// outputLength is how turn t of c asks for its length, and the members
+// to write for it.
+func (b *Builder) outputLength(c *records.Conversation, maxTokens int) (*records.OutputLength, []serverprofile.OutputMember) {
+	if maxTokens <= 0 {
+		return nil, nil
+	}
+	ol := &records.OutputLength{Mode: records.OutputBestEffort, Server: b.OutputServer(c)}
+	if !b.opts.ExactOSL {
+		return ol, nil
+	}
+	members, ok := serverprofile.ExactOutput(ol.Server, c.Endpoint.OrChat(), maxTokens)
+	if !ok {
+		return ol, nil
+	}
+	ol.Mode = records.OutputExact
+	var write []serverprofile.OutputMember
+	for _, m := range members {
+		if slices.Contains(b.userOutput, m.Key) {
+			ol.UserSet = append(ol.UserSet, m.Key)
+			ol.Mode = records.OutputUser
+			continue
+		}
+		write = append(write, m)
+		ol.Params = append(ol.Params, m.Key)
+	}
+	return ol, write
+}
+
+// OutputNotes are what stderr should say once about convs' output
+// lengths: servers that cannot be told (their requests best effort),
+// and members --extra-body set that send leaves as given.
+func (b *Builder) OutputNotes(convs []records.Conversation) []string {
+	if !b.opts.ExactOSL {
+		return nil
+	}
+	var notes []string
+	seen := map[string]bool{}
+	user := false
+	for i := range convs {
+		c := &convs[i]
+		mt := 0
+		for _, t := range c.Turns {
+			mt = max(mt, t.MaxTokens)
+		}
+		ol, _ := b.outputLength(c, max(mt, 1))
+		switch {
+		case ol.Mode == records.OutputBestEffort && !seen[ol.Server]:
+			seen[ol.Server] = true
+			why := "it has no parameter for it"
+			if c.Endpoint.OrChat() == endpoint.Responses {
+				why = "a Responses request: vLLM's /v1/responses reads no ignore_eos or min_tokens, and no other server's is known to"
+			} else if ol.Server == string(serverprofile.Transformers) || ol.Server == string(serverprofile.AIPerf) {
+				why = "--server " + ol.Server + " names a counting rule, not a server (give --server vllm, sglang, llamacpp, trtllm or dynamo)"
+			}
+			notes = append(notes, fmt.Sprintf("--exact-osl: server %s cannot be asked for an exact output length (%s): its requests are best effort (output_length.mode best_effort), the model stops when it likes", ol.Server, why))
+		case ol.Mode == records.OutputUser && !user:
+			user = true
+			notes = append(notes, fmt.Sprintf("--exact-osl: --extra-body sets %s: kept as given, not made exact (output_length.user_set)", strings.Join(ol.UserSet, ", ")))
+		}
+	}
+	return notes
 }
 
 // ownedKeys are the body fields send writes itself, with what sets each:
@@ -98,6 +203,7 @@ var ownedKeys = map[string]string{
 	"max_completion_tokens": "each turn's max_tokens comes from compose --osl; --max-tokens-field picks the field",
 	"stream":                "set it with --stream / --no-stream",
 	"stream_options":        "send asks for usage in the stream itself; --stream / --no-stream decides",
+	"previous_response_id":  "send --responses-chain names each turn's previous answer",
 }
 
 // parseObject splits a JSON object into its fields, in document order,
@@ -152,6 +258,8 @@ type Built struct {
 	Body    []byte
 	Marker  string
 	Landing cachebust.Landing
+	// Output is how the body asks for its output length.
+	Output *records.OutputLength
 }
 
 // RequestBody is the body exact counts.
@@ -199,6 +307,14 @@ func (b *Builder) Build(c *records.Conversation, turn, pass int, replies []strin
 		buf = append(buf, `":`...)
 		buf = strconv.AppendInt(buf, int64(mt), 10)
 	}
+	var osl []serverprofile.OutputMember
+	out.Output, osl = b.outputLength(c, c.Turns[turn].MaxTokens)
+	for _, m := range osl {
+		buf = append(buf, `,"`...)
+		buf = append(buf, m.Key...)
+		buf = append(buf, `":`...)
+		buf = append(buf, m.Value...)
+	}
 	buf = append(buf, `,"stream":`...)
 	buf = strconv.AppendBool(buf, b.opts.Stream)
 	if b.opts.Stream && c.Endpoint.OrChat() != endpoint.Responses {
@@ -232,6 +348,7 @@ func newRecord(c *records.Conversation, turn, pass int, built Built) records.Req
 		TargetISL:         t.TargetISL,
 		ExpectedISL:       t.WireISL,
 		MaxTokens:         t.MaxTokens,
+		OutputLength:      built.Output,
 		Marker:            built.Marker,
 		CacheBust:         c.CacheBust,
 		Landing:           built.Landing,

@@ -69,6 +69,15 @@ func dryRunJSONL(w io.Writer, convs []records.Conversation, b *Builder, shard Sh
 				return n, err
 			}
 			rec := newRecord(c, t, 0, built)
+			if b.opts.ResponsesChain {
+				prev := ""
+				if t > 0 {
+					prev = DryRunResponseID(c, t-1)
+				}
+				if err := b.chain(&built, &rec, prev); err != nil {
+					return n, err
+				}
+			}
 			rec.DryRun = true
 			rec.ExpectedCachedTokens = cache.expect(c, t, 0, built.Marker, false)
 			if err := jw.Encode(&rec); err != nil {

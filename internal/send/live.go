@@ -327,6 +327,9 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if wr.Sizer != nil {
 		wk.reqs = exactRequests{b, wr.Sizer}
 	}
+	if b.opts.ResponsesChain {
+		wk.chain = b
+	}
 	if wr.clock != nil {
 		wk.now = wr.clock
 	}

@@ -35,6 +35,8 @@ type worker struct {
 	// session: its sizing state, and the buffer of its replies (reused).
 	sizing  exact.Session
 	replies []string
+	// chain is the Builder when send --responses-chain chains the turns.
+	chain *Builder
 }
 
 // session sends s's turns in order. more is false when the issuer admits
@@ -52,6 +54,7 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 	replies := w.replies[:0]
 	defer func() { clear(replies); w.replies = replies[:0] }()
 	synthetic := false
+	prevID := "" // the previous answer's id (--responses-chain)
 	c := w.reqs.conversation(s.Conv)
 	w.sizing = exact.Session{}
 	for t := range s.Conv.Turns {
@@ -95,6 +98,12 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 			// sends: unknown. (--exact sets it below.)
 			rec.ExpectedISL = nil
 		}
+		if w.chain != nil {
+			if err := w.chain.chain(&built, &rec, prevID); err != nil {
+				w.ended(sl)
+				return false, err
+			}
+		}
 		rec.SyntheticHistory = synthetic
 		rec.Warmup = sl.Warmup
 		if m.ResizedFrom == nil {
@@ -107,6 +116,9 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 		w.reqs.sent(m, &rec, &res, buildDur)
 		if w.noPayload {
 			rec.Payload = nil
+			if rec.Chained != nil {
+				rec.Chained.Reconstructed = nil
+			}
 		}
 		due := sl.Due.UnixNano()
 		late := res.StartNs - due
@@ -115,6 +127,7 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 			res.QueueNs = &queue
 		}
 		rec.Result = &res
+		prevID = res.ResponseID // none after a failure: the next turn goes whole
 		if res.OK {
 			replies = append(replies, res.OutputText)
 		} else {

@@ -18,6 +18,7 @@ package serverprofile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/islkit/islkit/internal/chat"
@@ -62,6 +63,9 @@ func Parse(s string) (Profile, error) {
 		if s == n {
 			return Profile(s), nil
 		}
+	}
+	if slices.Contains(outputOnly, s) {
+		return "", outputOnlyRefusal(s)
 	}
 	return "", fmt.Errorf("unknown server profile %q (want one of %s)", s, strings.Join(Names(), ", "))
 }

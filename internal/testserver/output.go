@@ -22,14 +22,39 @@ type output struct {
 	images        int
 	n             int
 	finish, fault string
+	// reasoning is how many of the n tokens are reasoning (chat): the
+	// first ones, as a reasoning model thinks before it answers.
+	reasoning int
+	// id is a Responses answer's id (stored for previous_response_id).
+	id string
 }
 
-func (o *output) text() string {
+func (o *output) text() string { return wordRange(o.reasoning, o.n) }
+
+func (o *output) reasoningText() string { return wordRange(0, o.reasoning) }
+
+func wordRange(from, to int) string {
 	var b strings.Builder
-	for i := range o.n {
+	for i := from; i < to; i++ {
 		b.WriteString(word(i))
 	}
 	return b.String()
+}
+
+// usage is the chat and completions usage object; reasoning tokens are
+// inside completion_tokens and reported in completion_tokens_details; with
+// images, vLLM reports their placeholder tokens again in
+// prompt_tokens_details.multimodal_tokens (chat_completion/serving.py
+// @006c49d4, docs/reference/server-preprocessing.md §1.1).
+func (o *output) usage() map[string]any {
+	u := usage(o.prompt, o.cached, o.n)
+	if o.images > 0 {
+		u["prompt_tokens_details"].(map[string]any)["multimodal_tokens"] = o.images
+	}
+	if o.reasoning > 0 {
+		u["completion_tokens_details"] = map[string]any{"reasoning_tokens": o.reasoning}
+	}
+	return u
 }
 
 // body is the non-streamed response: a chat completion, a text completion
@@ -47,11 +72,14 @@ func (o *output) body() []byte {
 	case endpoint.Responses:
 		resp = o.response(now, "completed", true)
 	default:
+		msg := map[string]any{"role": "assistant", "content": o.text()}
+		if o.reasoning > 0 {
+			msg["reasoning_content"] = o.reasoningText()
+		}
 		resp = map[string]any{
 			"id": "chatcmpl-islkit", "object": "chat.completion", "created": now, "model": o.req.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": o.finish,
-				"message": map[string]any{"role": "assistant", "content": o.text()}}},
-			"usage": o.usage(),
+			"choices": []any{map[string]any{"index": 0, "finish_reason": o.finish, "message": msg}},
+			"usage":   o.usage(),
 		}
 	}
 	data, _ := json.Marshal(resp)
@@ -76,7 +104,7 @@ func responseUsage(prompt, cached, completion int) map[string]any {
 // every stream here ends in response.completed with the usage.
 func (o *output) response(created int64, status string, done bool) map[string]any {
 	r := map[string]any{
-		"id": "resp_islkit", "object": "response", "created_at": created, "status": status,
+		"id": o.id, "object": "response", "created_at": created, "status": status,
 		"model": o.req.Model, "error": nil, "incomplete_details": nil, "instructions": nil,
 		"max_output_tokens": o.req.MaxOutputTokens, "parallel_tool_calls": true,
 		"previous_response_id": nil, "tool_choice": "auto", "tools": []any{}, "truncation": "disabled",
@@ -180,6 +208,9 @@ func (st *streamer) token(buf []byte, i int) []byte {
 		return st.chunk(buf, `{"index":0,"text":`+string(text)+`,"logprobs":null,"finish_reason":null}`)
 	}
 	content, _ := json.Marshal(w)
+	if i < st.o.reasoning {
+		return st.chunk(buf, `{"index":0,"delta":{"reasoning_content":`+string(content)+`},"finish_reason":null}`)
+	}
 	return st.chunk(buf, `{"index":0,"delta":{"content":`+string(content)+`},"finish_reason":null}`)
 }
 
@@ -280,14 +311,3 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 	flush()
 }
 
-// usage is the chat and completions usage object; with images, vLLM
-// reports their placeholder tokens again in
-// prompt_tokens_details.multimodal_tokens (chat_completion/serving.py
-// @006c49d4, docs/reference/server-preprocessing.md §1.1).
-func (o *output) usage() map[string]any {
-	u := usage(o.prompt, o.cached, o.n)
-	if o.images > 0 {
-		u["prompt_tokens_details"].(map[string]any)["multimodal_tokens"] = o.images
-	}
-	return u
-}

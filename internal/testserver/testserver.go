@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,12 @@ const (
 	FaultStall    = "stall"    // silence until the client gives up (streams send headers and one chunk first)
 	FaultTruncate = "truncate" // the response stops mid-stream, no [DONE]
 )
+
+// FaultIgnoreMinTokens answers as a server that ignores ignore_eos and
+// min_tokens (and llama.cpp's n_predict floor): the reply stops where it
+// would without them (NaturalLength, RandomStop). Not drawn when Faults
+// is empty: it is a server's misbehaviour, not a transport fault.
+const FaultIgnoreMinTokens = "ignore_min_tokens"
 
 // FaultKinds lists every fault.
 func FaultKinds() []string {
@@ -105,6 +112,20 @@ type Config struct {
 	// vision-language model (serverprofile.LoadVision); nil refuses them
 	// as a text-only model's server does.
 	Vision *serverprofile.Vision
+	// OutputServer is the server whose output-length parameters are
+	// honoured (serverprofile.OutputServers; Profile's when empty): vLLM,
+	// SGLang, TensorRT-LLM and Dynamo read ignore_eos and min_tokens;
+	// llama.cpp n_predict (the length) and ignore_eos, and has no minimum;
+	// openai ignores them all, and so does every server on /v1/responses
+	// (vLLM's reads neither). A parameter not given is not applied, as on
+	// the real server.
+	OutputServer string
+	// Reasoning makes the first Reasoning tokens of every reply
+	// reasoning (chat: delta.reasoning_content), counted inside
+	// completion_tokens and reported as
+	// completion_tokens_details.reasoning_tokens, as a reasoning model's
+	// server does.
+	Reasoning int
 }
 
 // Server is an http.Handler; Start runs it on a loopback port.
@@ -119,6 +140,8 @@ type Server struct {
 
 	requests atomic.Int64
 	faults   sync.Map // kind -> *atomic.Int64
+	stops    sync.Map // request body -> Stop
+	store    responseStore
 
 	// Observe, when set before serving, sees each request body and the
 	// prompt tokens counted for it.
@@ -158,6 +181,14 @@ func (c Config) Validate() error {
 		return bad("PrefixCacheBlock", "%d: want 0 (no cache) or a block size in tokens", c.PrefixCacheBlock)
 	case c.PrefixCacheBlock > 0 && c.NoTokenize:
 		return bad("PrefixCacheBlock", "a prefix cache needs the prompt's tokens: drop NoTokenize")
+	}
+	if c.OutputServer != "" {
+		if _, err := serverprofile.ParseOutputServer(c.OutputServer); err != nil {
+			return bad("OutputServer", "%v", err)
+		}
+	}
+	if c.Reasoning < 0 {
+		return bad("Reasoning", "%d: want >= 0", c.Reasoning)
 	}
 	for _, f := range c.Faults {
 		if !validFault(f) {
@@ -215,12 +246,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 func validFault(f string) bool {
-	for _, k := range FaultKinds() {
-		if f == k {
-			return true
-		}
-	}
-	return false
+	return f == FaultIgnoreMinTokens || slices.Contains(FaultKinds(), f)
 }
 
 // Start serves on addr ("127.0.0.1:0" when empty) until Close.
@@ -282,9 +308,16 @@ type Request struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	IgnoreEOS          bool           `json:"ignore_eos"`
-	MinTokens          int            `json:"min_tokens"`
-	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+	IgnoreEOS bool `json:"ignore_eos"`
+	MinTokens int  `json:"min_tokens"`
+	NPredict  *int `json:"n_predict"` // llama.cpp
+	// Responses state: previous_response_id names a stored answer whose
+	// conversation this request continues; store (default true) keeps
+	// this answer for the next.
+	PreviousResponseID string          `json:"previous_response_id"`
+	Store              *bool           `json:"store"`
+	Instructions       json.RawMessage `json:"instructions"`
+	ChatTemplateKwargs map[string]any  `json:"chat_template_kwargs"`
 }
 
 // CountBody is the prompt_tokens (input_tokens for a Responses body) the
@@ -320,6 +353,10 @@ func (s *Server) CountPrompt(messages, tools json.RawMessage, kwargs map[string]
 	}
 	return s.CountBody(data)
 }
+
+// epResponses is endpoint.Responses (ServeHTTP's local endpoint hides the
+// package there).
+const epResponses = endpoint.Responses
 
 // Paths of the endpoints served.
 const (
@@ -390,9 +427,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apiErr(w, http.StatusBadRequest, msg)
 		return
 	}
+	counted := body // what the server prefills
+	var conversation []json.RawMessage
+	if endpoint == epResponses {
+		if req.PreviousResponseID != "" {
+			prev, ok := s.store.get(req.PreviousResponseID)
+			if !ok {
+				apiErr(w, http.StatusNotFound, "Response with id '"+req.PreviousResponseID+"' not found.")
+				return
+			}
+			if conversation, counted, err = reconstruct(prev, &req); err != nil {
+				apiErr(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		} else if conversation, err = inputItems(req.Input); err != nil {
+			apiErr(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
 	prompt, cached, images := 0, 0, 0
 	if !s.cfg.NoTokenize {
-		if prompt, cached, images, err = s.countEndpoint(body); err != nil {
+		if prompt, cached, images, err = s.countEndpoint(counted); err != nil {
 			apiErr(w, http.StatusBadRequest, err.Error())
 			return
 		}
@@ -400,8 +455,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Observe != nil {
 		s.Observe(body, prompt)
 	}
-	n, finish := s.completionLength(&req, body)
-	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, images: images, n: n, finish: finish, fault: fault}
+	n, finish, why := s.completionLength(&req, endpoint, body, fault == FaultIgnoreMinTokens)
+	s.stops.Store(string(body), Stop{Tokens: n, Finish: finish, Why: why})
+	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, images: images, n: n, finish: finish, fault: fault, reasoning: s.reasoningOf(endpoint, n)}
+	if endpoint == epResponses {
+		out.id = s.store.newID()
+		if req.Store == nil || *req.Store {
+			s.store.put(out.id, &stored{input: conversation, output: out.text(), at: time.Now()})
+		}
+	}
 	if req.Stream {
 		s.stream(w, r.Context(), out)
 		return
@@ -490,34 +552,99 @@ func (s *Server) pickFault(forced string) string {
 	return s.cfg.Faults[s.rng.IntN(len(s.cfg.Faults))]
 }
 
-// completionLength is max_tokens, cut to NaturalLength (but not below
-// min_tokens) unless ignore_eos asks to run to the limit.
-func (s *Server) completionLength(req *Request, body []byte) (int, string) {
-	n := s.cfg.DefaultMaxTokens
+// reasoningOf is how many of a chat reply's n tokens are reasoning (the
+// other endpoints have no reasoning here).
+func (s *Server) reasoningOf(ep endpoint.Kind, n int) int {
+	if ep != endpoint.Chat {
+		return 0
+	}
+	return min(s.cfg.Reasoning, n)
+}
+
+// Why a reply stopped (Stop.Why).
+const (
+	StopMaxTokens = "max_tokens" // ran to its limit
+	StopEOS       = "eos"        // NaturalLength or RandomStop: the model's own end
+	// StopIgnoredMinTokens: the model's own end, below the min_tokens or
+	// ignore_eos the request asked for (FaultIgnoreMinTokens).
+	StopIgnoredMinTokens = "ignored_min_tokens"
+)
+
+// Stop is the server's own record of one reply's length and why.
+type Stop struct {
+	Tokens int
+	Finish string // finish_reason
+	Why    string // StopMaxTokens, StopEOS, StopIgnoredMinTokens
+}
+
+// StopOf is the Stop of the last request with this body.
+func (s *Server) StopOf(body []byte) (Stop, bool) {
+	v, ok := s.stops.Load(string(body))
+	if !ok {
+		return Stop{}, false
+	}
+	return v.(Stop), true
+}
+
+// lengthParams are the output-length parameters the server reads from
+// req: its limit, whether EOS is ignored, the minimum.
+func (s *Server) lengthParams(req *Request, ep endpoint.Kind) (limit int, ignoreEOS bool, minTokens int) {
+	limit = s.cfg.DefaultMaxTokens
 	if req.MaxCompletionTokens != nil {
-		n = *req.MaxCompletionTokens
+		limit = *req.MaxCompletionTokens
 	}
 	if req.MaxTokens != nil {
-		n = *req.MaxTokens
+		limit = *req.MaxTokens
 	}
 	if req.MaxOutputTokens != nil {
-		n = *req.MaxOutputTokens
+		limit = *req.MaxOutputTokens
 	}
-	n = max(n, 0)
-	if s.cfg.NaturalLength > 0 && !req.IgnoreEOS {
-		if stop := max(s.cfg.NaturalLength, req.MinTokens); stop < n {
-			return stop, "stop"
+	server := s.cfg.OutputServer
+	if server == "" {
+		server = string(s.cfg.Profile)
+	}
+	switch {
+	case server == serverprofile.OpenAI, ep == endpoint.Responses:
+		// vLLM's Responses requests pass no ignore_eos or min_tokens
+		// (serverprofile.ExactOutput).
+		return max(limit, 0), false, 0
+	case server == serverprofile.LlamaCpp:
+		if req.NPredict != nil {
+			limit = *req.NPredict
+		}
+		return max(limit, 0), req.IgnoreEOS, 0
+	}
+	return max(limit, 0), req.IgnoreEOS, req.MinTokens
+}
+
+// completionLength is the limit, cut to NaturalLength or a RandomStop
+// length (but not below the minimum) unless EOS is ignored; with
+// ignoreParams (FaultIgnoreMinTokens) the request's ignore_eos and
+// minimum are not applied.
+func (s *Server) completionLength(req *Request, ep endpoint.Kind, body []byte, ignoreParams bool) (int, string, string) {
+	n, ignoreEOS, minTokens := s.lengthParams(req, ep)
+	asked := ignoreEOS || minTokens > 0
+	why := StopEOS
+	if ignoreParams {
+		ignoreEOS, minTokens = false, 0
+		if asked {
+			why = StopIgnoredMinTokens
 		}
 	}
-	if s.cfg.RandomStop && !req.IgnoreEOS && n > 1 {
+	if s.cfg.NaturalLength > 0 && !ignoreEOS {
+		if stop := max(s.cfg.NaturalLength, minTokens); stop < n {
+			return stop, "stop", why
+		}
+	}
+	if s.cfg.RandomStop && !ignoreEOS && n > 1 {
 		h := fnv.New64a()
 		h.Write(body)
-		stop := max(1+rand.New(rand.NewPCG(s.cfg.Seed, h.Sum64())).IntN(n), req.MinTokens)
+		stop := max(1+rand.New(rand.NewPCG(s.cfg.Seed, h.Sum64())).IntN(n), minTokens)
 		if stop < n {
-			return stop, "stop"
+			return stop, "stop", why
 		}
 	}
-	return n, "length"
+	return n, "length", StopMaxTokens
 }
 
 func (s *Server) tokenDelay(n int) time.Duration {

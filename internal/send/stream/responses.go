@@ -40,6 +40,9 @@ type responseEvent struct {
 
 // responseObject is the part of a response object send reads.
 type responseObject struct {
+	// ID names the response for a later request's previous_response_id
+	// (send --responses-chain).
+	ID                string `json:"id"`
 	Object            string `json:"object"`
 	Status            string `json:"status"`
 	IncompleteDetails *struct {
@@ -119,6 +122,7 @@ func (a *accumulator) finishResponse(r *responseObject) error {
 		}
 	}
 	a.res.FinishReason = r.finishReason()
+	a.res.ResponseID = r.ID
 	return nil
 }
 
