@@ -156,11 +156,14 @@ jinja-diff:
 jinja-reference:
 	/usr/bin/python3 scripts/jinja-reference.py internal/chat/internal/jinja/testdata
 
-## renderers-reference: regenerate the Harmony expectations with the real openai-harmony (pip install -r scripts/renderers/requirements.txt) and check probe | compose | send --exact for gpt-oss against it
+## renderers-reference: regenerate the Harmony and DeepSeek-V3.2 expectations with the real openai-harmony and DeepSeek encoder (pip install -r scripts/renderers/requirements.txt; DSV32_ENCODER=vLLM's deepseek_v32_encoding.py, see deepseek-v32-ref.py) and check probe | compose | send --exact against them
 renderers-reference:
 	$(GO) test -count=1 -run TestHarmonyChosenByModelType ./internal/serverprofile/ >/dev/null
 	python3 scripts/renderers/harmony-ref.py $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/gptoss | head -1) internal/serverprofile/testdata/harmony-expect.jsonl.gz
 	bash scripts/renderers/check-harmony-exact.sh
+	@test -f "$(DSV32_ENCODER)" || { echo "DSV32_ENCODER: give the path of vLLM's vllm/tokenizers/deepseek_v32_encoding.py (the commit is in scripts/renderers/deepseek-v32-ref.py)" >&2; exit 2; }
+	python3 scripts/renderers/deepseek-v32-ref.py "$(DSV32_ENCODER)" $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/deepseek_v3 | head -1) internal/serverprofile/testdata/deepseek-v32-expect.jsonl.gz
+	bash scripts/renderers/check-deepseek-v32-exact.sh "$(DSV32_ENCODER)"
 
 ## renderers-reference-mistral: regenerate the Mistral expectations with vLLM's own MistralTokenizer (a Python with scripts/renderers/requirements-mistral.txt, MISTRAL_REF_PYTHON) and check them
 .PHONY: renderers-reference-mistral

@@ -49,7 +49,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	cacheBlock := fs.Int("prefix-cache-block", 0, "unbounded automatic prefix cache in blocks of this many tokens, reported as usage.prompt_tokens_details.cached_tokens (vLLM: 16; 0: none)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
-	renderer := fs.String("renderer", "", "render chat requests with: jinja or harmony (default: as the -server chooses by the model's config.json model_type: gpt_oss under vllm is harmony)")
+	renderer := fs.String("renderer", "", "render chat requests with: jinja, harmony or deepseek_v32 (default: as the -server chooses by the model's config.json model_type: under vllm gpt_oss is harmony, deepseek_v32 is deepseek_v32)")
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
 	processor := fs.String("processor", "", "folder of the model's image processing (config.json with preprocessor_config.json / processor_config.json) for counting images as vLLM does (default: the -tokenizer folder; none: images are refused as a text-only model's server does)")
 	mmLimit := fs.String("limit-mm-per-prompt", "", `vLLM's --limit-mm-per-prompt ({"image":4} or image=4): more images are refused (default: no limit)`)

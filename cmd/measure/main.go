@@ -91,7 +91,7 @@ type flags struct {
 	ChatTemplate      string        `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool          `help:"Count message records through the chat template, as the server does."`
 	Now               string        `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
-	Renderer          string        `help:"What renders a chat request: jinja (the chat template) or harmony (openai_harmony, as vLLM renders gpt-oss). Default: the server's choice by the model's config.json model_type (gpt_oss under vllm: harmony). mistral and deepseek_v32 are not reproduced yet (with --apply-chat-template)." placeholder:"NAME"`
+	Renderer          string        `help:"What renders a chat request: jinja (the chat template), harmony (openai_harmony, as vLLM renders gpt-oss) or deepseek_v32 (DeepSeek-V3.2's encoder, as vLLM runs it). Default: the server's choice by the model's config.json model_type (under vllm: gpt_oss → harmony, deepseek_v32 → deepseek_v32). mistral is not reproduced yet (with --apply-chat-template)." placeholder:"NAME"`
 	IDs               bool          `name:"ids" help:"Add the token ids to text records."`
 	Rendered          bool          `help:"Add the rendered template text to message records (with --apply-chat-template)."`
 	Bare              bool          `help:"Also give AIPerf's bare count for requests counted through the template (with --apply-chat-template; costs a second encode)."`

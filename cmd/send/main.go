@@ -97,7 +97,7 @@ type flags struct {
 	Tokenizer    string `help:"With --exact: the model compose used (tokenizer.json, folder or ORG/NAME; its SHA-256 is checked against the records). Default: the records' composed_for." placeholder:"PATH|DIR|ORG/NAME" group:"exact"`
 	Revision     string `help:"With --exact: Hub revision of --tokenizer ORG/NAME." default:"main" placeholder:"REV" group:"exact"`
 	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
-	Renderer     string `help:"With --exact: what renders a request: jinja or harmony (as measure --renderer). Default: the records' (compose's), else the server's choice by the model's config.json model_type." placeholder:"NAME" group:"exact"`
+	Renderer     string `help:"With --exact: what renders a request: jinja, harmony or deepseek_v32 (as measure --renderer). Default: the records' (compose's), else the server's choice by the model's config.json model_type." placeholder:"NAME" group:"exact"`
 	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
 
 	args []string // the command line, for the run record

@@ -92,7 +92,16 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 		m.TemplateErr = fmt.Errorf("%s: chat template: %w", src.Name, err)
 	default:
 		m.Template = tmpl
-		if tmpl.ModelType, err = ModelType(src); err != nil {
+	}
+	mt, err := ModelType(src)
+	if err != nil {
+		return nil, err
+	}
+	if m.Template != nil {
+		m.Template.ModelType = mt
+	}
+	if m.rendersDeepSeekV32(mt) {
+		if err := m.useDeepSeekV32(); err != nil {
 			return nil, err
 		}
 	}
@@ -168,6 +177,11 @@ func (m *Model) SetRenderer(name string) error {
 	if r == serverprofile.RendererMistral && (m.Template == nil || m.Template.Mistral == nil) {
 		// mistral-common reads tekken.json; a tokenizer.json folder has none.
 		return cli.Usagef("--renderer mistral: %s is not a Mistral-format model (no tekken.json)", m.Source.Name)
+	}
+	if r == serverprofile.RendererDeepSeekV32 {
+		if err := m.useDeepSeekV32(); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	if m.Template != nil {
 		m.Template.Renderer = r

@@ -74,7 +74,7 @@ func TestRendererByModelType(t *testing.T) {
 // are usage errors that name them.
 func TestRendererRefusals(t *testing.T) {
 	dir := modelDir(t, "")
-	for _, r := range []string{"mistral", "deepseek_v32", "harmonie"} {
+	for _, r := range []string{"mistral", "harmonie"} {
 		_, err := Load(Options{Tokenizer: dir, Renderer: r})
 		if !cli.IsUsage(err) || !strings.Contains(err.Error(), r) {
 			t.Errorf("--renderer %s: %v, want a usage error naming it", r, err)

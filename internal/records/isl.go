@@ -18,8 +18,8 @@ type ISL struct {
 	// sglang, transformers or aiperf; see internal/serverprofile).
 	Profile string `json:"profile,omitempty"`
 	// Renderer names what rendered the templated count: "jinja" (the
-	// chat template) or "harmony" (gpt-oss under vLLM: openai_harmony),
-	// as the profile's server chooses for the model or --renderer says.
+	// chat template), "harmony" (gpt-oss under vLLM: openai_harmony) or
+	// "deepseek_v32" (DeepSeek-V3.2 under vLLM: its encoder), as the profile's server chooses for the model or --renderer says.
 	Renderer string `json:"renderer,omitempty"`
 	// SizedFor is the server profile send's record says the request was
 	// sized for (compose --server), when it is not Profile: the gap to the

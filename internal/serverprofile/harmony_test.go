@@ -139,7 +139,7 @@ func TestHarmonyChosenByModelType(t *testing.T) {
 	if got := RendererOf(SGLang, forced); got != RendererHarmony {
 		t.Errorf("--renderer harmony under sglang: %s", got)
 	}
-	for _, name := range []string{"deepseek_v32", "nope"} {
+	for _, name := range []string{"nope"} {
 		if _, err := ParseRenderer(name); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("ParseRenderer(%q): %v", name, err)
 		}

@@ -211,6 +211,8 @@ func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Visio
 			return Prompt{}, errors.New("--no-tools is not reproduced under the mistral renderer")
 		}
 		return renderMistral(ex, t.Mistral, dst)
+	case RendererDeepSeekV32:
+		return renderDeepSeekV32(ex, noTools, dst)
 	}
 	req, err := PrepareVision(r, ex, t, vis)
 	if err != nil {

@@ -14,7 +14,7 @@ const (
 	RendererJinja       = "jinja"
 	RendererHarmony     = "harmony"      // gpt-oss: openai_harmony
 	RendererMistral     = "mistral"      // Mistral-format models: mistral_common
-	RendererDeepSeekV32 = "deepseek_v32" // vllm/renderers/deepseek_v32.py (not yet)
+	RendererDeepSeekV32 = "deepseek_v32" // DeepSeek's encoding_dsv32.py, as vLLM runs it
 )
 
 // RendererNames lists the --renderer values.
@@ -27,10 +27,8 @@ func RendererNames() []string {
 // count claims to be theirs.
 func ParseRenderer(s string) (string, error) {
 	switch s {
-	case "", RendererJinja, RendererHarmony, RendererMistral:
+	case "", RendererJinja, RendererHarmony, RendererMistral, RendererDeepSeekV32:
 		return s, nil
-	case RendererDeepSeekV32:
-		return "", fmt.Errorf("--renderer deepseek_v32: vLLM's DeepSeek-V3.2 encoder is not reproduced yet")
 	}
 	return "", fmt.Errorf("unknown renderer %q (want one of %s)", s, strings.Join(RendererNames(), ", "))
 }
@@ -38,9 +36,9 @@ func ParseRenderer(s string) (string, error) {
 // RendererOf is the renderer p's server uses for the model of t: the
 // --renderer choice when one was made, else the server's own choice by
 // the model's config.json model_type (vLLM: gpt_oss → Harmony,
-// serving_chat's use_harmony; a Mistral-format folder → mistral), else
-// the Jinja template. Model types whose
-// renderer is not reproduced (deepseek_v32) fall back to the template.
+// serving_chat's use_harmony; a Mistral-format folder → mistral;
+// deepseek_v32 → DeepSeek-V3.2's encoder, the tokenizer mode vLLM's
+// registry picks for it), else the Jinja template.
 func RendererOf(p Profile, t *chat.Template) string {
 	if t == nil {
 		return RendererJinja
@@ -55,6 +53,9 @@ func RendererOf(p Profile, t *chat.Template) string {
 	// tekken.json (the loader sets t.Mistral).
 	if p == VLLM && t.Mistral != nil {
 		return RendererMistral
+	}
+	if p == VLLM && t.ModelType == "deepseek_v32" {
+		return RendererDeepSeekV32
 	}
 	return RendererJinja
 }
