@@ -27,6 +27,9 @@ type Vision struct {
 	Limit int
 	// Fetch reads the header of the image at a remote URL.
 	Fetch func(url string) (imagehdr.Header, error)
+	// Dir is the folder LoadVision read the processor from (the pin's
+	// processor when it is not the tokenizer's).
+	Dir string
 	// unsupported refuses every image: a family LoadVision read but whose
 	// images are not counted yet.
 	unsupported error
@@ -231,12 +234,13 @@ func LoadVision(dir string, limit int) *Vision {
 	case err != nil:
 		// A family without a rule: requests with images fail with the
 		// reason, the others count.
-		return &Vision{Limit: limit, unsupported: err}
+		return &Vision{Limit: limit, unsupported: err, Dir: dir}
 	}
 	v, err := NewVision(p, limit)
 	if err != nil {
-		return &Vision{Processor: p, Limit: limit, unsupported: err}
+		return &Vision{Processor: p, Limit: limit, unsupported: err, Dir: dir}
 	}
+	v.Dir = dir
 	return v
 }
 
