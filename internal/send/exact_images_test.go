@@ -3,14 +3,23 @@ package send
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/png"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/compose"
+	"github.com/islkit/islkit/internal/corpus"
 	"github.com/islkit/islkit/internal/endpoint"
+	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/send/exact"
@@ -18,6 +27,7 @@ import (
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
+	"github.com/islkit/islkit/internal/workload"
 )
 
 // qwenVLProcessor is Qwen2.5-VL's image processing; the Qwen-VL families
@@ -106,5 +116,101 @@ func TestExactProcessorMissing(t *testing.T) {
 	pin := records.ModelPin{Processor: filepath.Join(t.TempDir(), "gone")}
 	if _, err := exact.Vision(testmodel.Source(t, ""), pin, ""); !cli.IsUsage(err) {
 		t.Fatalf("got %v, want a usage error", err)
+	}
+}
+
+// pngDataURL is a w×h PNG (image/png's header) as a data URL.
+func pngDataURL(t *testing.T, w, h int, seed byte) string {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	img.Pix[0] = seed
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// TestExactLiveDatasetImages: an OpenAI-messages dataset whose user
+// messages carry 1–3 image_url parts (before, between and after their
+// texts), composed with --live (texts kept, or resized to --isl 60 beyond
+// the images) and sent with --exact to a server that counts images as
+// vLLM does and stops its replies at random lengths: every request counts
+// exactly its target by the server's usage, for every cache-bust target.
+func TestExactLiveDatasetImages(t *testing.T) {
+	text, err := corpus.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Fields(text)
+	at := 2000
+	take := func(k int) string {
+		s := strings.Join(words[at:at+k], " ")
+		at += k
+		return s
+	}
+	var lines []string
+	for i := range 3 {
+		var msgs []map[string]any
+		for k := range 3 {
+			img := func(j int) map[string]any {
+				return map[string]any{"type": "image_url", "image_url": map[string]any{"url": pngDataURL(t, 200+40*j+10*k, 150+30*i, byte(i*9+k*3+j))}}
+			}
+			parts := []map[string]any{img(0), {"type": "text", "text": take(10 + 5*k)}}
+			if (i+k)%2 == 1 {
+				parts = append(parts, img(1), map[string]any{"type": "text", "text": take(6)})
+			}
+			if k == 2 {
+				parts = append(parts, img(2))
+			}
+			msgs = append(msgs, map[string]any{"role": "user", "content": parts}, map[string]any{"role": "assistant", "content": take(10 + i + k)})
+		}
+		b, err := json.Marshal(map[string]any{"messages": msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	dialogs, skipped, _, err := workload.ReadDataset(strings.NewReader(strings.Join(lines, "\n")), "images.jsonl", "openai")
+	if err != nil || len(skipped) != 0 || len(dialogs) != 3 {
+		t.Fatalf("%d dialogs, skipped %v, %v", len(dialogs), skipped, err)
+	}
+	srv := testserver.StartTest(t, testserver.Config{Model: testmodel.Source(t, ""), Vision: serverprofile.LoadVision(qwenVLProcessor, -1),
+		Now: pinnedNow, RandomStop: true, Seed: 11})
+	for _, isl := range []int{60, 0} {
+		for _, target := range cachebust.Targets() {
+			t.Run(fmt.Sprintf("isl=%d/%s", isl, target), func(t *testing.T) {
+				p, m := probeModel(t, "", endpoint.Chat, target)
+				mv := *m
+				mv.Vision = serverprofile.LoadVision(qwenVLProcessor, -1)
+				d, err := compose.NewDataset(p, &mv, compose.DatasetOptions{OSL: 16, Seed: 3, BenchmarkID: testutil.SeedBenchmarkID(3), Model: "m", Workers: 1, ISL: isl, Live: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				convs := composedRecords(t, func(ctx context.Context, w *jsonl.Writer) error { return d.Run(ctx, w, dialogs) })
+				if len(convs) != 3 {
+					t.Fatalf("%d conversations (skipped %v)", len(convs), d.Skipped())
+				}
+				f, err := exact.ComposedFor(convs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				em, err := exact.LoadModel(*f, model.Options{}, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out bytes.Buffer
+				sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
+					Config{URL: srv.URL(), Endpoint: endpoint.Chat, Timeout: time.Minute, Concurrency: 2}, Wiring{Sizer: exact.NewSizer(em, serverprofile.VLLM)})
+				if err != nil || sum.Failed != 0 {
+					t.Fatalf("%+v %v", sum, err)
+				}
+				recs := liveRecords(t, &out)
+				if len(recs) != 9 {
+					t.Fatalf("%d records, want 9", len(recs))
+				}
+				checkExact(t, endpoint.Chat, recs)
+			})
+		}
 	}
 }
