@@ -9,12 +9,16 @@ import (
 	"github.com/islkit/islkit/internal/serverprofile"
 )
 
-// imageFlags are the flags that only --images uses.
+// imageFlags are the flags that only --images uses (--dataset takes the
+// last two, processor and limit-mm-per-prompt, too).
 var imageFlags = []string{"images-stddev", "image-size", "image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-format", "image-dir", "processor", "limit-mm-per-prompt"}
 
 // imageOptions reads the image flags.
 func (f *flags) imageOptions(set map[string]bool) (compose.ImageOptions, error) {
 	if err := cli.OnlyWith(set, f.Images > 0, "with --images", "they say what the images of each turn are", imageFlags...); err != nil {
+		return compose.ImageOptions{}, err
+	}
+	if err := cli.OnlyWith(set, false, "with --dataset", "a dataset's remote images are what it reads", "fetch-images"); err != nil {
 		return compose.ImageOptions{}, err
 	}
 	o := compose.ImageOptions{PerTurn: f.Images, Stddev: f.ImagesStddev, Width: f.ImageWidthMean, Height: f.ImageHeightMean,

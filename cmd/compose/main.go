@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
+	"github.com/islkit/islkit/internal/vision/imagehdr"
 	"github.com/islkit/islkit/internal/workload"
 )
 
@@ -115,6 +117,7 @@ type flags struct {
 	ImageFormat              string  `help:"Format of the synthetic images (${enum}): black but for a few bytes of the seed on the first row, so every image differs and is small on the wire; the same --seed gives the same bytes." enum:"png,jpeg" default:"png" group:"images"`
 	ImageDir                 string  `help:"Draw the images from this folder's PNG, JPEG, WebP and GIF files instead of generating them." placeholder:"DIR" type:"existingdir" group:"images"`
 	Processor                string  `help:"Folder of the model's image processing (config.json with preprocessor_config.json / processor_config.json). Default: the --tokenizer folder." placeholder:"DIR" type:"existingdir" group:"images"`
+	FetchImages              bool    `name:"fetch-images" help:"With --dataset: read the first bytes of the dataset's remote image URLs (http, https) for their size, once per URL; without it only data URLs are counted and a dialog with a remote one fails." group:"images"`
 	LimitMMPerPrompt         string  `name:"limit-mm-per-prompt" help:"The server's --limit-mm-per-prompt ({\"image\":4} or image=4): a request with more images is refused." placeholder:"LIMITS" group:"images"`
 	DatasetFormat            string  `help:"Dataset format (${enum}; auto detects it)." enum:"auto,sharegpt,openai,prompts" default:"auto" group:"dataset"`
 }
@@ -332,6 +335,9 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	if set["isl-stddev"] && !set["isl"] {
 		return cli.Usagef("--isl-stddev needs --isl (a spread without a mean)")
 	}
+	if err := cli.OnlyWith(set, false, "with --images", "they say what the images of each turn are (a dataset's images are its own)", imageFlags[:len(imageFlags)-2]...); err != nil {
+		return err
+	}
 	if set["isl"] && f.ISL < 1 {
 		return cli.Usagef("--isl must be at least 1 token (got %d)", f.ISL)
 	}
@@ -349,6 +355,13 @@ func (f *flags) runDataset(stdin io.Reader, stdout, stderr io.Writer, set map[st
 	p, m, err := f.load(ctx, stdin)
 	if err != nil {
 		return err
+	}
+	// A dataset's image parts are counted with the model's processor.
+	if m.Vision, err = f.vision(m); err != nil {
+		return err
+	}
+	if m.Vision != nil && f.FetchImages {
+		m.Vision.Fetch = imagehdr.NewFetcher(nil, 30*time.Second).Header
 	}
 	opts := compose.DatasetOptions{OSL: f.OSL, Seed: f.Seed, BenchmarkID: f.BenchmarkID,
 		Model: f.Model, Workers: f.Workers, CacheBlockSize: f.CacheBlockSize, AllowOverContext: f.AllowOverContext, Live: f.Live,

@@ -99,6 +99,7 @@ type flags struct {
 	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
 	Renderer     string `help:"With --exact: what renders a request: jinja, harmony or deepseek_v32 (as measure --renderer). Default: the records' (compose's), else the server's choice by the model's config.json model_type." placeholder:"NAME" group:"exact"`
 	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
+	Processor    string `help:"With --exact: the folder of the model's image processing the conversations' images are counted with (config.json with preprocessor_config.json / processor_config.json). Default: the records' (compose --processor), else the --tokenizer folder." placeholder:"DIR" type:"existingdir" group:"exact"`
 
 	args []string // the command line, for the run record
 }
@@ -139,7 +140,7 @@ var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distrib
 	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit"}
 
 // exactOnly are the flags only --exact reads.
-var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "renderer"}
+var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "renderer", "processor"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -333,7 +334,7 @@ func (c *flags) sizer(convs []records.Conversation, name string) (*exact.Sizer, 
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now, Renderer: c.Renderer})
+	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now, Renderer: c.Renderer}, c.Processor)
 	if cli.IsUsage(err) {
 		return nil, fmt.Errorf("%s: %w", name, err) // another model than the records' (exit 2 still)
 	}

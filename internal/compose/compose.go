@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -366,6 +367,10 @@ func composedFor(p *records.Probe, m *Model) (*records.ModelPin, error) {
 	pin, err := m.Pin(p.ChatTemplate.Applied)
 	if err != nil {
 		return nil, err
+	}
+	if v := m.Vision; v != nil && v.Dir != "" && (m.Source.Dir == "" || filepath.Clean(v.Dir) != filepath.Clean(m.Source.Dir)) {
+		// send --exact must count the images with the same processor.
+		pin.Processor = v.Dir
 	}
 	return &pin, nil
 }

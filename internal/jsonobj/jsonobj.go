@@ -60,14 +60,18 @@ func Members(raw []byte) (Object, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	obj := make(Object, 0, 16) // room for a send record's members
+	// The members are gathered on the stack and returned in a slice of
+	// their number: most objects (a content part, an image_url) have one
+	// or two members, and a payload log splits several per request.
+	var room [24]Member // a send record's members
+	obj := room[:0]
 	for i := 1; ; {
 		i = skipSpace(raw, i)
 		if i < len(raw) && raw[i] == ',' {
 			i = skipSpace(raw, i+1)
 		}
 		if i >= len(raw) || raw[i] != '"' {
-			return obj, nil // '}'
+			return append(make(Object, 0, len(obj)), obj...), nil // '}'
 		}
 		end := skipString(raw, i)
 		key, ok := knownKey(raw[i+1 : end-1])
@@ -84,8 +88,8 @@ func Members(raw []byte) (Object, error) {
 	}
 }
 
-// knownKey returns the keys of requests and records without allocating
-// a string for each.
+// knownKey returns the keys of requests and records, and the values of
+// their "type" and "role", without allocating a string for each.
 func knownKey(b []byte) (string, bool) {
 	switch string(b) {
 	case "model":
@@ -114,6 +118,22 @@ func knownKey(b []byte) (string, bool) {
 		return "kind", true
 	case "payload":
 		return "payload", true
+	case "image_url":
+		return "image_url", true
+	case "url":
+		return "url", true
+	case "detail":
+		return "detail", true
+	case "user":
+		return "user", true
+	case "assistant":
+		return "assistant", true
+	case "system":
+		return "system", true
+	case "input_image":
+		return "input_image", true
+	case "input_text":
+		return "input_text", true
 	}
 	return "", false
 }
@@ -154,6 +174,11 @@ func String(raw []byte) (string, error) {
 		return "", errors.New("not a JSON string")
 	}
 	body := raw[1 : len(raw)-1]
+	if len(body) <= len("max_completion_tokens") {
+		if s, ok := knownKey(body); ok {
+			return s, nil
+		}
+	}
 	if esc := bytes.IndexByte(body, '\\'); esc < 0 {
 		if utf8.Valid(body) {
 			return string(body), nil

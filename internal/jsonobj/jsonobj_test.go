@@ -114,3 +114,24 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+// TestSmallObjectsAllocs: an object is split into a slice of its own
+// length (one allocation, not room for 16 members), and the keys and
+// type values of content parts are not allocated: a payload log splits
+// several small objects per request (content parts, image_url).
+func TestSmallObjectsAllocs(t *testing.T) {
+	part := []byte(`{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA","detail":"low"}}`)
+	obj, err := Members(part)
+	if err != nil || len(obj) != 2 || cap(obj) != 2 || obj[1].Key != "image_url" {
+		t.Fatalf("%v %v (cap %d)", obj, err, cap(obj))
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = Members(part) }); n != 1 {
+		t.Errorf("Members: %v allocations, want 1", n)
+	}
+	for _, s := range []string{`"image_url"`, `"user"`, `"text"`} {
+		raw := []byte(s)
+		if n := testing.AllocsPerRun(100, func() { _, _ = String(raw) }); n != 0 {
+			t.Errorf("String(%s): %v allocations, want 0", s, n)
+		}
+	}
+}

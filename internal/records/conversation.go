@@ -68,9 +68,13 @@ type Conversation struct {
 // (Parts) or null (neither), and its name, tool calls, tool call id and
 // reasoning (the dataset's reasoning_content or reasoning).
 type Message struct {
-	Role             string          `json:"role"`
-	Content          *string         `json:"content,omitempty"`
-	Parts            []string        `json:"parts,omitempty"`
+	Role    string   `json:"role"`
+	Content *string  `json:"content,omitempty"`
+	Parts   []string `json:"parts,omitempty"`
+	// Images are a user message's image parts (an OpenAI-messages
+	// dataset's image_url parts, kept as given), each at its index in the
+	// content list; Parts are the text parts in order around them.
+	Images           []PartImage     `json:"images,omitempty"`
 	Name             string          `json:"name,omitempty"`
 	ToolCalls        json.RawMessage `json:"tool_calls,omitempty"`
 	ToolCallID       string          `json:"tool_call_id,omitempty"`
@@ -161,6 +165,14 @@ type Image struct {
 	URL    string `json:"url"`
 	Width  int    `json:"width"`
 	Height int    `json:"height"`
+}
+
+// PartImage is an image part of a dataset message: its URL as the
+// dataset gave it (a data URL, or a remote one) and its index in the
+// message's content list.
+type PartImage struct {
+	At  int    `json:"at"`
+	URL string `json:"url"`
 }
 
 // Unreachable explains a turn whose target ISL cannot be met.

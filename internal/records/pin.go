@@ -27,6 +27,10 @@ type ModelPin struct {
 	// Now is the pinned strftime_now clock (RFC 3339) the requests were
 	// rendered with, if any.
 	Now string `json:"now,omitempty"`
+	// Processor is the folder of the image processing the images were
+	// counted with (compose --processor), when it is not the tokenizer's
+	// folder: send --exact's default --processor.
+	Processor string `json:"processor,omitempty"`
 }
 
 // Pin is the model the probe record measured.

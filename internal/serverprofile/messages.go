@@ -2,7 +2,6 @@ package serverprofile
 
 import (
 	"bytes"
-	"fmt"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -119,7 +118,7 @@ func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg in
 	var items []chat.Object
 	images := 0 // image parts of this message
 	image := func(part jsonobj.Object, j int) error {
-		if err := imgs.add(part, fmt.Sprintf("messages[%d].content[%d]", msg, j)); err != nil {
+		if err := imgs.add(part, msg, j); err != nil {
 			return err
 		}
 		images++

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	json "github.com/goccy/go-json"
 
@@ -27,9 +29,37 @@ type Vision struct {
 	Limit int
 	// Fetch reads the header of the image at a remote URL.
 	Fetch func(url string) (imagehdr.Header, error)
+	// Dir is the folder LoadVision read the processor from (the pin's
+	// processor when it is not the tokenizer's).
+	Dir string
 	// unsupported refuses every image: a family LoadVision read but whose
 	// images are not counted yet.
 	unsupported error
+	// expansions caches Processor.Expand by image size, without
+	// overrides (a payload log repeats a few sizes); sizes counts its
+	// entries, bounded by maxCachedSizes.
+	expansions sync.Map // [2]int → vision.Expansion
+	sizes      atomic.Int32
+}
+
+// maxCachedSizes bounds Vision's cache of expansions by size.
+const maxCachedSizes = 4096
+
+// expand is Processor.Expand, from the cache when o is empty. An
+// Expansion is never modified once made, so one is shared.
+func (v *Vision) expand(w, h int, o vision.Overrides) (vision.Expansion, error) {
+	if o.Kwargs != nil || o.Detail != "" {
+		return v.Processor.Expand(w, h, o)
+	}
+	key := [2]int{w, h}
+	if e, ok := v.expansions.Load(key); ok {
+		return e.(vision.Expansion), nil
+	}
+	e, err := v.Processor.Expand(w, h, o)
+	if err == nil && v.sizes.Add(1) <= maxCachedSizes {
+		v.expansions.Store(key, e)
+	}
+	return e, err
 }
 
 // NewVision is the vLLM view of a model's image processor. Mistral-format
@@ -69,9 +99,17 @@ func vllmImagePlaceholder(f vision.Family) string {
 
 // imageRef is one image part of a request, in prompt order.
 type imageRef struct {
-	URL    string
+	// url is the URL's bytes: the body's own (not copied) when its JSON
+	// string has no escapes, as a data URL's base64 never has.
+	url    []byte
 	Detail string
-	Where  string // "messages[i].content[j]", for messages
+	// msg and part place it: messages[msg].content[part].
+	msg, part int
+}
+
+// where names the part, for errors.
+func (r *imageRef) where() string {
+	return fmt.Sprintf("messages[%d].content[%d]", r.msg, r.part)
 }
 
 // imageRefs collects the image parts Prepare met (nil when the model is
@@ -83,29 +121,44 @@ type imageRefs struct {
 
 // add reads an image part's URL (chat: image_url.url; Responses:
 // input_image's image_url string) and detail.
-func (c *imageRefs) add(part jsonobj.Object, where string) error {
+func (c *imageRefs) add(part jsonobj.Object, msg, j int) error {
+	ref := imageRef{msg: msg, part: j}
 	if c.vis.unsupported != nil {
-		return refuse(VLLM, "image", "%s: %v", where, c.vis.unsupported)
+		return refuse(VLLM, "image", "%s: %v", ref.where(), c.vis.unsupported)
 	}
-	ref := imageRef{Where: where}
 	v, _ := part.Get("image_url")
-	if s, ok := str(v); ok {
-		ref.URL = s // Responses input_image, or a bare string
+	if u, ok := urlBytes(v); ok {
+		ref.url = u // Responses input_image, or a bare string
 	} else if o, err := jsonobj.Members(v); err == nil && v != nil {
 		u, _ := o.Get("url")
-		if ref.URL, ok = str(u); !ok {
-			return refuse(VLLM, "an image part needs a URL", "%s.image_url.url", where)
+		if ref.url, ok = urlBytes(u); !ok {
+			return refuse(VLLM, "an image part needs a URL", "%s.image_url.url", ref.where())
 		}
 		d, _ := o.Get("detail")
 		ref.Detail, _ = str(d)
 	} else {
-		return refuse(VLLM, "an image part needs a URL", "%s.image_url", where)
+		return refuse(VLLM, "an image part needs a URL", "%s.image_url", ref.where())
 	}
 	if d, ok := part.Get("detail"); ok && ref.Detail == "" {
 		ref.Detail, _ = str(d)
 	}
 	c.refs = append(c.refs, ref)
 	return nil
+}
+
+// urlBytes is a JSON string's value: the bytes between its quotes as
+// they lie in the body when it holds no escape (a data URL's megabytes of
+// base64 are neither copied nor scanned again), else decoded.
+func urlBytes(raw []byte) ([]byte, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 {
+		return body, true
+	}
+	s, ok := str(raw)
+	return []byte(s), ok
 }
 
 // Image is one image of a rendered prompt: its size and what its
@@ -134,13 +187,13 @@ func expandImages(c *imageRefs, ex *extract.Inputs, text []byte) ([]Image, error
 	}
 	out := make([]Image, len(c.refs))
 	for i, r := range c.refs {
-		h, err := imageHeader(v, r.URL)
+		h, err := imageHeader(v, r.url)
 		if err != nil {
-			return nil, refuse(VLLM, "image", "%s: %v", r.Where, err)
+			return nil, refuse(VLLM, "image", "%s: %v", r.where(), err)
 		}
-		e, err := v.Processor.Expand(h.Width, h.Height, vision.Overrides{Kwargs: kw, Detail: r.Detail})
+		e, err := v.expand(h.Width, h.Height, vision.Overrides{Kwargs: kw, Detail: r.Detail})
 		if err != nil {
-			return nil, refuse(VLLM, "image", "%s: %v", r.Where, err)
+			return nil, refuse(VLLM, "image", "%s: %v", r.where(), err)
 		}
 		out[i] = Image{Width: h.Width, Height: h.Height, Expansion: e}
 	}
@@ -154,9 +207,9 @@ func expandImages(c *imageRefs, ex *extract.Inputs, text []byte) ([]Image, error
 
 // imageHeader reads an image's size as the server would: a data URL's
 // bytes, or (with Fetch) a remote URL's.
-func imageHeader(v *Vision, url string) (imagehdr.Header, error) {
-	if len(url) >= 5 && strings.EqualFold(url[:5], "data:") {
-		h, err := imagehdr.DataURL(url)
+func imageHeader(v *Vision, url []byte) (imagehdr.Header, error) {
+	if len(url) >= 5 && strings.EqualFold(string(url[:5]), "data:") {
+		h, err := imagehdr.DataURLBytes(url)
 		var he *imagehdr.Error
 		if err != nil && errors.As(err, &he) && he.MediaTypeMismatch {
 			// vLLM opens the bytes whatever the media type says.
@@ -165,9 +218,9 @@ func imageHeader(v *Vision, url string) (imagehdr.Header, error) {
 		return h, err
 	}
 	if v.Fetch == nil {
-		return imagehdr.Header{}, fmt.Errorf("a remote image URL (%s): its size is unknown without fetching it (measure --fetch-images)", clipURL(url))
+		return imagehdr.Header{}, fmt.Errorf("a remote image URL (%s): its size is unknown without fetching it (measure --fetch-images)", clipURL(string(url[:min(len(url), 81)])))
 	}
-	return v.Fetch(url)
+	return v.Fetch(string(url))
 }
 
 func clipURL(s string) string {
@@ -231,12 +284,13 @@ func LoadVision(dir string, limit int) *Vision {
 	case err != nil:
 		// A family without a rule: requests with images fail with the
 		// reason, the others count.
-		return &Vision{Limit: limit, unsupported: err}
+		return &Vision{Limit: limit, unsupported: err, Dir: dir}
 	}
 	v, err := NewVision(p, limit)
 	if err != nil {
-		return &Vision{Processor: p, Limit: limit, unsupported: err}
+		return &Vision{Processor: p, Limit: limit, unsupported: err, Dir: dir}
 	}
+	v.Dir = dir
 	return v
 }
 

@@ -214,3 +214,34 @@ func TestVisionOtherProfiles(t *testing.T) {
 		t.Errorf("sglang: %v", err)
 	}
 }
+
+// TestVisionURLsNotCopied: an image's data URL is read where it lies in
+// the body (its base64 neither copied nor decoded beyond the header), an
+// escaped one decoded; a size met before is expanded from the cache, the
+// same as the processor's.
+func TestVisionURLsNotCopied(t *testing.T) {
+	body := []byte(`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + pngURL(t, 640, 480) + `"}},{"type":"text","text":"hi"}]}]}`)
+	ex, err := extract.Body(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := loadVision(t, "qwen2_5_vl", -1)
+	req, err := PrepareVision(RulesOf(VLLM), ex, nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := req.images.refs[0].url
+	start := bytes.Index(body, []byte("data:image/png"))
+	if len(u) == 0 || &u[0] != &body[start] {
+		t.Errorf("the image's URL is a copy, not the body's bytes")
+	}
+	if got, ok := urlBytes([]byte(`"data:image\/png;base64,AAAA"`)); !ok || string(got) != "data:image/png;base64,AAAA" {
+		t.Errorf("escaped URL read as %q", got)
+	}
+	for range 2 {
+		e, err := v.expand(640, 480, vision.Overrides{})
+		if err != nil || e.Tokens() != 391 {
+			t.Fatalf("640×480: %d tokens (%v), transformers gives 391", e.Tokens(), err)
+		}
+	}
+}

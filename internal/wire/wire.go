@@ -96,7 +96,12 @@ func userMessage(t *records.Turn) request.Message {
 	m := message(t.User)
 	switch {
 	case len(m.Parts) > 0:
-		m.Parts[len(m.Parts)-1].Text = t.Text
+		// The last text part (images may follow it).
+		last := len(m.Parts) - 1
+		for last > 0 && m.Parts[last].ImageURL != "" {
+			last--
+		}
+		m.Parts[last].Text = t.Text
 	case m.Parts == nil:
 		m.Content, m.Null = t.Text, false
 	}
@@ -107,6 +112,8 @@ func userMessage(t *records.Turn) request.Message {
 func message(m *records.Message) request.Message {
 	out := request.Message{Role: m.Role, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Reasoning: m.ReasoningContent}
 	switch {
+	case m.Parts != nil && len(m.Images) > 0:
+		out.Parts = imageParts(m.Parts, m.Images)
 	case m.Parts != nil:
 		out.Parts = textParts(m.Parts)
 	case m.Content != nil:
@@ -115,6 +122,24 @@ func message(m *records.Message) request.Message {
 		out.Null = true
 	}
 	return out
+}
+
+// imageParts are a dataset message's parts as it gave them: each image
+// at its index in the content list, the texts in order around them.
+func imageParts(texts []string, images []records.PartImage) []request.Part {
+	parts := make([]request.Part, 0, len(texts)+len(images))
+	next := 0
+	for _, im := range images {
+		for len(parts) < im.At && next < len(texts) {
+			parts = append(parts, request.Part{Text: texts[next]})
+			next++
+		}
+		parts = append(parts, request.Part{ImageURL: im.URL})
+	}
+	for _, t := range texts[next:] {
+		parts = append(parts, request.Part{Text: t})
+	}
+	return parts
 }
 
 // textParts are texts as parts.

@@ -414,18 +414,35 @@ func openAILine(line jsonl.Line) (*Dialog, string, error) {
 			rich.Content = &text
 		default:
 			var parts []struct {
-				Type string  `json:"type"`
-				Text *string `json:"text"`
+				Type     string          `json:"type"`
+				Text     *string         `json:"text"`
+				ImageURL json.RawMessage `json:"image_url"`
 			}
 			if perr := json.Unmarshal(*m.Content, &parts); perr != nil {
 				return nil, "", line.FieldErrorf(field+".content", "neither a string nor a list of content parts")
 			}
 			rich.Parts = make([]string, 0, len(parts))
 			for k, p := range parts {
+				if p.Type == "image_url" && role == "user" {
+					// Kept as given: the URL is counted (its header read)
+					// and sent as it is.
+					u, detail, ok := imageURL(p.ImageURL)
+					if !ok {
+						return nil, fmt.Sprintf("message %d part %d: an image part without a URL: skipped", i, k), nil
+					}
+					if detail {
+						return nil, fmt.Sprintf("message %d part %d: an image's detail is not replayed: skipped", i, k), nil
+					}
+					rich.Images = append(rich.Images, records.PartImage{At: k, URL: u})
+					continue
+				}
 				if p.Type != "text" || p.Text == nil {
 					return nil, fmt.Sprintf("message %d part %d: %q content is not replayed: skipped", i, k, p.Type), nil
 				}
 				rich.Parts = append(rich.Parts, *p.Text)
+			}
+			if len(rich.Images) > 0 && len(rich.Parts) == 0 {
+				return nil, fmt.Sprintf("message %d: images without a text part, whose text a turn is sized by: skipped", i), nil
 			}
 			if len(rich.Parts) > 0 {
 				text = rich.Parts[len(rich.Parts)-1]
@@ -488,4 +505,20 @@ func readText(data []byte, name string) ([]Dialog, error) {
 		return nil, fmt.Errorf("%s:%d: %w", name, n+1, err)
 	}
 	return dialogs, nil
+}
+
+// imageURL is an image_url part's URL: {"url": ...} or a bare string;
+// detail says the part has a "detail", which is not replayed.
+func imageURL(raw json.RawMessage) (url string, detail, ok bool) {
+	if json.Unmarshal(raw, &url) == nil && url != "" {
+		return url, false, true
+	}
+	var o struct {
+		URL    string  `json:"url"`
+		Detail *string `json:"detail"`
+	}
+	if json.Unmarshal(raw, &o) == nil && o.URL != "" {
+		return o.URL, o.Detail != nil, true
+	}
+	return "", false, false
 }

@@ -35,7 +35,11 @@ func TestReadDatasetFormats(t *testing.T) {
 {"messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]}
 {"messages": [{"role": "user", "content": "q", "name": "bob"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1"}], "reasoning": "r"}, {"role": "tool", "tool_call_id": "c1", "content": "42"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "q2"}, {"role": "assistant", "content": "end"}]}
 {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]}
-{"messages": [{"role": "user", "content": []}]}`,
+{"messages": [{"role": "user", "content": []}]}
+{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}, {"type": "text", "text": "t"}, {"type": "image_url", "image_url": "https://x/y.jpg"}]}]}
+{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"}}, {"type": "text", "text": "t"}]}]}
+{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}
+{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}, {"type": "text", "text": "t"}]}]}`,
 			FormatOpenAI, []Dialog{
 				{Line: 1, System: str("d"), Turns: []DialogTurn{{User: "b", Reply: str("c"), UserMessage: &records.Message{Role: "user", Parts: []string{"a", "b"}}}}},
 				{Line: 2, Turns: []DialogTurn{{User: "x"}}, Tools: []byte(`[{"type": "function"}]`)},
@@ -43,7 +47,12 @@ func TestReadDatasetFormats(t *testing.T) {
 					History: []records.Message{{Role: "assistant", ToolCalls: []byte(`[{"id": "c1"}]`), ReasoningContent: "r"},
 						{Role: "tool", Content: str("42"), ToolCallID: "c1"}, {Role: "assistant", Content: str("a")}}},
 					{User: "q2", Reply: str("end")}}},
-			}, 3},
+				// Image parts of a user message are kept in their places;
+				// one with a detail, a message of images only and an
+				// assistant's image are not replayed.
+				{Line: 7, Turns: []DialogTurn{{User: "t", UserMessage: &records.Message{Role: "user", Parts: []string{"t"},
+					Images: []records.PartImage{{At: 0, URL: "data:image/png;base64,AAAA"}, {At: 2, URL: "https://x/y.jpg"}}}}}},
+			}, 6},
 		{"prompts jsonl", `{"prompt": "one"}` + "\n\n" + `{"prompt": "two", "other": 1}`,
 			FormatPrompts, []Dialog{{Line: 1, Turns: []DialogTurn{{User: "one", Reply: nil}}}, {Line: 3, Turns: []DialogTurn{{User: "two", Reply: nil}}}}, 0},
 		{"text lines", "first line\n\n  \nsecond {not json}\r\n",

@@ -5,7 +5,10 @@
 # tokenizer with Qwen2.5-VL's processor configuration, counted by
 # compose_images_ref.py (Pillow, transformers' Qwen2VLImageProcessorPil and
 # Qwen2_5_VLProcessor, apply_chat_template's Python Jinja2, the Rust
-# tokenizers). Compares with the checked-in expectations, or rewrites them.
+# tokenizers). Compares with the checked-in expectations, or rewrites them,
+# then counts the same bodies with `measure --server vllm` (the model
+# folder: Qwen3's tokenizer, Qwen2.5-VL's processor) and checks that every
+# body's templated count is the reference's.
 #   scripts/vision/check-compose-images-reference.sh [--update] [VENV]
 # VENV (default /tmp/islkit-vision-venv) is made from requirements.txt when
 # missing; CPU only, no Hub access.
@@ -34,3 +37,21 @@ elif ! gzip -dc "$want" | diff -q - "$tmp/counts.jsonl" >/dev/null; then
 	exit 1
 fi
 (cd "$root" && go test -count=1 -run '^TestImagesReference$' ./internal/compose)
+# measure --server vllm on every body equals the reference.
+"$venv/bin/python" -c 'import json, sys
+for l in open(sys.argv[1]):
+    # A body as sent (send adds the model).
+    print(json.dumps({"model": "m", **json.loads(l)["body"]}, ensure_ascii=False))' "$tmp/bodies.jsonl" >"$tmp/payloads.jsonl"
+(cd "$root" && go run ./cmd/measure --server vllm --apply-chat-template --tokenizer "$tmp" --now 2025-07-10T12:00:00Z <"$tmp/payloads.jsonl") >"$tmp/measured.jsonl"
+"$venv/bin/python" - "$tmp/bodies.jsonl" "$tmp/counts.jsonl" "$tmp/measured.jsonl" <<'PY'
+import json, sys
+cases = [json.loads(l)["case"] for l in open(sys.argv[1])]
+ref = {r["case"]: r["ref_tokens"] for r in map(json.loads, open(sys.argv[2]))}
+got = [json.loads(l)["isl"] for l in open(sys.argv[3])]
+bad = [(c, g.get("templated"), ref[c], g.get("error")) for c, g in zip(cases, got) if g.get("templated") != ref[c]]
+for b in bad:
+    print("measure %s: %s, reference %s %s" % b, file=sys.stderr)
+if bad or len(got) != len(cases):
+    sys.exit("measure --server vllm differs from the reference on %d of %d bodies (%d measured)" % (len(bad), len(cases), len(got)))
+print("measure --server vllm equals the reference on all %d bodies (%d images)" % (len(cases), sum(json.loads(l)["images"] for l in open(sys.argv[1]))))
+PY

@@ -8,14 +8,17 @@ package exact
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/model"
+	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
@@ -88,8 +91,37 @@ func hasReserve(c *records.Conversation) bool {
 // LoadModel loads the model pin names for send --exact
 // (model.LoadPinned): o's flags default to the pin's tokenizer, chat
 // template and clock, and a model other than the pin's is a usage error.
-func LoadModel(pin records.ModelPin, o model.Options) (*model.Model, error) {
-	return model.LoadPinned(pin, o, PinNamed, PinFix(pin))
+// Its image processing is read from processor (send --processor), else
+// the pin's (compose --processor), else the model's folder (Vision).
+func LoadModel(pin records.ModelPin, o model.Options, processor string) (*model.Model, error) {
+	m, err := model.LoadPinned(pin, o, PinNamed, PinFix(pin))
+	if err != nil {
+		return nil, err
+	}
+	if m.Vision, err = Vision(m.Source, pin, processor); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Vision is the image processing send --exact counts the images of the
+// conversations with, as compose did: from processor, else the folder
+// the pin names (compose --processor), else the model's own folder (nil
+// for a text-only model). The server's image limit is not applied: the
+// server refuses what it refuses, and send records it. A processor folder
+// named but absent is a usage error (the images would not be counted).
+func Vision(src *modelsrc.Source, pin records.ModelPin, processor string) (*serverprofile.Vision, error) {
+	named := "--processor"
+	if processor == "" && pin.Processor != "" {
+		processor, named = pin.Processor, PinNamed+"' processor (compose --processor)"
+	}
+	if processor == "" {
+		return serverprofile.LoadVision(src.Dir, -1), nil
+	}
+	if fi, err := os.Stat(processor); err != nil || !fi.IsDir() {
+		return nil, cli.Usagef("%s %s: not a folder here; give --processor DIR, the image processing compose counted the images with", named, processor)
+	}
+	return serverprofile.LoadVision(processor, -1), nil
 }
 
 // PinNamed names the pin send --exact checks its model against.
@@ -131,7 +163,8 @@ func NewSizer(m *model.Model, profile serverprofile.Profile) *Sizer {
 }
 
 // Count is the request's ISL as the server profile counts body
-// (serverprofile.Render): rendered through the template, or the bare
+// (serverprofile.RenderVision: its images too, by the model's
+// processor): rendered through the template, or the bare
 // count when the conversations were composed without one (their targets
 // are bare counts, the message texts joined by one space, as compose
 // counted them); a completions prompt as the server encodes it, special
@@ -146,7 +179,7 @@ func (z *Sizer) Count(body []byte) (int, error) {
 	if !z.bare {
 		t = z.m.Template
 	}
-	pr, err := serverprofile.Render(z.profile, ex, t, z.m.Now, nil)
+	pr, err := serverprofile.RenderVision(z.profile, ex, t, z.m.Vision, z.m.Now, nil)
 	if err != nil {
 		return 0, err
 	}

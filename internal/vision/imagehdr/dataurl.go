@@ -1,8 +1,12 @@
 package imagehdr
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/base64"
+	"io"
 	"strings"
+	"sync"
 )
 
 // DataURL reads the header of the image in a data URL
@@ -19,31 +23,91 @@ import (
 // header still returned: the server would count the image, but the body
 // is almost certainly written wrong.
 func DataURL(url string) (Header, error) {
+	return DataURLBytes([]byte(url))
+}
+
+// DataURLBytes is DataURL of a URL's bytes, which it neither copies nor
+// keeps: measure hands it the URL as it lies in the body, so that a
+// payload log's images are read without copying their base64.
+func DataURLBytes(url []byte) (Header, error) {
 	rest, ok := cutPrefixFold(url, "data:")
 	if !ok {
-		return Header{}, fail("not a data URL (%s)", clip(url))
+		return Header{}, fail("not a data URL (%s)", clip(string(url[:min(len(url), 41)])))
 	}
-	spec, payload, ok := strings.Cut(rest, ",")
+	spec, payload, ok := bytes.Cut(rest, []byte(","))
 	if !ok {
 		return Header{}, fail("data URL without a comma before its data")
 	}
-	i := strings.LastIndexByte(spec, ';')
-	if i < 0 || spec[i+1:] != "base64" {
+	i := bytes.LastIndexByte(spec, ';')
+	if i < 0 || string(spec[i+1:]) != "base64" {
 		return Header{}, fail("data URL not marked ;base64 (vLLM takes only base64 data URLs)")
 	}
-	mediaType, _, _ := strings.Cut(spec[:i], ";")
+	mediaType, _, _ := bytes.Cut(spec[:i], []byte(";"))
 	if err := strictBase64(payload); err != nil {
 		return Header{}, err
 	}
-	h, err := Read(base64.NewDecoder(base64.StdEncoding, strings.NewReader(payload)))
+	d := decoders.Get().(*decoder)
+	d.src.src, d.src.carry = payload, d.src.carry[:0]
+	d.lim = limited{r: &d.src, n: MaxPrefix}
+	d.br.Reset(&d.lim)
+	h, err := readBuffered(d.br)
+	d.src.src = nil
+	d.br.Reset(nil)
+	decoders.Put(d)
 	if err != nil {
 		return Header{}, err
 	}
-	mt := strings.ToLower(strings.TrimSpace(mediaType))
+	mt := strings.ToLower(strings.TrimSpace(string(mediaType)))
 	if want := h.Format.MediaType(); mt != want && !(h.Format == JPEG && mt == "image/jpg") {
-		return h, &Error{Reason: "data URL says " + quoteType(mediaType) + " but holds a " + string(h.Format) + " image", MediaTypeMismatch: true}
+		return h, &Error{Reason: "data URL says " + quoteType(string(mediaType)) + " but holds a " + string(h.Format) + " image", MediaTypeMismatch: true}
 	}
 	return h, nil
+}
+
+// decoder is what DataURLBytes reads a header with, pooled: a payload log
+// has an image per request or more, and each reader would otherwise be
+// allocated per image.
+type decoder struct {
+	src base64Reader
+	lim limited
+	br  *bufio.Reader
+}
+
+var decoders = sync.Pool{New: func() any { return &decoder{br: bufio.NewReaderSize(nil, 512)} }}
+
+// base64Reader decodes strict, padded base64 (strictBase64 checked it) as
+// it is read, a few quanta at a time.
+type base64Reader struct {
+	src   []byte
+	carry []byte // decoded bytes a short read left over
+	quad  [3]byte
+}
+
+func (r *base64Reader) Read(p []byte) (int, error) {
+	if len(r.carry) > 0 {
+		n := copy(p, r.carry)
+		r.carry = r.carry[n:]
+		return n, nil
+	}
+	if len(r.src) == 0 {
+		return 0, io.EOF
+	}
+	if len(p) < 3 {
+		// Too short for a quantum: decode one into quad and hand it out.
+		n, err := base64.StdEncoding.Decode(r.quad[:], r.src[:4])
+		if err != nil {
+			return 0, err
+		}
+		r.src = r.src[4:]
+		r.carry = r.quad[:n]
+		k := copy(p, r.carry)
+		r.carry = r.carry[k:]
+		return k, nil
+	}
+	k := min(len(r.src), len(p)/3*4)
+	n, err := base64.StdEncoding.Decode(p, r.src[:k])
+	r.src = r.src[k:]
+	return n, err
 }
 
 func quoteType(t string) string {
@@ -56,14 +120,14 @@ func quoteType(t string) string {
 // strictBase64 is what base64 decoding with validation accepts: a length
 // that is a multiple of 4, the standard alphabet, and "=" only as the last
 // one or two characters.
-func strictBase64(s string) error {
+func strictBase64(s []byte) error {
 	if len(s)%4 != 0 {
 		return fail("data URL's base64 is %d characters, not a multiple of 4 (unpadded or cut)", len(s))
 	}
 	pad := 0
-	if strings.HasSuffix(s, "==") {
+	if bytes.HasSuffix(s, []byte("==")) {
 		pad = 2
-	} else if strings.HasSuffix(s, "=") {
+	} else if bytes.HasSuffix(s, []byte("=")) {
 		pad = 1
 	}
 	for i := 0; i < len(s)-pad; i++ {
@@ -84,8 +148,8 @@ var base64Alphabet = func() (t [256]bool) {
 	return t
 }()
 
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+func cutPrefixFold(s []byte, prefix string) ([]byte, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(string(s[:len(prefix)]), prefix) {
 		return s[len(prefix):], true
 	}
 	return s, false

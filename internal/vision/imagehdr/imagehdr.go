@@ -102,7 +102,11 @@ func Sniff(b []byte) Format {
 // Read reads the header of the image r starts with. It never reads more
 // than MaxPrefix bytes and never holds more than a few hundred.
 func Read(r io.Reader) (Header, error) {
-	br := bufio.NewReaderSize(&limited{r: r, n: MaxPrefix}, 512)
+	return readBuffered(bufio.NewReaderSize(&limited{r: r, n: MaxPrefix}, 512))
+}
+
+// readBuffered is Read of a reader already bounded to MaxPrefix.
+func readBuffered(br *bufio.Reader) (Header, error) {
 	magic, err := br.Peek(12)
 	if len(magic) < 3 {
 		if err == nil || err == io.EOF {

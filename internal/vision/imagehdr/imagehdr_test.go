@@ -275,3 +275,22 @@ func FuzzDataURL(f *testing.F) {
 		}
 	})
 }
+
+// TestDataURLBytesAllocs: a data URL's header is read without copying or
+// decoding its payload and with pooled readers (measure reads every image
+// of a payload log): no allocation beyond the header's few bytes, whatever
+// the URL's length, and the size is the image's.
+func TestDataURLBytesAllocs(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 1280, 720))); err != nil {
+		t.Fatal(err)
+	}
+	url := []byte("data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes()))
+	h, err := DataURLBytes(url)
+	if err != nil || h.Width != 1280 || h.Height != 720 || h.Format != PNG {
+		t.Fatalf("%+v %v", h, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = DataURLBytes(url) }); n > 1 {
+		t.Errorf("%v allocations per data URL, want at most 1", n)
+	}
+}
