@@ -608,7 +608,7 @@ func (v *ordered) display(b *strings.Builder) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			serdeQuote(b, k)
+			quoteJSON(b, k)
 			b.WriteByte(':')
 			v.vals[i].display(b)
 		}
@@ -623,7 +623,7 @@ func (v *ordered) display(b *strings.Builder) {
 		}
 		b.WriteByte(']')
 	case 's':
-		serdeQuote(b, v.str)
+		quoteJSON(b, v.str)
 	case 'z':
 		b.WriteString("null")
 	case 'b':
@@ -667,37 +667,6 @@ func serdeNumber(lit string) string {
 		s += ".0"
 	}
 	return s
-}
-
-// serdeQuote writes s as serde_json quotes strings: '"', '\\' and control
-// characters escaped, the rest as it is.
-func serdeQuote(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
 }
 
 func (v *ordered) displayString() string {

@@ -134,7 +134,7 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 				b.WriteString(`{"content": `)
 				pyDumpsJSONOrString(&b, m.content)
 				b.WriteString(`, "call_id": `)
-				pyQuote(&b, m.callID)
+				quoteJSON(&b, m.callID)
 				b.WriteString("}")
 				w.text(b.String())
 			} else {
@@ -162,12 +162,12 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 						b.WriteString(", ")
 					}
 					b.WriteString(`{"name": `)
-					pyQuote(&b, c.name)
+					quoteJSON(&b, c.name)
 					b.WriteString(`, "arguments": `)
 					pyDumpsJSONOrString(&b, c.arguments)
 					if c.id != "" && c.id != "null" {
 						b.WriteString(`, "id": `)
-						pyQuote(&b, c.id)
+						quoteJSON(&b, c.id)
 					}
 					b.WriteByte('}')
 				}
@@ -465,9 +465,9 @@ func mistralTools(body jsonobj.Object) (string, error) {
 			b.WriteString(", ")
 		}
 		b.WriteString(`{"type": "function", "function": {"name": `)
-		pyQuote(&b, name)
+		quoteJSON(&b, name)
 		b.WriteString(`, "description": `)
-		pyQuote(&b, strField(fn, "description"))
+		quoteJSON(&b, strField(fn, "description"))
 		b.WriteString(`, "parameters": `)
 		if !pyDumpsJSON(&b, string(params)) {
 			return "", fmt.Errorf("tools[%d].function.parameters: not valid JSON", i)
@@ -498,7 +498,7 @@ func pyDumpsJSONOrString(b *strings.Builder, s string) {
 		b.WriteString(t.String())
 		return
 	}
-	pyQuote(b, s)
+	quoteJSON(b, s)
 }
 
 // pyDumpsJSON writes Python's json.dumps(json.loads(s),
@@ -523,7 +523,7 @@ func pyDump(b *strings.Builder, v *ordered) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			pyQuote(b, k)
+			quoteJSON(b, k)
 			b.WriteString(": ")
 			pyDump(b, v.vals[i])
 		}
@@ -538,7 +538,7 @@ func pyDump(b *strings.Builder, v *ordered) {
 		}
 		b.WriteByte(']')
 	case 's':
-		pyQuote(b, v.str)
+		quoteJSON(b, v.str)
 	case 'b':
 		b.WriteString(v.str)
 	case 'z':
@@ -590,38 +590,4 @@ func pyFloatRepr(f float64) string {
 		s += ".0"
 	}
 	return s
-}
-
-// pyQuote writes s as Python's json.dumps(s, ensure_ascii=False).
-func pyQuote(b *strings.Builder, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if c < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&15])
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
 }
