@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -18,31 +15,10 @@ import (
 // by the folder's config.json model_type, and says so in isl.renderer; a
 // body the encoder raises on is an isl.error, still written back.
 func TestMeasureDeepSeekV32(t *testing.T) {
-	f, err := os.Open("../../internal/serverprofile/testdata/deepseek-v32-expect.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
+	_, cases := rendererExpectations(t, "deepseek-v32-expect.jsonl.gz")
 	var in strings.Builder
 	var want []int // -1: the encoder raises
-	for first := true; sc.Scan(); first = false {
-		if first {
-			continue
-		}
-		var c struct {
-			Body  json.RawMessage `json:"body"`
-			Count int             `json:"count"`
-			Error string          `json:"error"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range cases {
 		in.Write(c.Body)
 		in.WriteByte('\n')
 		if c.Error != "" {

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,36 +14,13 @@ import (
 // scripts/renderers/mistral-ref.py), the mistral renderer chosen by the folder,
 // for tokenizer v3 and v7; a body vLLM refuses fails its line.
 func TestMeasureMistral(t *testing.T) {
-	f, err := os.Open("../../internal/serverprofile/testdata/mistral-expect.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type expect struct {
-		Tekken  string          `json:"tekken"`
-		Version string          `json:"version"`
-		Body    json.RawMessage `json:"body"`
-		Count   int             `json:"count"`
-		Error   string          `json:"error"`
-	}
-	byConfig := map[[2]string][]expect{}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var c expect
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		if c.Body != nil {
-			byConfig[[2]string{c.Tekken, c.Version}] = append(byConfig[[2]string{c.Tekken, c.Version}], c)
-		}
+	_, all := rendererExpectations(t, "mistral-expect.jsonl.gz")
+	byConfig := map[[2]string][]rendererExpect{}
+	for _, c := range all {
+		byConfig[[2]string{c.Tekken, c.Version}] = append(byConfig[[2]string{c.Tekken, c.Version}], c)
 	}
 	for _, k := range [][2]string{{"tekken_240911", "v3"}, {"tekken_240911", "v7"}} {
-		var cases []expect
+		var cases []rendererExpect
 		var in, refused strings.Builder
 		nRefused := 0
 		for _, c := range byConfig[k] {

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,33 +14,11 @@ import (
 // scripts/renderers/harmony-ref.py), and says so in isl.renderer. The
 // gptoss conformance folder has no config.json, hence --renderer.
 func TestMeasureHarmony(t *testing.T) {
-	f, err := os.Open("../../internal/serverprofile/testdata/harmony-expect.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
+	header, cases := rendererExpectations(t, "harmony-expect.jsonl.gz")
+	now := header.Now
 	var in strings.Builder
 	var want []int
-	now := ""
-	for sc.Scan() {
-		var c struct {
-			Now   string          `json:"now"`
-			Body  json.RawMessage `json:"body"`
-			Count int             `json:"count"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		if c.Body == nil {
-			now = c.Now
-			continue
-		}
+	for _, c := range cases {
 		in.Write(c.Body)
 		in.WriteByte('\n')
 		want = append(want, c.Count)
