@@ -44,13 +44,9 @@ func (f *flags) imageOptions(set map[string]bool) (compose.ImageOptions, error) 
 // vision reads the model's image processing (--processor, else the model
 // folder) with the server's image limit.
 func (f *flags) vision(m *compose.Model) (*serverprofile.Vision, error) {
-	limit, err := serverprofile.ParseImageLimit(f.LimitMMPerPrompt)
+	vis, err := serverprofile.VisionFlags(f.Processor, m.Source.Dir, f.LimitMMPerPrompt)
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
-	dir := f.Processor
-	if dir == "" {
-		dir = m.Source.Dir
-	}
-	return serverprofile.LoadVision(dir, limit), nil
+	return vis, nil
 }

@@ -97,16 +97,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 			return cli.Fail(stderr, name, err)
 		}
 		cfg.Model = src
-		limit, err := serverprofile.ParseImageLimit(*mmLimit)
+		vis, err := serverprofile.VisionFlags(*processor, src.Dir, *mmLimit)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: -%v\n", name, strings.TrimPrefix(err.Error(), "--"))
 			return cli.ExitUsage
 		}
-		dir := *processor
-		if dir == "" {
-			dir = src.Dir
-		}
-		cfg.Vision = serverprofile.LoadVision(dir, limit)
+		cfg.Vision = vis
 	}
 	s, err := testserver.New(cfg)
 	if err != nil {

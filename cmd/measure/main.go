@@ -390,15 +390,10 @@ func compare(f *flags, stdout io.Writer) error {
 // loadVision reads the model's image processing (--processor, else the
 // model folder) with the server's image limit; nil for a text-only model.
 func loadVision(f *flags, mdl *model.Model) (*serverprofile.Vision, error) {
-	limit, err := serverprofile.ParseImageLimit(f.LimitMMPerPrompt)
+	vis, err := serverprofile.VisionFlags(f.Processor, mdl.Source.Dir, f.LimitMMPerPrompt)
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
-	dir := f.Processor
-	if dir == "" {
-		dir = mdl.Source.Dir
-	}
-	vis := serverprofile.LoadVision(dir, limit)
 	if vis != nil && f.FetchImages {
 		vis.Fetch = imagehdr.NewFetcher(nil, 30*time.Second).Header
 	}

@@ -266,6 +266,21 @@ func literal(images []Image) bool {
 	return false
 }
 
+// VisionFlags is LoadVision for the flags every tool takes: processor
+// (--processor; "" is modelDir, the tokenizer's folder) and limit
+// (--limit-mm-per-prompt, ParseImageLimit's forms). An error is a bad
+// limit: a usage error for the caller.
+func VisionFlags(processor, modelDir, limit string) (*Vision, error) {
+	n, err := ParseImageLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	if processor == "" {
+		processor = modelDir
+	}
+	return LoadVision(processor, n), nil
+}
+
 // LoadVision reads the image processing of the model in dir for a vLLM
 // server with --limit-mm-per-prompt image=limit (negative: none): nil for
 // a text-only model (no processor configuration, or a config.json without
