@@ -10,6 +10,9 @@
 //	request.go       Request (send → measure), request.schema.json
 //	run.go           Run, send's first line (send → measure),
 //	                 run.schema.json
+//	metrics.go       Metrics, a sample of the server's Prometheus metrics
+//	                 (send --scrape-metrics → measure),
+//	                 metrics.schema.json
 //	isl.go           ISL, the "isl" member measure adds to each request,
 //	                 measurement.schema.json
 //
@@ -29,4 +32,5 @@ const (
 	KindRequest      = "islkit.request"
 	KindSummary      = "islkit.summary" // measure --summary-json
 	KindRun          = "islkit.run"     // send's first line: the run's configuration
+	KindMetrics      = "islkit.metrics" // send --scrape-metrics: one sample of the server's metrics
 )

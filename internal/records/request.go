@@ -79,6 +79,9 @@ type Request struct {
 	// Warmup marks the first --warmup requests of a live run, sent before
 	// the measured ones; measure leaves them out of its summary.
 	Warmup bool `json:"warmup,omitempty"`
+	// Stage is the load level the request was sent at in a staged run
+	// (send --stages); absent in a run of one load level.
+	Stage *Stage `json:"stage,omitempty"`
 	// ComposedFor is the model the request's conversation was composed
 	// for (its composed_for), so that measure can warn when it counts
 	// with another; absent for conversations that do not say.
@@ -94,6 +97,14 @@ type Request struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 	// Result is what happened to a live request.
 	Result *Result `json:"result,omitempty"`
+}
+
+// Stage is one load level of a staged run (send --stages): its place in
+// the run and either the concurrency or the request rate it held.
+type Stage struct {
+	Index       int     `json:"index"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
 }
 
 // Chain is how a chained Responses turn was sent.
