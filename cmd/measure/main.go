@@ -19,6 +19,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/export"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/model"
@@ -104,6 +105,7 @@ type flags struct {
 	Summary           bool          `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
 	SummaryJSON       string        `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string        `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
+	Export            string        `help:"Write what was measured as tables for notebooks: one row per request to FILE.csv or FILE.parquet (the format by the extension), and beside it FILE.itl.*, FILE.stages.* and FILE.metrics.* (the gaps between output chunks, the per-stage performance, the server's metric samples); columns in schemas/export.md." placeholder:"FILE.csv|FILE.parquet"`
 	Report            string        `help:"Write the whole summary as one self-contained HTML page to FILE.html: ISL error histograms, latency CDFs, TTFT against ISL, throughput and concurrency over time, and the tables (no JavaScript, no network)." placeholder:"FILE.html"`
 	OSLTolerance      string        `name:"osl-tolerance" default:"5%,50" placeholder:"PCT%,TOKENS" help:"Warn in the summary's output-length section when a request's output misses its max_tokens by more than this: min(PCT % of max_tokens, TOKENS); one of the two alone is that one. Default: AIPerf's OSL mismatch threshold."`
 	Percentiles       string        `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
@@ -202,6 +204,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if err := opts.Client.Validate(); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
+	exp, err := export.New("--export", f.Export, &outs, opts)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
 	mdl, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer})
@@ -289,6 +295,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				for _, req := range res.Requests {
 					summary.AddRequest(req)
 				}
+				exp.Add(res.Lines, res.Requests)
 				if res.Run != nil {
 					summary.AddRun(*res.Run)
 				}
@@ -311,7 +318,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		mu.Lock()
 		closed = true
 		mu.Unlock()
-		if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
+		if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat, exp); rerr != nil {
 			return 0, rerr
 		}
 		return 0, cli.Cause(ctx, err)
@@ -337,7 +344,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		return failed, fmt.Errorf("%s: no records: nothing to measure (did the stage before fail?); give --allow-empty to accept an empty input", inputNames(f.Files))
 	}
 	failed += conflicts
-	if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
+	if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat, exp); rerr != nil {
 		return failed, rerr
 	}
 	return failed, err
@@ -351,7 +358,7 @@ func inputNames(files []string) string {
 	return strings.Join(files, ", ")
 }
 
-func writeReports(f *flags, stderr io.Writer, summary *report.Accumulator, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {
+func writeReports(f *flags, stderr io.Writer, summary *report.Accumulator, summaryOut, plotOut, reportOut *outfile.File, plotFormat string, exp *export.Exporter) error {
 	if f.Summary {
 		if err := summary.WriteText(stderr); err != nil {
 			return err
@@ -376,7 +383,7 @@ func writeReports(f *flags, stderr io.Writer, summary *report.Accumulator, summa
 			return err
 		}
 	}
-	return nil
+	return exp.Write()
 }
 
 // compare prints two summary files side by side (measure --compare).

@@ -203,6 +203,10 @@ func (m *Measurer) Record(data []byte) (res Result, err error) {
 			return Result{}, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf("run record: %w", err)}
 		}
 		return Result{Lines: [][]byte{data}, Run: &run}, nil
+	case isKind(obj, records.KindMetrics):
+		// send --scrape-metrics's samples of the server's metrics: passed
+		// through, no request (measure --export tables them).
+		return Result{Lines: [][]byte{data}}, nil
 	case isKind(obj, records.KindConversation):
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
 	case isKind(obj, records.KindProbe):

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# A small concurrency sweep against islkit-testserver, as send records on
+# stdout: probe | compose | send --url at each of STAGES (concurrency
+# levels, default "1 2 4"), every request marked with its stage
+# ({"index": i, "concurrency": c}, records.Request.Stage). Each stage is
+# composed afresh (its own benchmark id, so its markers are new). The
+# server streams at TOKENS_PER_SECOND after a TTFT and fails FAULT_RATE
+# of the requests (500s and truncated streams), so the stream has failed
+# rows and error kinds. Used by scripts/notebook-check.sh and to make
+# internal/export/testdata/sweep.jsonl.gz.
+#
+#   BIN=bin scripts/export-sweep.sh > sweep.jsonl
+set -euo pipefail
+BIN=${BIN:-bin}
+STAGES=${STAGES:-1 2 4}
+CONVERSATIONS=${CONVERSATIONS:-12}
+TOKENS_PER_SECOND=${TOKENS_PER_SECOND:-2000}
+FAULT_RATE=${FAULT_RATE:-0.1}
+PORT=${PORT:-$((20000 + RANDOM % 20000))}
+
+"$BIN/islkit-testserver" -addr "127.0.0.1:$PORT" -ttft 5ms -tokens-per-second "$TOKENS_PER_SECOND" \
+  -fault-rate "$FAULT_RATE" -faults 500,truncate -seed 3 -random-stop -prefix-cache-block 16 >/dev/null 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+  sleep 0.05
+done
+
+probe=$(mktemp)
+trap 'kill "$server" 2>/dev/null || true; rm -f "$probe"' EXIT
+"$BIN/probe" --apply-chat-template --cache-bust first_turn_prefix --now 2025-07-10T12:00:00 >"$probe"
+index=0
+for c in $STAGES; do
+  # send exits 1 when requests failed, as some do here by design.
+  "$BIN/compose" --isl 200 --osl 24 --conversations "$CONVERSATIONS" --turns 2 --seed "$((index + 1))" --model m <"$probe" \
+    | { "$BIN/send" --url "http://127.0.0.1:$PORT" --concurrency "$c" || [ $? -eq 1 ]; } \
+    | STAGE="{\"index\":$index,\"concurrency\":$c}" python3 -c '
+import json, os, sys
+stage = json.loads(os.environ["STAGE"])
+for line in sys.stdin:
+    rec = json.loads(line)
+    if rec.get("kind") == "islkit.request":
+        rec["stage"] = stage
+    sys.stdout.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+'
+  index=$((index + 1))
+done
