@@ -6,7 +6,8 @@
 # composed afresh (its own benchmark id, so its markers are new). The
 # server streams at TOKENS_PER_SECOND after a TTFT and fails FAULT_RATE
 # of the requests (500s and truncated streams), so the stream has failed
-# rows and error kinds. Used by scripts/notebook-check.sh and to make
+# rows and error kinds; the first stage sends WARMUP warmup requests
+# first. Used by scripts/notebook-check.sh and to make
 # internal/export/testdata/sweep.jsonl.gz.
 #
 #   BIN=bin scripts/export-sweep.sh > sweep.jsonl
@@ -16,6 +17,7 @@ STAGES=${STAGES:-1 2 4}
 CONVERSATIONS=${CONVERSATIONS:-12}
 TOKENS_PER_SECOND=${TOKENS_PER_SECOND:-2000}
 FAULT_RATE=${FAULT_RATE:-0.1}
+WARMUP=${WARMUP:-2} # warmup requests of the first stage
 PORT=${PORT:-$((20000 + RANDOM % 20000))}
 
 "$BIN/islkit-testserver" -addr "127.0.0.1:$PORT" -ttft 5ms -tokens-per-second "$TOKENS_PER_SECOND" \
@@ -34,7 +36,7 @@ index=0
 for c in $STAGES; do
   # send exits 1 when requests failed, as some do here by design.
   "$BIN/compose" --isl 200 --osl 24 --conversations "$CONVERSATIONS" --turns 2 --seed "$((index + 1))" --model m <"$probe" \
-    | { "$BIN/send" --url "http://127.0.0.1:$PORT" --concurrency "$c" || [ $? -eq 1 ]; } \
+    | { "$BIN/send" --url "http://127.0.0.1:$PORT" --concurrency "$c" --warmup "$([ "$index" = 0 ] && echo "$WARMUP" || echo 0)" || [ $? -eq 1 ]; } \
     | STAGE="{\"index\":$index,\"concurrency\":$c}" python3 -c '
 import json, os, sys
 stage = json.loads(os.environ["STAGE"])
