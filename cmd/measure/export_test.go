@@ -446,3 +446,45 @@ func sameNumber(got, want any) bool {
 	}
 	return false
 }
+
+// TestExportUsage: --export's format is told by the extension and its
+// tables' paths are checked before any input is read (exit 2, naming the
+// flag); a dry run's requests are rows without an outcome, and its
+// stages table has only its header.
+func TestExportUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--export", filepath.Join(dir, "run.json")},
+		{"--export", filepath.Join(dir, "no", "run.csv")},
+		{"--export", filepath.Join(dir, "run.csv"), "--summary-json", filepath.Join(dir, "run.itl.csv")},
+	} {
+		if code, _, errs := runCLI("", args...); code != 2 || !strings.Contains(errs, "--export") {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+	dry := `{"kind":"islkit.request","schema_version":1,"benchmark_id":"b","conversation_id":"c","conversation_index":0,"turn":0,"pass":0,"target_isl":10,"max_tokens":4,"marker":"","cache_bust":"none","marker_landing":"none","dry_run":true,"payload":{"model":"m","messages":[{"role":"user","content":"Hi"}]}}` + "\n"
+	path := filepath.Join(dir, "dry.csv")
+	if code, _, errs := runCLI(dry, "--export", path); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	doc, err := exporttest.ReadDoc(filepath.Join("..", "..", "schemas", "export.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := export.TablePaths(path)
+	reqs, err := exporttest.ReadCSV(paths[export.TableRequests], doc[export.TableRequests])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := reqs.Maps()
+	// Counted (its ISL is there), with no outcome.
+	if len(rows) != 1 || rows[0]["dry_run"] != true || rows[0]["ok"] != nil || rows[0]["start_ns"] != nil || rows[0]["isl"] == nil || rows[0]["target_isl"] != int64(10) {
+		t.Errorf("dry-run row %v", rows)
+	}
+	for _, table := range []string{export.TableITL, export.TableStages, export.TableMetrics} {
+		tb, err := exporttest.ReadCSV(paths[table], doc[table])
+		if err != nil || len(tb.Rows) != 0 {
+			t.Errorf("%s: %v, %d rows", table, err, len(tb.Rows))
+		}
+	}
+}
