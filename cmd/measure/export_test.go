@@ -488,3 +488,12 @@ func TestExportUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsRecordsPassThrough: send's islkit.metrics records are
+// written back unchanged, in their place, and are no failure.
+func TestMetricsRecordsPassThrough(t *testing.T) {
+	code, out, errs := runCLI(sweepMetrics)
+	if code != 0 || out != sweepMetrics {
+		t.Errorf("exit %d, out %q, stderr %q", code, out, errs)
+	}
+}

@@ -81,6 +81,7 @@ Examples:
   measure --apply-chat-template --summary --plot isl.html profile_export_raw.jsonl
   send --url http://localhost:8000 < convs.jsonl | measure --summary \
     --slo ttft=200ms,tpot=50ms --summary-json run.json --report run.html
+  measure --summary-json run.json --export run.parquet live.jsonl > /dev/null
   measure --compare before.json after.json
 
 ` + report.Definitions + `
