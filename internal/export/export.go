@@ -130,18 +130,18 @@ func (e *Exporter) Add(lines [][]byte, reqs []report.Request) {
 // what measure handed the summary (report.Request): send's fields. A
 // record whose fields cannot be read (measure said why) leaves them null.
 type sendLine struct {
-	Kind              string          `json:"kind"`
-	BenchmarkID       *string         `json:"benchmark_id"`
-	Endpoint          string          `json:"endpoint"`
-	Server            string          `json:"server"`
-	ConversationIndex *int            `json:"conversation_index"`
-	Pass              *int            `json:"pass"`
-	TargetISL         *int            `json:"target_isl"`
-	ExpectedISL       *int            `json:"expected_isl"`
-	MaxTokens         *int            `json:"max_tokens"`
-	DryRun            bool            `json:"dry_run"`
-	Stage             *records.Stage  `json:"stage"`
-	Result            json.RawMessage `json:"result"`
+	Kind              string         `json:"kind"`
+	BenchmarkID       *string        `json:"benchmark_id"`
+	Endpoint          string         `json:"endpoint"`
+	Server            string         `json:"server"`
+	ConversationIndex *int           `json:"conversation_index"`
+	Pass              *int           `json:"pass"`
+	TargetISL         *int           `json:"target_isl"`
+	ExpectedISL       *int           `json:"expected_isl"`
+	MaxTokens         *int           `json:"max_tokens"`
+	DryRun            bool           `json:"dry_run"`
+	Stage             *records.Stage `json:"stage"`
+	Result            *sendResult    `json:"result"`
 }
 
 // sendResult is the part of a send record's result the row takes from
@@ -232,7 +232,7 @@ func (e *Exporter) addRequest(line []byte, r report.Request) {
 }
 
 // live fills the row's outcome of a live request, and its gaps.
-func (e *Exporter) live(row *RequestRow, l *report.Live, result json.RawMessage) {
+func (e *Exporter) live(row *RequestRow, l *report.Live, res *sendResult) {
 	lat := max(l.LatencyNs, 0)
 	row.StartNs, row.LatencyNs = ptr(l.StartNs), ptr(l.LatencyNs)
 	row.EndNs = ptr(satAdd(l.StartNs, lat))
@@ -270,8 +270,7 @@ func (e *Exporter) live(row *RequestRow, l *report.Live, result json.RawMessage)
 		}
 		row.ErrorKind = &kind
 	}
-	var res sendResult
-	if len(result) > 0 && json.Unmarshal(result, &res) == nil {
+	if res != nil {
 		row.ScheduledNs = res.ScheduledNs
 		row.Status = i64(res.Status)
 		row.Chunks = i64(res.Chunks)
