@@ -190,6 +190,12 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
+	// The per-stage table follows the summary's options, read when the
+	// tables are written.
+	exp, err := export.New("--export", f.Export, &outs, &opts)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
 	if opts.Percentiles, err = report.ParsePercentiles(f.Percentiles); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
@@ -203,10 +209,6 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	}
 	opts.Client = report.ClientLimits{LagLimit: f.LagLimit, CPULimit: f.CPULimit}
 	if err := opts.Client.Validate(); err != nil {
-		return 0, cli.Usagef("%v", err)
-	}
-	exp, err := export.New("--export", f.Export, &outs, opts)
-	if err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
 	// The template is loaded even without --apply-chat-template: counts

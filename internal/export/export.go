@@ -70,7 +70,7 @@ func TablePaths(path string) map[string]string {
 // Exporter (no --export) does nothing.
 type Exporter struct {
 	format  Format
-	opts    report.Options
+	opts    *report.Options
 	files   map[string]*outfile.File
 	rows    []RequestRow
 	itl     []ITLRow
@@ -80,9 +80,9 @@ type Exporter struct {
 
 // New checks flag's path and its tables' paths (outfile.Set.Add, before
 // any work) and returns the Exporter; nil, nil when path is empty. opts
-// are the summary's options: the per-stage figures follow them (SLO,
-// client limits).
-func New(flag, path string, outs *outfile.Set, opts report.Options) (*Exporter, error) {
+// are the summary's options, read when the tables are written: the
+// per-stage figures follow them (SLO, client limits).
+func New(flag, path string, outs *outfile.Set, opts *report.Options) (*Exporter, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -326,7 +326,11 @@ func (e *Exporter) Write() error {
 	if e == nil {
 		return nil
 	}
-	stages := StageFigures(e.staged, e.opts)
+	var opts report.Options
+	if e.opts != nil {
+		opts = *e.opts
+	}
+	stages := StageFigures(e.staged, opts)
 	for _, t := range []struct {
 		name  string
 		write func(io.Writer) error

@@ -118,16 +118,16 @@ func TestNewChecksEveryPath(t *testing.T) {
 	if _, err := outs.Add("--summary-json", filepath.Join(dir, "run.stages.csv")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New("--export", filepath.Join(dir, "run.csv"), &outs, report.Options{}); err == nil || !strings.Contains(err.Error(), "stages table") {
+	if _, err := New("--export", filepath.Join(dir, "run.csv"), &outs, &report.Options{}); err == nil || !strings.Contains(err.Error(), "stages table") {
 		t.Errorf("a taken table path: %v", err)
 	}
-	if _, err := New("--export", filepath.Join(dir, "missing", "run.csv"), &outfile.Set{}, report.Options{}); err == nil || !strings.Contains(err.Error(), "--export") {
+	if _, err := New("--export", filepath.Join(dir, "missing", "run.csv"), &outfile.Set{}, &report.Options{}); err == nil || !strings.Contains(err.Error(), "--export") {
 		t.Errorf("a missing folder: %v", err)
 	}
-	if _, err := New("--export", filepath.Join(dir, "run.xlsx"), &outfile.Set{}, report.Options{}); err == nil || !strings.Contains(err.Error(), "--export") {
+	if _, err := New("--export", filepath.Join(dir, "run.xlsx"), &outfile.Set{}, &report.Options{}); err == nil || !strings.Contains(err.Error(), "--export") {
 		t.Errorf("a bad extension: %v", err)
 	}
-	if e, err := New("--export", "", &outfile.Set{}, report.Options{}); e != nil || err != nil {
+	if e, err := New("--export", "", &outfile.Set{}, &report.Options{}); e != nil || err != nil {
 		t.Errorf("no --export: %v, %v", e, err)
 	}
 	var none *Exporter // no --export: every call does nothing
