@@ -175,7 +175,7 @@ func recompute(reqs, itl []map[string]any, pcts []float64, o slo) map[string]any
 		gapsOf[g["row"].(int64)] = append(gapsOf[g["row"].(int64)], g["itl_ns"].(int64))
 	}
 	var warmup, requests, templated, bare int64
-	errs := map[string][]int64{}
+	errs := map[string][]int64{} // by comparison, and by "by_turn.N." + comparison
 	byTurn := map[int64]int64{}
 	var live []map[string]any
 	for _, r := range reqs {
@@ -195,12 +195,17 @@ func recompute(reqs, itl []map[string]any, pcts []float64, o slo) map[string]any
 		} else {
 			bare++
 		}
-		if t, ok := r["turn"].(int64); ok {
-			byTurn[t]++
+		turn, hasTurn := r["turn"].(int64)
+		if hasTurn {
+			byTurn[turn]++
 		}
 		for _, c := range []string{"vs_target", "vs_expected", "vs_server"} {
 			if v, ok := r["isl_"+c].(int64); ok {
 				errs[c] = append(errs[c], v)
+				if hasTurn {
+					k := fmt.Sprintf("by_turn.%d.%s", turn, c)
+					errs[k] = append(errs[k], v)
+				}
 			}
 		}
 	}
