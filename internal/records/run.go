@@ -35,12 +35,12 @@ type Run struct {
 	Warmup           int     `json:"warmup,omitempty"`
 	Recycle          bool    `json:"recycle,omitempty"`
 	Shard            string  `json:"shard,omitempty"`
+	Exact            bool    `json:"exact,omitempty"`
+	Conversations    int     `json:"conversations"`
+	// Headers are the names of the extra request headers (values left out).
+	Headers []string `json:"headers,omitempty"`
 	// Turns is the number of turns of the conversations the run sends
 	// (its shard's): the requests of one pass, so measure can tell
 	// whether merged shards are complete.
-	Turns         int  `json:"turns,omitempty"`
-	Exact         bool `json:"exact,omitempty"`
-	Conversations int  `json:"conversations"`
-	// Headers are the names of the extra request headers (values left out).
-	Headers []string `json:"headers,omitempty"`
+	Turns int `json:"turns,omitempty"`
 }
