@@ -199,6 +199,9 @@ type Options struct {
 	// OSLTolerance is the output-length miss measure warns beyond
 	// (zero: DefaultOSLTolerance).
 	OSLTolerance *OSLTolerance
+	// StartSkewLimit is the shards' start skew past which they did not
+	// start together (zero: DefaultStartSkewLimit).
+	StartSkewLimit time.Duration
 }
 
 // perfReq is one live request, kept until Report.
