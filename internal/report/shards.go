@@ -120,7 +120,10 @@ func (a *shardAcc) run(r records.Run) {
 	if i, n, ok := strings.Cut(r.Shard, "/"); ok {
 		ii, err1 := strconv.Atoi(i)
 		nn, err2 := strconv.Atoi(n)
-		if err1 == nil && err2 == nil {
+		// A shard send could not have run (N above the conversations:
+		// send refuses an empty shard) reads as none, bounding the
+		// missing-shard list a hand-edited record could ask for.
+		if err1 == nil && err2 == nil && ii >= 0 && ii < nn && nn <= max(r.Conversations, 1) {
 			sr.index, sr.n = ii, nn
 		}
 	}

@@ -126,3 +126,33 @@ func TestShardsProblems(t *testing.T) {
 		t.Error("a shards section without shards")
 	}
 }
+
+// FuzzShards: any run record's shard and any request times give a
+// check without a panic, whose missing shards are below N and never
+// more than the conversations the runs name.
+func FuzzShards(f *testing.F) {
+	f.Add("0/2", "1/2", 4, int64(0), int64(5), "2025-06-15T15:06:40Z")
+	f.Add("5/2", "-1/2", 4, int64(-1), int64(math.MaxInt64), "")
+	f.Add("0/1000000000", "x/y", 0, int64(math.MinInt64), int64(1), "not a time")
+	f.Fuzz(func(t *testing.T, a, b string, convs int, start, lat int64, at string) {
+		acc := NewAccumulator()
+		for _, sh := range []string{a, b} {
+			r := shardRunRecord(sh, at, at, 3)
+			r.Conversations = convs
+			acc.AddRun(r)
+			acc.AddRequest(Request{Live: &Live{StartNs: start, LatencyNs: lat, OK: true}})
+		}
+		s := acc.Report().Shards
+		if s == nil {
+			return
+		}
+		if len(s.Missing) > max(convs, 1) {
+			t.Fatalf("%d missing shards for %d conversations", len(s.Missing), convs)
+		}
+		for _, m := range s.Missing {
+			if m < 0 || m >= s.N {
+				t.Fatalf("missing shard %d of %d", m, s.N)
+			}
+		}
+	})
+}

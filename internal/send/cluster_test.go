@@ -92,3 +92,22 @@ func TestWaitUntil(t *testing.T) {
 		t.Errorf("cancelled wait: %v", err)
 	}
 }
+
+// FuzzParseShardEnv: whatever the flag and the variable, a shard
+// accepted is one send can run (0 <= I < N), and a start time accepted
+// is within its bounds.
+func FuzzParseShardEnv(f *testing.F) {
+	f.Add("env/4", "2", "2026-01-02T15:02:00Z")
+	f.Add("1/3", "", "2026-01-02T16:02:00.5+01:00")
+	f.Add("env/0", "-1", "2026-13-02T15:02:00Z")
+	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, arg, idx, at string) {
+		s, err := ParseShardEnv(arg, func(string) (string, bool) { return idx, idx != "" })
+		if err == nil && s.N != 0 && (s.I < 0 || s.I >= s.N) {
+			t.Fatalf("%q with %q: shard %+v", arg, idx, s)
+		}
+		if ts, err := ParseStartAt(at, now); err == nil && (ts.Sub(now) < -MaxStartLate || ts.Sub(now) > MaxStartAhead) {
+			t.Fatalf("%q accepted: %v", at, ts)
+		}
+	})
+}
