@@ -68,11 +68,12 @@ browser:
 test-browser: browser
 	ISLKIT_REQUIRE_BROWSER=1 $(GO) test -count=1 -run TestReportInBrowser -v ./internal/report
 
-## lint: gofmt check, go vet and staticcheck (pinned) on the whole module
+## lint: gofmt check, go vet and staticcheck (pinned) on the whole module and deploy/kubernetes
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	cd deploy/kubernetes && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
 
 ## fuzz: 20 s of every fuzz target
 # Short coverage-guided runs of every fuzz target.

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -84,5 +87,36 @@ func TestStartAtAndShardUsage(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 saying %q", c.args, code, out, errs, c.want)
 		}
+	}
+}
+
+// TestSignalWhileWaitingToStart: a signal while send waits for
+// --start-at ends it with 130 before it sends or writes anything.
+func TestSignalWhileWaitingToStart(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	old := signals
+	signals = func() (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(200*time.Millisecond, func() { cancel(&cli.Interrupted{Signal: syscall.SIGINT}) })
+		return ctx, func() {}
+	}
+	t.Cleanup(func() { signals = old })
+	at := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	code, out, errs := runBounded(t, strings.NewReader(""), "--url", s.URL(), "--start-at", at, in)
+	if code != 130 || out != "" {
+		t.Errorf("exit %d, out %q, stderr %q; want 130 and nothing written", code, out, errs)
+	}
+}
+
+// TestStartAtLate: a --start-at a little past (a pod that came up late)
+// starts at once and says so.
+func TestStartAtLate(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
+	in := writeInput(t, convLine)
+	at := time.Now().Add(-10 * time.Second).UTC().Format(time.RFC3339)
+	code, out, errs := runCLIAll("--url", s.URL(), "--start-at", at, in)
+	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(errs, "--start-at "+at+" passed") {
+		t.Errorf("exit %d, stderr %q; want the run done and a warning that its start had passed", code, errs)
 	}
 }
