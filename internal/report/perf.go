@@ -106,6 +106,11 @@ type Request struct {
 	// NoPayload marks a record written by send --no-payload (Unmeasured
 	// too): counted apart in the summary.
 	NoPayload bool
+	// BenchmarkID and ConversationIndex are a send record's dataset and
+	// conversation, which the merge of shards checks; "" for other
+	// records.
+	BenchmarkID       string
+	ConversationIndex int
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.

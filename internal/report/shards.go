@@ -43,7 +43,8 @@ type Shards struct {
 	Requests     uint64 `json:"requests"`
 	Unattributed uint64 `json:"unattributed"`
 	// Complete says whether every request of the dataset is there: every
-	// shard once with as many requests as its run record's turns. Null
+	// shard once, of one dataset (benchmark id), with as many requests as
+	// its run record's turns, all of its own conversations. Null
 	// when that cannot be known: a run with --requests, --duration or
 	// --recycle, or run records without turns (before islkit's
 	// --start-at).
@@ -99,6 +100,8 @@ type shardRun struct {
 	live                 bool
 	lags, sizing, queue  []int64
 	cpu                  []float64
+	benchmarks           map[string]bool // the send records' benchmark ids
+	foreign              uint64          // requests of conversations not in the shard
 }
 
 type shardAcc struct {
@@ -142,6 +145,15 @@ func (a *shardAcc) add(r Request) {
 	}
 	if l := r.Live; l != nil {
 		sr.first = min(sr.first, l.StartNs)
+	}
+	if r.BenchmarkID != "" {
+		if sr.benchmarks == nil {
+			sr.benchmarks = map[string]bool{}
+		}
+		sr.benchmarks[r.BenchmarkID] = true
+		if sr.n > 0 && r.ConversationIndex%sr.n != sr.index {
+			sr.foreign++
+		}
 	}
 	if r.Warmup {
 		return
@@ -200,6 +212,15 @@ func (a *shardAcc) report(o Options) *Shards {
 	}
 	if a.unattributed > 0 {
 		s.Problems = append(s.Problems, fmt.Sprintf("%d requests come before any run record: give each shard's output whole, its islkit.run line first", a.unattributed))
+	}
+	benchmarks := map[string]bool{}
+	for _, sr := range a.runs {
+		if sr.index >= 0 {
+			maps.Copy(benchmarks, sr.benchmarks)
+		}
+	}
+	if len(benchmarks) > 1 {
+		s.Problems = append(s.Problems, fmt.Sprintf("the shards' requests come from different compose runs (benchmark ids %s): not shards of one dataset", strings.Join(slices.Sorted(maps.Keys(benchmarks)), ", ")))
 	}
 	byIndex := map[int]int{}
 	startAts := map[string]bool{}
@@ -282,6 +303,9 @@ func (a *shardAcc) report(o Options) *Shards {
 		if w := st.Client.Warning(); w != "" {
 			s.Problems = append(s.Problems, "shard "+st.Shard+": "+w)
 		}
+		if sr.foreign > 0 {
+			s.Problems = append(s.Problems, fmt.Sprintf("shard %s holds %d requests of conversations not in it (index mod %d is not %d): outputs mixed up, or a shard's run record missing", st.Shard, sr.foreign, sr.n, sr.index))
+		}
 		if knowable && uint64(sr.run.Turns) != sr.requests {
 			s.Problems = append(s.Problems, fmt.Sprintf("shard %s has %d requests of its %d turns", st.Shard, sr.requests, sr.run.Turns))
 		}
@@ -303,9 +327,9 @@ func (a *shardAcc) report(o Options) *Shards {
 		s.StartedSkewMs = &v
 	}
 	if knowable {
-		complete := len(s.Missing) == 0 && len(s.Repeated) == 0 && len(ns) == 1 && len(conversations) == 1 && a.unattributed == 0
-		for _, st := range s.Shards {
-			complete = complete && uint64(st.Turns) == st.Requests
+		complete := len(s.Missing) == 0 && len(s.Repeated) == 0 && len(ns) == 1 && len(conversations) == 1 && a.unattributed == 0 && len(benchmarks) <= 1
+		for _, sr := range a.runs {
+			complete = complete && (sr.index < 0 || uint64(sr.run.Turns) == sr.requests && sr.foreign == 0)
 		}
 		s.Complete = &complete
 	}

@@ -111,6 +111,23 @@ func TestShardsProblems(t *testing.T) {
 			t.Errorf("problems lack %q:\n%s", want, got)
 		}
 	}
+	// Shards of two compose runs, and a request in the wrong shard's
+	// output: conversation 4 is shard 0's of 2, not shard 1's.
+	d := NewAccumulator()
+	d.AddRun(shardRunRecord("0/2", "2025-06-15T15:06:40Z", "", 1))
+	d.AddRequest(Request{BenchmarkID: "bench-a", ConversationIndex: 2, Live: live(0, 10, 1, nil, 1, 1)})
+	d.AddRun(shardRunRecord("1/2", "2025-06-15T15:06:40Z", "", 1))
+	d.AddRequest(Request{BenchmarkID: "bench-b", ConversationIndex: 4, Live: live(0, 10, 1, nil, 1, 1)})
+	s = d.Report().Shards
+	got = strings.Join(s.Problems, "\n")
+	for _, want := range []string{"different compose runs (benchmark ids bench-a, bench-b)", "shard 1/2 holds 1 requests of conversations not in it (index mod 2 is not 1)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	if s.Complete == nil || *s.Complete {
+		t.Errorf("complete %v, want false", s.Complete)
+	}
 	// A --requests run: completeness cannot be known.
 	b := NewAccumulator()
 	r := shardRunRecord("0/1", "2025-06-15T15:06:40Z", "", 5)
