@@ -86,7 +86,8 @@ type flags struct {
 	Speedup     float64           `default:"1" help:"With --schedule timestamps, replay this many times faster (2: half the gaps)."`
 	Timeout     time.Duration     `default:"10m" help:"Per-request timeout."`
 	Grace       time.Duration     `default:"30s" help:"On stop (Ctrl-C, --duration), how long in-flight requests may finish."`
-	Shard       string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records)."`
+	Shard       string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records). env/N: I is $JOB_COMPLETION_INDEX, the pod's index in a Kubernetes Indexed Job (deploy/kubernetes)."`
+	StartAt     string            `name:"start-at" placeholder:"TIME" help:"Wait until TIME (RFC 3339, e.g. 2026-01-02T15:04:05Z) before the first request, so the shards of a run across machines start together; past by at most 1m (then it starts at once), at most 24h ahead. In the run record (start_at)."`
 	NoPayload   bool              `help:"Leave the payload out of live records (smaller output)."`
 	LagLimit    time.Duration     `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (on stderr; measure says it in its summary) when the p99 schedule lag (result.schedule_lag_ns: actual - intended start) is above this."`
 	CPULimit    float64           `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of send's own CPU use (result.client_cpu, a fraction of the cores it may use) is at or above this."`
@@ -137,16 +138,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // liveOnly are the flags a dry run has no use for.
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "burstiness", "ramp-up", "warmup", "seed", "concurrency",
 	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
-	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit"}
+	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit", "start-at"}
 
 // exactOnly are the flags only --exact reads.
 var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "renderer", "processor"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	shard, err := send.ParseShard(c.Shard)
+	shard, err := send.ParseShardEnv(c.Shard, os.LookupEnv)
 	if err != nil {
 		return cli.ExitUsage, usage(err)
+	}
+	var startAt time.Time
+	if c.StartAt != "" {
+		if startAt, err = send.ParseStartAt(c.StartAt, time.Now()); err != nil {
+			return cli.ExitUsage, usage(err)
+		}
 	}
 	if !c.DryRun && c.URL == "" {
 		return cli.ExitUsage, usage(errors.New("give --url to send, or --dry-run to write the payloads"))
@@ -291,6 +298,15 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
 		wiring.Progress = stderr
 	}
+	// Everything is read and loaded: wait for the shards' common start.
+	if !startAt.IsZero() {
+		if late := time.Since(startAt); late > 0 {
+			fmt.Fprintf(stderr, "send: warning: --start-at %s passed %s ago: starting now (measure states the shards' start skew)\n", c.StartAt, late.Round(time.Millisecond))
+		}
+		if err := cli.Cause(ctx, send.WaitUntil(ctx, startAt)); err != nil {
+			return cli.ExitFailed, err
+		}
+	}
 	// The run's configuration goes first, once: measure puts it in the
 	// summary and the report, and --compare tells what differed.
 	if err := writeRunRecord(stdout, c, opts, b, convs); err != nil {
@@ -371,8 +387,10 @@ func writeRunRecord(stdout io.Writer, c *flags, opts send.Config, b *send.Builde
 		}
 	}
 	headers := slices.Collect(maps.Keys(c.Header))
+	r := send.RunRecord(c.args, opts, c.Stream, models, len(convs), headers, c.Exact, time.Now())
+	r.StartAt, r.Turns = c.StartAt, send.ShardTurns(convs, opts.Shard)
 	w := jsonl.NewWriter(stdout)
-	if err := w.Encode(send.RunRecord(c.args, opts, c.Stream, models, len(convs), headers, c.Exact, time.Now())); err != nil {
+	if err := w.Encode(r); err != nil {
 		return err
 	}
 	return w.Flush()

@@ -106,6 +106,11 @@ type Request struct {
 	// NoPayload marks a record written by send --no-payload (Unmeasured
 	// too): counted apart in the summary.
 	NoPayload bool
+	// BenchmarkID and ConversationIndex are a send record's dataset and
+	// conversation, which the merge of shards checks; "" for other
+	// records.
+	BenchmarkID       string
+	ConversationIndex int
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.
@@ -199,6 +204,9 @@ type Options struct {
 	// OSLTolerance is the output-length miss measure warns beyond
 	// (zero: DefaultOSLTolerance).
 	OSLTolerance *OSLTolerance
+	// StartSkewLimit is the shards' start skew past which they did not
+	// start together (zero: DefaultStartSkewLimit).
+	StartSkewLimit time.Duration
 }
 
 // perfReq is one live request, kept until Report.

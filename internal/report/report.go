@@ -16,6 +16,9 @@ type Report struct {
 	// Runs are the configurations of the runs measured (send's islkit.run
 	// records: one per run or shard), empty for records without them.
 	Runs []records.Run `json:"runs"`
+	// Shards checks the merge of a run's shards (send --shard); absent
+	// when no run record names a shard.
+	Shards *Shards `json:"shards,omitempty"`
 	// Requests is the number of records added with Add.
 	Requests uint64 `json:"requests"`
 	// Profiles counts requests per server profile their templated count
@@ -180,6 +183,7 @@ func (s *Accumulator) Report() Report {
 		r.UnreadableLines.Total += n
 	}
 	r.Performance = s.perf.report(s.opts)
+	r.Shards = s.shards.report(s.opts)
 	r.OSL = s.osl.report(s.oslTolerance())
 	r.Chained = s.chained
 	for _, t := range s.sortedTurns() {
