@@ -21,7 +21,7 @@ func TestJudge(t *testing.T) {
 	after := sample("2026-01-01T00:00:09.5Z", 1700, 7, 96)
 	failed := records.Metrics{URL: "http://h/metrics", Time: "2026-01-01T00:00:05Z", Error: "connection refused"}
 	// 4 requests, 1200 prompt tokens, 64 expected cached: every counter agrees.
-	c := Client{Sent: 4, Succeeded: 4, PromptTokens: 1200, ExpectedCached: 64, ExpectedCachedRequests: 2}
+	c := Client{Sent: 4, Succeeded: 4, PromptTokens: 1200, ExpectedCached: 64, ExpectedCachedRequests: 4}
 	w := Judge("http://h/metrics", []records.Metrics{before, failed, after}, c)
 	if w.Verdict != VerdictAgrees || w.Server != "vllm" || w.Scrapes != 3 || w.Errors != 1 || w.Foreign != 0 ||
 		w.PromptTokens.Server != 1200 || w.Requests.Server != 4 || w.PrefixCacheHits.Server != 64 || w.GenerationTokens != nil {
@@ -31,7 +31,7 @@ func TestJudge(t *testing.T) {
 		t.Errorf("line: %s", w.Line())
 	}
 	// The server counted 1200 more prompt tokens than the usage says.
-	c.PromptTokens = 600
+	c.PromptTokens, c.ExpectedCachedRequests = 600, 2
 	w = Judge("http://h/metrics", []records.Metrics{before, after}, c)
 	if w.Verdict != VerdictMismatch || w.PromptTokens.Difference != 600 || w.PromptTokens.Agrees {
 		t.Errorf("mismatch: %+v", w)
@@ -44,6 +44,12 @@ func TestJudge(t *testing.T) {
 	w = Judge("http://h/metrics", []records.Metrics{before, after}, c)
 	if w.Verdict != VerdictForeign || w.Foreign != 2 || !strings.Contains(w.Line(), "2 were not islkit's") {
 		t.Errorf("foreign: %+v", w)
+	}
+	// Half the requests carry no expectation: the hits are not compared.
+	c = Client{Sent: 4, Succeeded: 4, PromptTokens: 1200, ExpectedCached: 64, ExpectedCachedRequests: 2}
+	w = Judge("http://h/metrics", []records.Metrics{before, after}, c)
+	if w.Verdict != VerdictAgrees || w.PrefixCacheHits != nil || !strings.Contains(w.Line(), "2 of 4 requests carry expected_cached_tokens") {
+		t.Errorf("partial expectations: %+v", w)
 	}
 	// One good scrape: nothing to compare.
 	if w := Judge("u", []records.Metrics{before, failed}, c); w.Verdict != VerdictNoWindow {

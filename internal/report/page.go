@@ -28,6 +28,7 @@ const (
 	TitleTTFTvsISL  = "TTFT against ISL"
 	TitleThroughput = "Throughput over time"
 	TitleConcurrent = "Concurrency over time"
+	// TitleServerMetrics (servermetrics.go) follows when metrics were scraped.
 	TitleISLErrors  = "ISL error histograms"
 	TitleTables     = "Tables"
 )
@@ -79,6 +80,10 @@ func (r *Report) writeReport(w io.Writer) {
 		p.writeThroughput(w)
 		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleConcurrent)
 		p.writeConcurrency(w)
+	}
+	if m := r.ServerMetrics; m != nil {
+		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleServerMetrics)
+		m.writeHTML(w, p)
 	}
 	fmt.Fprintf(w, "<h2>%s</h2>\n", TitleISLErrors)
 	r.writeSVG(w)

@@ -84,6 +84,7 @@ type Accumulator struct {
 	runs      []records.Run              // the runs' configurations (AddRun)
 	perf      perfAcc
 	osl       oslAcc
+	met       metricsAcc // send's metrics samples and the witness's client side
 	chained   uint64 // turns sent with send --responses-chain
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
@@ -133,6 +134,7 @@ func Reported(isl records.ISL) (int, string) {
 // AddRequest counts one measured request: its ISL, and its outcome when
 // it was sent live. Warmup requests are only counted as left out.
 func (s *Accumulator) AddRequest(r Request) {
+	s.met.addRequest(r) // warmup too: the server counted it
 	if r.Warmup {
 		s.warmup++
 		return
