@@ -28,7 +28,6 @@ const (
 	TitleTTFTvsISL  = "TTFT against ISL"
 	TitleThroughput = "Throughput over time"
 	TitleConcurrent = "Concurrency over time"
-	// TitleServerMetrics (servermetrics.go) follows when metrics were scraped.
 	TitleISLErrors  = "ISL error histograms"
 	TitleTables     = "Tables"
 )

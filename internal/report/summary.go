@@ -84,7 +84,6 @@ type Accumulator struct {
 	runs      []records.Run              // the runs' configurations (AddRun)
 	perf      perfAcc
 	osl       oslAcc
-	met       metricsAcc // send's metrics samples and the witness's client side
 	chained   uint64 // turns sent with send --responses-chain
 	opts      Options
 	cache     *PrefixCache // nil until a record expects cached tokens
@@ -92,6 +91,8 @@ type Accumulator struct {
 	serverCache *ServerCache
 	// modelMismatch is nil until a request composed for another model.
 	modelMismatch *ModelMismatch
+	// met holds send's metrics samples and the witness's client side.
+	met metricsAcc
 }
 
 type mediaAcc struct {
