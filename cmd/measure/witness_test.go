@@ -139,3 +139,16 @@ func TestWitnessCatchesDoubleCount(t *testing.T) {
 	}
 	t.Log(text)
 }
+
+// TestMetricsRecordWrittenBack: a metrics record measure cannot read (a
+// field of a newer send) is written back as it came, its line named on
+// stderr, and the run fails; a good one passes through unchanged.
+func TestMetricsRecordWrittenBack(t *testing.T) {
+	good := `{"kind":"islkit.metrics","schema_version":1,"url":"http://h/metrics","time":"2026-01-01T00:00:00Z","elapsed_ns":5,"samples":[{"name":"vllm:prompt_tokens_total","value":3}]}`
+	bad := `{"kind":"islkit.metrics","schema_version":1,"url":"http://h/metrics","time":"2026-01-01T00:00:01Z","elapsed_ns":6,"samples":[{"name":"x","value":"3"}]}`
+	testutil.ValidateSchema(t, "metrics.schema.json", []byte(good))
+	code, out, errs := runCLI(good + "\n" + bad + "\n")
+	if code != 1 || out != good+"\n"+bad+"\n" || !strings.Contains(errs, "<stdin>:2") || !strings.Contains(errs, `field "samples.0.value"`) {
+		t.Errorf("exit %d, out %q, stderr %q", code, out, errs)
+	}
+}

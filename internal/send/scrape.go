@@ -108,7 +108,7 @@ func startScrape(ctx context.Context, o *Config, server string, tlsCfg *tls.Conf
 	if first.Error != "" {
 		tr.CloseIdleConnections()
 		if c.Auto {
-			return nil, fmt.Sprintf("no metrics at %s (%s): not scraped (--scrape-metrics off says so quietly)", s.url, first.Error), nil
+			return nil, fmt.Sprintf("no metrics at %s (%s): the run is not scraped (--scrape-metrics off: no scrape, no note)", s.url, first.Error), nil
 		}
 		return nil, "", fmt.Errorf("--scrape-metrics %s: %s", s.url, first.Error)
 	}
