@@ -32,7 +32,7 @@ func TestWitnessClientSide(t *testing.T) {
 		}
 		return Request{ISL: isl, Live: l, Warmup: warmup}
 	}
-	t0 := int64(1767225600e9) // 2026-01-01T00:00:00Z
+	t0 := int64(1767225600e9)                // 2026-01-01T00:00:00Z
 	s.AddRequest(ok(t0-2e9, ptr(100), true)) // warmup: the server served it
 	s.AddRequest(ok(t0, ptr(100), false))
 	s.AddRequest(ok(t0+1e9, nil, false)) // no usage: measure's 90
