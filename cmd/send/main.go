@@ -23,7 +23,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
-	"github.com/islkit/islkit/internal/metrics"
+	"github.com/islkit/islkit/internal/metrics/scrape"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
@@ -367,13 +367,13 @@ func (c *flags) scrape(given map[string]bool) (send.ScrapeConfig, error) {
 		}
 		return sc, nil
 	case "auto":
-		sc.URL, sc.Auto = metrics.URLNextTo(c.URL), true
+		sc.URL, sc.Auto = scrape.URLNextTo(c.URL), true
 	default:
 		sc.URL = c.ScrapeMetrics
 	}
 	sc.Interval, sc.Settle = c.ScrapeInterval, send.DefaultScrapeSettle
 	if given["metrics-series"] {
-		sel, err := metrics.ParseSelection(c.MetricsSeries)
+		sel, err := scrape.ParseSelection(c.MetricsSeries)
 		if err != nil {
 			return sc, usage(fmt.Errorf("--metrics-series %w", err))
 		}

@@ -1,3 +1,7 @@
+// Package metrics is measure's second witness: over a run, the server's
+// own Prometheus counters (send --scrape-metrics' islkit.metrics records,
+// read by internal/metrics/scrape) must rise by what islkit's request
+// records add up to.
 package metrics
 
 import (

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/islkit/islkit/internal/metrics"
+	"github.com/islkit/islkit/internal/metrics/scrape"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -29,7 +29,7 @@ type ScrapeConfig struct {
 	Interval time.Duration
 	// Series are the series kept (metrics.DefaultSelection of the server
 	// when nil).
-	Series *metrics.Selection
+	Series *scrape.Selection
 	// Settle is how long the last scrape waits after the last request
 	// ended: vLLM counts a request's tokens after it has handed its
 	// output over, so a scrape at once can miss the last ones.
@@ -66,7 +66,7 @@ type scraper struct {
 	url    string // without a password, for the records
 	client *http.Client
 	header http.Header // credentials: only for --url's own host
-	sel    metrics.Selection
+	sel    scrape.Selection
 	start  time.Time
 	stage  func() *records.Stage
 	write  func(*records.Metrics) error
@@ -87,13 +87,13 @@ func startScrape(ctx context.Context, o *Config, server string, tlsCfg *tls.Conf
 	if c.Interval == 0 {
 		c.Interval = DefaultScrapeInterval
 	}
-	sel := metrics.DefaultSelection(server)
+	sel := scrape.DefaultSelection(server)
 	if c.Series != nil {
 		sel = *c.Series
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tlsCfg
-	s := &scraper{cfg: c, url: metrics.Redacted(c.URL), sel: sel, start: time.Now(), stage: stage, write: write,
+	s := &scraper{cfg: c, url: scrape.Redacted(c.URL), sel: sel, start: time.Now(), stage: stage, write: write,
 		client: &http.Client{Transport: tr, Timeout: min(c.Interval, 10*time.Second)}, quit: make(chan struct{})}
 	if sameHost(c.URL, o.URL) {
 		s.header = o.Header.Clone()
@@ -203,7 +203,7 @@ func (s *scraper) get(ctx context.Context) ([]records.MetricSample, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %s", resp.Status)
 	}
-	return metrics.Parse(resp.Body, s.sel)
+	return scrape.Parse(resp.Body, s.sel)
 }
 
 // sameHost reports whether a and b name the same scheme and host: only

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/metrics"
+	"github.com/islkit/islkit/internal/metrics/scrape"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
@@ -78,7 +79,7 @@ func TestScrapeBracketsTheRun(t *testing.T) {
 // --metrics-series keeps only what it names.
 func TestScrapeStageAndSeries(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, Metrics: true})
-	sel, err := metrics.ParseSelection("vllm:num_requests_*")
+	sel, err := scrape.ParseSelection("vllm:num_requests_*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestScrapeFailures(t *testing.T) {
 	s := testserver.StartTest(t, testserver.Config{NoTokenize: true})
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), &out, dataset(1, 1), newBuilder(t, PayloadOptions{Stream: true}),
-		Config{URL: s.URL(), Timeout: time.Minute, Scrape: ScrapeConfig{URL: metrics.URLNextTo(s.URL()), Auto: true}}, Wiring{})
+		Config{URL: s.URL(), Timeout: time.Minute, Scrape: ScrapeConfig{URL: scrape.URLNextTo(s.URL()), Auto: true}}, Wiring{})
 	if err != nil || !strings.Contains(sum.ScrapeOff, "HTTP 404 Not Found") || strings.Contains(out.String(), records.KindMetrics) {
 		t.Errorf("auto without /metrics: %v, off %q, output %s", err, sum.ScrapeOff, out.String())
 	}

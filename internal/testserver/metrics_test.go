@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/islkit/islkit/internal/metrics"
+	"github.com/islkit/islkit/internal/metrics/scrape"
 )
 
 // scrapeCounters reads the server's /metrics through the send's parser.
@@ -19,7 +20,7 @@ func scrapeCounters(t *testing.T, s *Server) metrics.Counters {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
 		t.Fatalf("GET /metrics: %s %q", resp.Status, resp.Header.Get("Content-Type"))
 	}
-	samples, err := metrics.Parse(resp.Body, metrics.DefaultSelection("vllm"))
+	samples, err := scrape.Parse(resp.Body, scrape.DefaultSelection("vllm"))
 	if err != nil {
 		t.Fatal(err)
 	}

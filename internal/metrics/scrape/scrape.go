@@ -1,9 +1,10 @@
-// Package metrics reads a server's Prometheus metrics for send
-// --scrape-metrics (the text format, parsed by prometheus/common's expfmt,
-// the series chosen by name or prefix, with a default set per server) and
-// is measure's second witness: over a run, the server's own counters must
-// rise by what islkit's request records add up to (witness.go).
-package metrics
+// Package scrape reads a server's Prometheus metrics for send
+// --scrape-metrics: the text format, parsed by prometheus/common's expfmt,
+// the series chosen by name or prefix, with a default set per server. A
+// package of its own so that measure, which reads the samples back from
+// the records (internal/metrics), does not link the parser and its
+// protobuf types.
+package scrape
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package metrics
+package scrape
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/islkit/islkit/internal/metrics"
 	"github.com/islkit/islkit/internal/records"
 )
 
@@ -74,7 +75,7 @@ func TestParseDefaultVLLM(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", got, want)
 	}
-	c := CountersOf(got)
+	c := metrics.CountersOf(got)
 	if c.Server != "vllm" || *c.PromptTokens != 1024 || *c.Requests != 9 || c.PrefixHits != nil {
 		t.Errorf("counters %+v", c)
 	}
@@ -150,6 +151,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("a{le=\"+Inf\"} +Inf\n")
 	f.Add("# TYPE h histogram\nh_bucket{le=\"1\"} 1.5\nh_count 2.5\n")
 	f.Add("\"utf8.name\"{a=\"\\n\"} 1 123\n")
+	f.Add("{}") // crashed expfmt v0.67.4
 	f.Fuzz(func(t *testing.T, body string) {
 		got, err := Parse(strings.NewReader(body), Selection{prefixes: []string{""}})
 		if err != nil {
@@ -160,6 +162,6 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("non-finite value kept: %+v", s)
 			}
 		}
-		CountersOf(got)
+		metrics.CountersOf(got)
 	})
 }
