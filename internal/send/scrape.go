@@ -70,10 +70,11 @@ type scraper struct {
 	start  time.Time
 	stage  func() *records.Stage
 	write  func(*records.Metrics) error
-	quit   chan struct{}
-	wg     sync.WaitGroup
-	errMu  sync.Mutex
-	err    error // the first write error
+	// stop cancels the periodic samples (one in flight is dropped).
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	errMu sync.Mutex
+	err   error // the first write error
 }
 
 // startScrape takes the first sample and starts the periodic ones; nil
@@ -94,7 +95,7 @@ func startScrape(ctx context.Context, o *Config, server string, tlsCfg *tls.Conf
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tlsCfg
 	s := &scraper{cfg: c, url: scrape.Redacted(c.URL), sel: sel, start: time.Now(), stage: stage, write: write,
-		client: &http.Client{Transport: tr, Timeout: min(c.Interval, 10*time.Second)}, quit: make(chan struct{})}
+		client: &http.Client{Transport: tr, Timeout: min(c.Interval, 10*time.Second)}}
 	if sameHost(c.URL, o.URL) {
 		s.header = o.Header.Clone()
 		if s.header == nil {
@@ -115,19 +116,23 @@ func startScrape(ctx context.Context, o *Config, server string, tlsCfg *tls.Conf
 	if err := write(first); err != nil {
 		return nil, "", err
 	}
-	s.wg.Go(s.loop)
+	loopCtx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.wg.Go(func() { s.loop(loopCtx) })
 	return s, "", nil
 }
 
-// loop samples every interval until stop.
-func (s *scraper) loop() {
+// loop samples every interval until ctx is cancelled.
+func (s *scraper) loop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			s.emit(s.sample(context.Background()))
-		case <-s.quit:
+			if m := s.sample(ctx); ctx.Err() == nil {
+				s.emit(m)
+			}
+		case <-ctx.Done():
 			return
 		}
 	}
@@ -142,15 +147,21 @@ func (s *scraper) emit(m *records.Metrics) {
 }
 
 // finish stops the periodic samples and takes the last one, after the
-// settle time (cut short by ctx, a signal: the last sample is still
-// taken). It returns the first write error.
+// settle time. After a signal (ctx done) the settle is skipped and the
+// last sample gets a second at most: the run ends promptly, its window
+// still closed. It returns the first write error.
 func (s *scraper) finish(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
-	close(s.quit)
+	s.stop()
 	s.wg.Wait()
-	if s.cfg.Settle > 0 {
+	last := context.WithoutCancel(ctx)
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		last, cancel = context.WithTimeout(last, time.Second)
+		defer cancel()
+	} else if s.cfg.Settle > 0 {
 		t := time.NewTimer(s.cfg.Settle)
 		select {
 		case <-t.C:
@@ -158,7 +169,7 @@ func (s *scraper) finish(ctx context.Context) error {
 			t.Stop()
 		}
 	}
-	s.emit(s.sample(context.WithoutCancel(ctx)))
+	s.emit(s.sample(last))
 	s.client.CloseIdleConnections()
 	s.errMu.Lock()
 	defer s.errMu.Unlock()

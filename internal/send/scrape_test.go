@@ -141,3 +141,36 @@ func TestScrapeConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestScrapeEveryInterval: between the first and the last sample, one
+// every interval: a run of one 600 ms request sampled every 100 ms has
+// samples between the two (one is enough to pass: the assert does not
+// time the ticker), in time order.
+func TestScrapeEveryInterval(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, Metrics: true, TTFT: 600 * time.Millisecond})
+	var out bytes.Buffer
+	_, err := Run(context.Background(), &out, dataset(1, 1), newBuilder(t, PayloadOptions{Stream: true}),
+		Config{URL: s.URL(), Timeout: time.Minute, Scrape: ScrapeConfig{URL: s.URL() + "/metrics", Interval: 100 * time.Millisecond}}, Wiring{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ms, kinds := splitKinds(t, &out)
+	if len(ms) < 3 || kinds[0] != records.KindMetrics || kinds[len(kinds)-1] != records.KindMetrics {
+		t.Fatalf("kinds %v: want samples during the request too", kinds)
+	}
+	for i := 1; i < len(ms); i++ {
+		if ms[i].ElapsedNs <= ms[i-1].ElapsedNs {
+			t.Errorf("sample %d at %d ns, after %d", i, ms[i].ElapsedNs, ms[i-1].ElapsedNs)
+		}
+	}
+	// The request was running during the middle samples.
+	running := false
+	for _, m := range ms[1 : len(ms)-1] {
+		for _, x := range m.Samples {
+			running = running || (x.Name == "vllm:num_requests_running" && x.Value == 1)
+		}
+	}
+	if !running {
+		t.Errorf("no sample saw the request running: %+v", ms)
+	}
+}
