@@ -65,7 +65,7 @@ func witnessRun(t *testing.T, cfg testserver.Config) (metrics.Witness, string, t
 	// running against the client's in flight, its generation-token rate
 	// against the client's output tokens/s.
 	for _, want := range []string{"<h2>" + report.TitleServerMetrics + "</h2>", "Requests: server running and waiting, client in flight",
-		">server running<", ">client in flight<", "Generation tokens/s: server counter, client output", "Prompt tokens/s (server counter)", ">prefix-cache hits<"} {
+		">server running<", ">client in flight<", "Generation tokens/s: server counter, client output", "Prompt tokens/s (server counter)", ">prefix-cache hits<", "TTFT: server histogram mean per interval, client mean"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -137,7 +137,6 @@ func TestWitnessCatchesDoubleCount(t *testing.T) {
 	if !strings.Contains(text, "MISMATCH") || !strings.Contains(text, want) {
 		t.Errorf("text summary lacks %q: %s", want, text)
 	}
-	t.Log(text)
 }
 
 // TestMetricsRecordWrittenBack: a metrics record measure cannot read (a

@@ -203,6 +203,26 @@ func (s *MetricSeries) rate() (xs, ys []float64) {
 	return xs, ys
 }
 
+// histogramMean is a histogram's mean per interval in ms: the rise of its
+// _sum over the rise of its _count between consecutive samples (points
+// where the count did not rise are left out).
+func histogramMean(sum, count *MetricSeries, label, colour string) series {
+	sr := series{label: label, colour: colour, kind: "line"}
+	at := map[float64]float64{}
+	for _, p := range count.Points {
+		at[p.TS] = p.Value
+	}
+	for i := 1; i < len(sum.Points); i++ {
+		a, b := sum.Points[i-1], sum.Points[i]
+		ca, okA := at[a.TS]
+		cb, okB := at[b.TS]
+		if okA && okB && cb > ca {
+			sr.xs, sr.ys = append(sr.xs, (a.TS+b.TS)/2), append(sr.ys, 1000*(b.Value-a.Value)/(cb-ca))
+		}
+	}
+	return sr
+}
+
 func (s *MetricSeries) xy() (xs, ys []float64) {
 	for _, p := range s.Points {
 		xs, ys = append(xs, p.TS), append(ys, p.Value)
@@ -213,7 +233,9 @@ func (s *MetricSeries) xy() (xs, ys []float64) {
 // writeHTML writes the witness lines and the server's series beside the
 // client's: requests running and waiting against the client's requests
 // in flight, the generation-token rate against the client's output
-// tokens/s, the prompt-token rate, and the KV-cache usage.
+// tokens/s, the prompt-token and prefix-cache-hit rates, the TTFT
+// histogram's mean per interval against the client's mean, and the
+// KV-cache usage.
 func (m *ServerMetrics) writeHTML(w io.Writer, p *Performance) {
 	for _, wt := range m.Witnesses {
 		class := ""
@@ -286,6 +308,21 @@ func (m *ServerMetrics) writeHTML(w io.Writer, p *Performance) {
 	if s := m.series("vllm:prefix_cache_hits_total", "sglang:cached_tokens_total"); s != nil {
 		xs, ys := s.rate()
 		c.series = append(c.series, series{label: "prefix-cache hits", colour: colTTFT, kind: "line", xs: xs, ys: ys, dashed: true})
+	}
+	add(c)
+	c = chart{title: "TTFT: server histogram mean per interval, client mean", xlabel: xlabel, ylabel: "ms"}
+	sum := m.series("vllm:time_to_first_token_seconds_sum", "sglang:time_to_first_token_seconds_sum")
+	count := m.series("vllm:time_to_first_token_seconds_count", "sglang:time_to_first_token_seconds_count")
+	if sum != nil && count != nil {
+		c.series = append(c.series, histogramMean(sum, count, "server", colTTFT))
+		if p != nil && p.TTFT.Mean != nil && len(c.series[0].xs) > 0 {
+			xs := c.series[0].xs
+			c.series = append(c.series, series{label: "client", colour: colTPOT, kind: "line", dashed: true,
+				xs: []float64{xs[0], xs[len(xs)-1]}, ys: []float64{*p.TTFT.Mean, *p.TTFT.Mean}})
+		}
+		if len(c.series[0].xs) == 0 {
+			c.series = nil
+		}
 	}
 	add(c)
 	c = chart{title: "KV-cache usage (server)", xlabel: xlabel, ylabel: "fraction used"}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -69,5 +70,17 @@ func TestWitnessClientSide(t *testing.T) {
 	var text strings.Builder
 	if err := s.WriteText(&text); err != nil || !strings.Contains(text.String(), "server metrics (http://h/metrics, 2 scrapes): the second witness agrees: requests 3, prompt tokens 290") {
 		t.Errorf("text summary: %v\n%s", err, text.String())
+	}
+}
+
+// TestHistogramMean: a histogram's mean per interval is Δsum/Δcount, in
+// ms, at the interval's middle; an interval without observations has no
+// point.
+func TestHistogramMean(t *testing.T) {
+	sum := &MetricSeries{Points: []MetricPoint{{0, 0}, {1, 0.5}, {2, 0.5}, {4, 1.1}}}
+	count := &MetricSeries{Points: []MetricPoint{{0, 0}, {1, 5}, {2, 5}, {4, 8}}}
+	sr := histogramMean(sum, count, "server", colTTFT)
+	if len(sr.xs) != 2 || sr.xs[0] != 0.5 || sr.ys[0] != 100 || sr.xs[1] != 3 || math.Abs(sr.ys[1]-200) > 1e-9 {
+		t.Errorf("means %v at %v; want 100 ms at 0.5 s and 200 ms at 3 s", sr.ys, sr.xs)
 	}
 }
