@@ -84,3 +84,30 @@ func TestHistogramMean(t *testing.T) {
 		t.Errorf("means %v at %v; want 100 ms at 0.5 s and 200 ms at 3 s", sr.ys, sr.xs)
 	}
 }
+
+// TestCompareServerMetrics: --compare sets the witnesses' figures side by
+// side and leaves the scraped series out (not aligned between runs).
+func TestCompareServerMetrics(t *testing.T) {
+	summary := func(prompt float64) []byte {
+		s := NewAccumulator()
+		s.AddRequest(Request{ISL: records.ISL{}, Live: &Live{StartNs: 1767225600e9, LatencyNs: 1, OK: true,
+			Usage: &records.Usage{PromptTokens: ptr(100), CompletionTokens: 1}}})
+		s.AddMetrics(metricsSample("2026-01-01T00:00:00Z", 0, 0))
+		s.AddMetrics(metricsSample("2026-01-01T00:00:01Z", prompt, 1))
+		b, err := s.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var out strings.Builder
+	if err := Compare(&out, "a.json", summary(100), "b.json", summary(200)); err != nil {
+		t.Fatal(err)
+	}
+	if row := compareRow(t, out.String(), "server_metrics.witnesses[0].prompt_tokens.difference"); [3]string(row) != [3]string{"0", "100", "n/a"} {
+		t.Errorf("difference row %v", row)
+	}
+	if strings.Contains(out.String(), "server_metrics.series") {
+		t.Errorf("series compared:\n%s", out.String())
+	}
+}
