@@ -305,6 +305,13 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	}
 	defer cl.closeIdle()
 
+	rec := newRecorder(w)
+	// The first metrics sample goes before the first request, and
+	// before the clock of --duration starts.
+	sc, scrapeOff, err := startScrape(ctx, &o, scrapeServer(b, mine), o.TLS, wr.Stage, rec.writeMetrics)
+	if err != nil {
+		return sum, err
+	}
 	// --duration is the measured requests': after a warmup it starts when
 	// the last warmup request has ended.
 	duration := o.Duration
@@ -325,12 +332,6 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 			case <-st.issue.Done():
 			}
 		}()
-	}
-	rec := newRecorder(w)
-	// The first metrics sample goes before the first request.
-	sc, scrapeOff, err := startScrape(ctx, &o, scrapeServer(b, mine), o.TLS, wr.Stage, rec.writeMetrics)
-	if err != nil {
-		return sum, err
 	}
 	rec.cpu, rec.limit = newCPUMeter(wr.cpuClock), o.ClientLimits
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
