@@ -297,6 +297,9 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				if res.Run != nil {
 					summary.AddRun(*res.Run)
 				}
+				if res.Metrics != nil {
+					summary.AddMetrics(*res.Metrics)
+				}
 				return true
 			})
 			mu.Lock()

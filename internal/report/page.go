@@ -92,6 +92,10 @@ func (r *Report) writeReport(w io.Writer) {
 		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleConcurrent)
 		p.writeConcurrency(w)
 	}
+	if m := r.ServerMetrics; m != nil {
+		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleServerMetrics)
+		m.writeHTML(w, p)
+	}
 	fmt.Fprintf(w, "<h2>%s</h2>\n", TitleISLErrors)
 	r.writeSVG(w)
 	fmt.Fprintf(w, "<h2>%s</h2>\n", TitleTables)

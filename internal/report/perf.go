@@ -415,6 +415,9 @@ type Performance struct {
 	// points are (ISL, TTFT ms) of succeeded streamed requests, and
 	// (ISL, e2e ms) of failed ones, for the report's scatter plot.
 	points []point
+	// originNs is the earliest request start (Unix ns): the timeline's
+	// zero, where the server's metrics are plotted from too.
+	originNs int64
 }
 
 type point struct {
@@ -551,6 +554,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		g.ISLMin, g.ISLMax = ptr(k), ptr(max(2*k-1, 0))
 	})
 	pr.Timeline = p.timeline(lo, hi)
+	pr.originNs = lo
 	for _, r := range p.reqs {
 		switch {
 		case r.streamed:

@@ -67,6 +67,9 @@ type Report struct {
 	OSL *OSLReport `json:"osl,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
+	// ServerMetrics is the server's own metrics (send --scrape-metrics)
+	// and their second witness; absent without metrics records.
+	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
 }
 
 // Counted is the number of requests reported by each count.
@@ -184,6 +187,7 @@ func (s *Accumulator) Report() Report {
 	}
 	r.Performance = s.perf.report(s.opts)
 	r.Shards = s.shards.report(s.opts)
+	r.ServerMetrics = s.met.report(r.Performance)
 	r.OSL = s.osl.report(s.oslTolerance())
 	r.Chained = s.chained
 	for _, t := range s.sortedTurns() {

@@ -92,6 +92,8 @@ type Accumulator struct {
 	serverCache *ServerCache
 	// modelMismatch is nil until a request composed for another model.
 	modelMismatch *ModelMismatch
+	// met holds send's metrics samples and the witness's client side.
+	met metricsAcc
 }
 
 type mediaAcc struct {
@@ -135,6 +137,7 @@ func Reported(isl records.ISL) (int, string) {
 // it was sent live. Warmup requests are only counted as left out.
 func (s *Accumulator) AddRequest(r Request) {
 	s.shards.add(r)
+	s.met.addRequest(r) // warmup too: the server counted it
 	if r.Warmup {
 		s.warmup++
 		return

@@ -127,6 +127,9 @@ func (r *Report) headline() []string {
 	if r.ModelMismatch != nil {
 		lines = append(lines, r.ModelMismatch.line())
 	}
+	if r.ServerMetrics != nil {
+		lines = append(lines, r.ServerMetrics.lines()...)
+	}
 	return lines
 }
 
