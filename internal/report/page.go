@@ -24,6 +24,7 @@ func (s *Accumulator) WriteReport(w io.Writer) error {
 // Figure titles, in page order; the browser test looks for them.
 const (
 	TitleKeyFigures = "Key figures"
+	TitleShards     = "Shards"
 	TitleCDF        = "Latency CDFs"
 	TitleTTFTvsISL  = "TTFT against ISL"
 	TitleThroughput = "Throughput over time"
@@ -64,6 +65,17 @@ func (r *Report) writeReport(w io.Writer) {
 		}
 		fmt.Fprintf(w, "<p%s>%s</p>\n", class, esc(l))
 	}
+	if sh := r.Shards; sh != nil {
+		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleShards)
+		for i, l := range sh.lines() {
+			class := ""
+			if i >= 2 { // the problems
+				class = ` class="bad"`
+			}
+			fmt.Fprintf(w, "<p%s>%s</p>\n", class, esc(l))
+		}
+		writeHTMLTable(w, sh.table())
+	}
 	if r.OSL != nil {
 		r.OSL.writeHTML(w)
 	}
@@ -79,6 +91,10 @@ func (r *Report) writeReport(w io.Writer) {
 		p.writeThroughput(w)
 		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleConcurrent)
 		p.writeConcurrency(w)
+	}
+	if m := r.ServerMetrics; m != nil {
+		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleServerMetrics)
+		m.writeHTML(w, p)
 	}
 	fmt.Fprintf(w, "<h2>%s</h2>\n", TitleISLErrors)
 	r.writeSVG(w)

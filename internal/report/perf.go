@@ -106,6 +106,11 @@ type Request struct {
 	// NoPayload marks a record written by send --no-payload (Unmeasured
 	// too): counted apart in the summary.
 	NoPayload bool
+	// BenchmarkID and ConversationIndex are a send record's dataset and
+	// conversation, which the merge of shards checks; "" for other
+	// records.
+	BenchmarkID       string
+	ConversationIndex int
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.
@@ -199,6 +204,9 @@ type Options struct {
 	// OSLTolerance is the output-length miss measure warns beyond
 	// (zero: DefaultOSLTolerance).
 	OSLTolerance *OSLTolerance
+	// StartSkewLimit is the shards' start skew past which they did not
+	// start together (zero: DefaultStartSkewLimit).
+	StartSkewLimit time.Duration
 }
 
 // perfReq is one live request, kept until Report.
@@ -407,6 +415,9 @@ type Performance struct {
 	// points are (ISL, TTFT ms) of succeeded streamed requests, and
 	// (ISL, e2e ms) of failed ones, for the report's scatter plot.
 	points []point
+	// originNs is the earliest request start (Unix ns): the timeline's
+	// zero, where the server's metrics are plotted from too.
+	originNs int64
 }
 
 type point struct {
@@ -543,6 +554,7 @@ func (p *perfAcc) report(o Options) *Performance {
 		g.ISLMin, g.ISLMax = ptr(k), ptr(max(2*k-1, 0))
 	})
 	pr.Timeline = p.timeline(lo, hi)
+	pr.originNs = lo
 	for _, r := range p.reqs {
 		switch {
 		case r.streamed:

@@ -16,6 +16,9 @@ type Report struct {
 	// Runs are the configurations of the runs measured (send's islkit.run
 	// records: one per run or shard), empty for records without them.
 	Runs []records.Run `json:"runs"`
+	// Shards checks the merge of a run's shards (send --shard); absent
+	// when no run record names a shard.
+	Shards *Shards `json:"shards,omitempty"`
 	// Requests is the number of records added with Add.
 	Requests uint64 `json:"requests"`
 	// Profiles counts requests per server profile their templated count
@@ -64,6 +67,9 @@ type Report struct {
 	OSL *OSLReport `json:"osl,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
+	// ServerMetrics is the server's own metrics (send --scrape-metrics)
+	// and their second witness; absent without metrics records.
+	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
 }
 
 // Counted is the number of requests reported by each count.
@@ -180,6 +186,8 @@ func (s *Accumulator) Report() Report {
 		r.UnreadableLines.Total += n
 	}
 	r.Performance = s.perf.report(s.opts)
+	r.Shards = s.shards.report(s.opts)
+	r.ServerMetrics = s.met.report(r.Performance)
 	r.OSL = s.osl.report(s.oslTolerance())
 	r.Chained = s.chained
 	for _, t := range s.sortedTurns() {

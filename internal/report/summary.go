@@ -82,6 +82,7 @@ type Accumulator struct {
 	noPayload uint64                     // send --no-payload records: sent, not recounted
 	dups      uint64                     // exact duplicate records dropped (AddDuplicate)
 	runs      []records.Run              // the runs' configurations (AddRun)
+	shards    shardAcc                   // each run's requests, for the merge of shards
 	perf      perfAcc
 	osl       oslAcc
 	chained   uint64 // turns sent with send --responses-chain
@@ -91,6 +92,8 @@ type Accumulator struct {
 	serverCache *ServerCache
 	// modelMismatch is nil until a request composed for another model.
 	modelMismatch *ModelMismatch
+	// met holds send's metrics samples and the witness's client side.
+	met metricsAcc
 }
 
 type mediaAcc struct {
@@ -133,6 +136,8 @@ func Reported(isl records.ISL) (int, string) {
 // AddRequest counts one measured request: its ISL, and its outcome when
 // it was sent live. Warmup requests are only counted as left out.
 func (s *Accumulator) AddRequest(r Request) {
+	s.shards.add(r)
+	s.met.addRequest(r) // warmup too: the server counted it
 	if r.Warmup {
 		s.warmup++
 		return
@@ -246,6 +251,7 @@ func (s *Accumulator) AddDuplicate() { s.dups++ }
 // AddRun records a run's configuration (send's islkit.run record); the
 // same configuration twice (`cat s.jsonl s.jsonl`) is kept once.
 func (s *Accumulator) AddRun(r records.Run) {
+	s.shards.run(r)
 	for _, have := range s.runs {
 		if reflect.DeepEqual(have, r) {
 			return

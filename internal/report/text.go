@@ -47,6 +47,13 @@ func (s *Accumulator) WriteText(w io.Writer) error {
 	for _, l := range r.headline() {
 		fmt.Fprintln(bw, l)
 	}
+	if sh := r.Shards; sh != nil {
+		fmt.Fprintln(bw)
+		for _, l := range sh.lines() {
+			fmt.Fprintln(bw, l)
+		}
+		sh.table().writeText(bw)
+	}
 	for _, t := range r.tables() {
 		fmt.Fprintln(bw)
 		t.writeText(bw)
@@ -119,6 +126,9 @@ func (r *Report) headline() []string {
 	}
 	if r.ModelMismatch != nil {
 		lines = append(lines, r.ModelMismatch.line())
+	}
+	if r.ServerMetrics != nil {
+		lines = append(lines, r.ServerMetrics.lines()...)
 	}
 	return lines
 }

@@ -83,6 +83,8 @@ type Config struct {
 	// ClientLimits are when the run's Summary.Client says the client was
 	// saturated (report.CheckClient).
 	ClientLimits report.ClientLimits
+	// Scrape samples the server's metrics into the records (scrape.go).
+	Scrape ScrapeConfig
 	// checked: this is Validate's copy, its defaults filled in.
 	checked bool
 }
@@ -96,6 +98,9 @@ type Wiring struct {
 	// Sizer, when set (send --exact), makes every request count exactly
 	// its target_isl against the real replies of its history.
 	Sizer *exact.Sizer
+	// Stage, when set (a staged run), is the load level running now: each
+	// metrics sample is stamped with it.
+	Stage func() *records.Stage
 	// observe, when set (benchmarks), gets send's own per-request time.
 	observe func(time.Duration)
 	// post, cpuClock and clock replace the HTTP client, the CPU clock and
@@ -157,6 +162,9 @@ func (o *Config) check() error {
 		return err
 	}
 	if err := o.ClientLimits.Validate(); err != nil {
+		return err
+	}
+	if err := o.Scrape.check(); err != nil {
 		return err
 	}
 	switch o.RateDistribution {
@@ -233,6 +241,9 @@ type Summary struct {
 	// (schedule lag, CPU use); nil when no request was sent. Its Warning
 	// says when the latencies include client time.
 	Client *report.Client
+	// ScrapeOff says why an automatic --scrape-metrics scraped nothing
+	// ("" when it scraped, or was off).
+	ScrapeOff string
 }
 
 // ErrServerDown is the cause of a run stopped by MaxConsecutiveErrors.
@@ -294,6 +305,13 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	}
 	defer cl.closeIdle()
 
+	rec := newRecorder(w)
+	// The first metrics sample goes before the first request, and
+	// before the clock of --duration starts.
+	sc, scrapeOff, err := startScrape(ctx, &o, scrapeServer(b, mine), o.TLS, wr.Stage, rec.writeMetrics)
+	if err != nil {
+		return sum, err
+	}
 	// --duration is the measured requests': after a warmup it starts when
 	// the last warmup request has ended.
 	duration := o.Duration
@@ -315,7 +333,6 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 			}
 		}()
 	}
-	rec := newRecorder(w)
 	rec.cpu, rec.limit = newCPUMeter(wr.cpuClock), o.ClientLimits
 	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
 	var post poster = cl
@@ -402,8 +419,12 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	})
 	wg.Wait()
 	st.finished()
+	if err := sc.finish(ctx); err != nil {
+		fail(&writeError{err}, false)
+	}
 	stopLoop()
 	sum = rec.summary()
+	sum.ScrapeOff = scrapeOff
 	sum.Elapsed = time.Since(start)
 	sum.Interrupted = ctx.Err() != nil
 	sum.GaveUp = errors.Is(context.Cause(st.issue), ErrServerDown)

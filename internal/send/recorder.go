@@ -105,6 +105,9 @@ func (r *recorder) write(rec *records.Request) error {
 	return nil
 }
 
+// writeMetrics writes a metrics sample between the request records.
+func (r *recorder) writeMetrics(m *records.Metrics) error { return r.jw.Encode(m) }
+
 // flush writes out the records buffered so far.
 func (r *recorder) flush() error { return r.jw.Flush() }
 

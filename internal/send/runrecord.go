@@ -17,7 +17,7 @@ import (
 // left out.
 func RunRecord(args []string, o Config, stream bool, models []string, convs int, headers []string, exact bool, started time.Time) records.Run {
 	r := records.Run{Kind: records.KindRun, SchemaVersion: records.SchemaVersion,
-		Tool: "send", Version: version.String(), Started: started.UTC().Format(time.RFC3339),
+		Tool: "send", Version: version.String(), Started: started.UTC().Format(time.RFC3339Nano),
 		CommandLine: RedactArgs(args), URL: wire.RedactURL(o.URL), Endpoint: string(o.Endpoint),
 		Model: strings.Join(models, ", "), Stream: stream, Concurrency: o.Concurrency, Rate: o.Rate,
 		Requests: o.Requests, Warmup: o.Warmup, Recycle: o.Recycle, Exact: exact, Conversations: convs}

@@ -15,6 +15,7 @@ import (
 // output is one response to write: n synthetic tokens for req on its
 // endpoint, with the prompt accounting and the fault drawn for it.
 type output struct {
+	arrived        time.Time // when the request came in (TTFT in /metrics)
 	endpoint       endpoint.Kind
 	req            *Request
 	prompt, cached int
@@ -269,6 +270,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 	if !flush() || !sleep(ctx, s.cfg.TTFT) {
 		return
 	}
+	s.metrics.firstToken(time.Since(o.arrived))
 	var gap time.Duration
 	if s.cfg.TokensPerSecond > 0 {
 		gap = time.Duration(float64(time.Second) / s.cfg.TokensPerSecond)
@@ -304,6 +306,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 		flush()
 		panic(http.ErrAbortHandler)
 	}
+	s.metrics.finished(o)
 	buf = st.end(buf)
 	if s.cfg.NoDone {
 		buf = bytes.TrimSuffix(buf, []byte(doneEvent))

@@ -120,6 +120,10 @@ type Config struct {
 	// (vLLM's reads neither). A parameter not given is not applied, as on
 	// the real server.
 	OutputServer string
+	// Metrics serves GET /metrics: the server's counters under vLLM's
+	// names (vllm:prompt_tokens_total, ..., counted from the requests it
+	// served; metrics.go), for send --scrape-metrics.
+	Metrics bool
 	// Reasoning makes the first Reasoning tokens of every reply
 	// reasoning (chat: delta.reasoning_content), counted inside
 	// completion_tokens and reported as
@@ -142,6 +146,7 @@ type Server struct {
 	faults   sync.Map // kind -> *atomic.Int64
 	stops    sync.Map // request body -> Stop
 	store    responseStore
+	metrics  serverMetrics
 
 	// Observe, when set before serving, sees each request body and the
 	// prompt tokens counted for it.
@@ -251,7 +256,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 func validFault(f string) bool {
-	return f == FaultIgnoreMinTokens || slices.Contains(FaultKinds(), f)
+	return f == FaultIgnoreMinTokens || f == FaultDoublePromptTokens || slices.Contains(FaultKinds(), f)
 }
 
 // Start serves on addr ("127.0.0.1:0" when empty) until Close.
@@ -390,6 +395,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"islkit-test","object":"model"}]}`)
 		return
+	case r.URL.Path == PathMetrics && r.Method == http.MethodGet && s.cfg.Metrics:
+		s.serveMetrics(w)
+		return
 	case endpoint == "":
 		apiErr(w, http.StatusNotFound, "no route "+r.URL.Path)
 		return
@@ -398,6 +406,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.requests.Add(1)
+	arrived := time.Now()
 	body, err := io.ReadAll(io.LimitReader(r.Body, 256<<20))
 	if err != nil {
 		return
@@ -460,9 +469,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Observe != nil {
 		s.Observe(body, prompt)
 	}
+	s.metrics.prefilled(prompt, cached, s.cache != nil, fault)
+	s.metrics.running.Add(1)
+	defer s.metrics.running.Add(-1)
 	n, finish, why := s.completionLength(&req, endpoint, body, fault == FaultIgnoreMinTokens)
 	s.stops.Store(string(body), Stop{Tokens: n, Finish: finish, Why: why})
-	out := &output{endpoint: endpoint, req: &req, prompt: prompt, cached: cached, images: images, n: n, finish: finish, fault: fault, reasoning: s.reasoningOf(endpoint, n)}
+	out := &output{arrived: arrived, endpoint: endpoint, req: &req, prompt: prompt, cached: cached, images: images, n: n, finish: finish, fault: fault, reasoning: s.reasoningOf(endpoint, n)}
 	if endpoint == epResponses {
 		out.id = s.store.newID()
 		if req.Store == nil || *req.Store {
@@ -480,6 +492,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !sleep(r.Context(), s.cfg.TTFT+s.tokenDelay(n)) {
 		return
 	}
+	s.metrics.firstToken(time.Since(arrived) - s.tokenDelay(n))
 	data := out.body()
 	if fault == FaultTruncate {
 		// Promise the whole body, send half, drop the connection.
@@ -488,6 +501,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler)
 	}
+	s.metrics.finished(out)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(data)
 }
