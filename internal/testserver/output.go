@@ -27,6 +27,9 @@ type output struct {
 	reasoning int
 	// id is a Responses answer's id (stored for previous_response_id).
 	id string
+	// release gives back the request's place among those served
+	// (MaxConcurrency) before the stream's last event; nil: none.
+	release func()
 }
 
 func (o *output) text() string { return wordRange(o.reasoning, o.n) }
@@ -266,7 +269,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 		return true
 	}
 	buf = st.start(buf)
-	if !flush() || !sleep(ctx, s.cfg.TTFT) {
+	if !flush() || !sleep(ctx, s.prefill(o.prompt)) {
 		return
 	}
 	var gap time.Duration
@@ -305,6 +308,9 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 		panic(http.ErrAbortHandler)
 	}
 	buf = st.end(buf)
+	if o.release != nil {
+		o.release()
+	}
 	if s.cfg.NoDone {
 		buf = bytes.TrimSuffix(buf, []byte(doneEvent))
 	}
