@@ -108,6 +108,7 @@ type flags struct {
 	OSLTolerance      string        `name:"osl-tolerance" default:"5%,50" placeholder:"PCT%,TOKENS" help:"Warn in the summary's output-length section when a request's output misses its max_tokens by more than this: min(PCT % of max_tokens, TOKENS); one of the two alone is that one. Default: AIPerf's OSL mismatch threshold."`
 	Percentiles       string        `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
 	SLO               string        `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
+	MinGoodput        float64       `name:"min-goodput" default:"0.9" placeholder:"F" help:"With --slo and a staged run (send --stages): a stage meets the SLO when at least this fraction of its requests meet it (the summary names the highest such stage)."`
 	LagLimit          time.Duration `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (the latencies include client time) when the p99 of the records' schedule lag (result.schedule_lag_ns) is above this."`
 	CPULimit          float64       `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of the records' client CPU use (result.client_cpu, a fraction of send's cores) is at or above this."`
 	Compare           bool          `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
@@ -198,6 +199,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if opts.SLO, err = report.ParseSLO(f.SLO); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
+	if err := report.CheckMinGoodput(f.MinGoodput); err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	opts.MinGoodput = f.MinGoodput
 	opts.Client = report.ClientLimits{LagLimit: f.LagLimit, CPULimit: f.CPULimit}
 	if err := opts.Client.Validate(); err != nil {
 		return 0, cli.Usagef("%v", err)

@@ -106,6 +106,9 @@ type Request struct {
 	// NoPayload marks a record written by send --no-payload (Unmeasured
 	// too): counted apart in the summary.
 	NoPayload bool
+	// Stage is the load level the request was sent at (send --stages);
+	// nil in a run of one level.
+	Stage *records.Stage
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.
@@ -199,6 +202,9 @@ type Options struct {
 	// OSLTolerance is the output-length miss measure warns beyond
 	// (zero: DefaultOSLTolerance).
 	OSLTolerance *OSLTolerance
+	// MinGoodput is the goodput fraction a stage needs to meet the SLO
+	// (zero: DefaultMinGoodput).
+	MinGoodput float64
 }
 
 // perfReq is one live request, kept until Report.

@@ -64,6 +64,11 @@ type Report struct {
 	OSL *OSLReport `json:"osl,omitempty"`
 	// Performance is nil (null) unless some record was sent live.
 	Performance *Performance `json:"performance"`
+	// Stages are the figures of each stage of a staged run (send
+	// --stages), by index; StageSLO names the highest stage that met the
+	// SLO (with --slo). Absent without stages.
+	Stages   []StageReport `json:"stages,omitempty"`
+	StageSLO *StageSLO     `json:"stage_slo,omitempty"`
 }
 
 // Counted is the number of requests reported by each count.
@@ -180,6 +185,7 @@ func (s *Accumulator) Report() Report {
 		r.UnreadableLines.Total += n
 	}
 	r.Performance = s.perf.report(s.opts)
+	r.Stages, r.StageSLO = s.stageReports()
 	r.OSL = s.osl.report(s.oslTolerance())
 	r.Chained = s.chained
 	for _, t := range s.sortedTurns() {

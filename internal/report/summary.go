@@ -83,6 +83,7 @@ type Accumulator struct {
 	dups      uint64                     // exact duplicate records dropped (AddDuplicate)
 	runs      []records.Run              // the runs' configurations (AddRun)
 	perf      perfAcc
+	stages    map[int]*stageAcc // by stage index (send --stages); nil: none
 	osl       oslAcc
 	chained   uint64 // turns sent with send --responses-chain
 	opts      Options
@@ -146,6 +147,9 @@ func (s *Accumulator) AddRequest(r Request) {
 	s.addModelMismatch(r.ModelMismatch)
 	if r.Live != nil {
 		s.perf.add(r.ISL, r.Live)
+		if r.Stage != nil {
+			s.addStage(r.Stage, r)
+		}
 	}
 }
 

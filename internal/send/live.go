@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/islkit/islkit/internal/endpoint"
@@ -83,6 +84,9 @@ type Config struct {
 	// ClientLimits are when the run's Summary.Client says the client was
 	// saturated (report.CheckClient).
 	ClientLimits report.ClientLimits
+	// Stages, when set, runs its load levels one after another (send
+	// --stages; stages.go) instead of one level.
+	Stages *StagePlan
 	// checked: this is Validate's copy, its defaults filled in.
 	checked bool
 }
@@ -93,6 +97,8 @@ type Config struct {
 type Wiring struct {
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
+	// Stage, when set, gets each stage's figures as it ends (--stages).
+	Stage func(report.StageReport)
 	// Sizer, when set (send --exact), makes every request count exactly
 	// its target_isl against the real replies of its history.
 	Sizer *exact.Sizer
@@ -122,8 +128,12 @@ func (o Config) Validate() (Config, error) {
 	if o.Schedule == ScheduleTimestamps && o.Speedup == 0 {
 		o.Speedup = 1
 	}
-	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
+	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone && o.Stages == nil {
 		o.Concurrency = 1
+	}
+	if o.Stages != nil {
+		// The stages go on pass after pass; each stops at its own length.
+		o.Recycle = true
 	}
 	o.checked = true
 	return o, nil
@@ -150,10 +160,13 @@ func (o *Config) check() error {
 		return fmt.Errorf("--ramp-up %v: want >= 0", o.RampUp)
 	case o.MaxConsecutiveErrors < 0:
 		return fmt.Errorf("--max-consecutive-errors %d: want >= 0 (0: never stop)", o.MaxConsecutiveErrors)
-	case o.Recycle && o.Requests == 0 && o.Duration == 0:
+	case o.Recycle && o.Requests == 0 && o.Duration == 0 && o.Stages == nil:
 		return errors.New("--recycle repeats the dataset forever: add --requests or --duration")
 	}
 	if err := o.validateSchedule(); err != nil {
+		return err
+	}
+	if err := o.Stages.check(o); err != nil {
 		return err
 	}
 	if err := o.ClientLimits.Validate(); err != nil {
@@ -233,6 +246,11 @@ type Summary struct {
 	// (schedule lag, CPU use); nil when no request was sent. Its Warning
 	// says when the latencies include client time.
 	Client *report.Client
+	// Stages are the figures of each stage run (--stages), with their
+	// SLO verdicts and client verdicts; Search is what --until-slo found
+	// (nil without it).
+	Stages []report.StageReport
+	Search *pace.Result
 }
 
 // ErrServerDown is the cause of a run stopped by MaxConsecutiveErrors.
@@ -262,12 +280,8 @@ func (s Summary) FailedKinds() string {
 // Run sends the conversations and writes one record per request to w. It
 // returns an error only for a failure of the run itself (unreachable
 // server, output closed); failed requests are counted in the Summary.
-//
-// Four parts, each in its own file, do the work: a stopper holds the two
-// stop levels (stop issuing; abandon requests in flight after the grace
-// period), an issuer hands out sessions and admits each request (rate,
-// --requests budget), workers send the turns of one session after another,
-// and a recorder writes, counts and flushes the records.
+// A run is one load level (runner.level), or with Stages one after
+// another (stages.go).
 func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Builder, o Config, wr Wiring) (Summary, error) {
 	var sum Summary
 	if !o.checked {
@@ -284,13 +298,117 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if err := CheckReachable(ctx, endpoint, o.TLS); err != nil {
 		return sum, err
 	}
+	r := &runner{wr: wr, endpoint: endpoint, mine: mine, b: b, cache: newCachePredictor()}
+	r.rec = newRecorder(w)
+	r.rec.cpu, r.rec.limit = newCPUMeter(wr.cpuClock), o.ClientLimits
+	r.rec.stopAfter(o.MaxConsecutiveErrors, func() {
+		r.gaveUp.Store(true)
+		r.stopIssue(ErrServerDown)
+	})
+	start := time.Now()
+	// Flush records as they come, so a consumer (measure, tail -f) sees
+	// them live, and report progress.
+	total := progressTotal(planned, o)
+	stopLoop := r.rec.loop(500*time.Millisecond, func(err error) { r.fail(err, true) }, func() {
+		if wr.Progress != nil {
+			progress(wr.Progress, r.rec.done.Load(), total, r.rec.failed.Load(), time.Since(start), false)
+		}
+	})
+	var stages []report.StageReport
+	var search *pace.Result
+	if o.Stages == nil {
+		_, err := r.level(ctx, o, nil, 0)
+		if err != nil {
+			r.fail(err, false)
+		}
+	} else {
+		stages, search = r.stages(ctx, o)
+	}
+	stopLoop()
+	sum = r.rec.summary()
+	sum.Stages, sum.Search = stages, search
+	sum.Elapsed = time.Since(start)
+	sum.Interrupted = ctx.Err() != nil
+	sum.GaveUp = r.gaveUp.Load()
+	if wr.Progress != nil {
+		progress(wr.Progress, r.rec.done.Load(), total, r.rec.failed.Load(), sum.Elapsed, true)
+	}
+	runErr := r.err()
+	if err := r.rec.flush(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return sum, runErr
+}
+
+// runner is one live run: the record writer, and the stop levels of the
+// load level running (one, or each stage's in turn).
+type runner struct {
+	wr       Wiring
+	endpoint string
+	mine     []*records.Conversation
+	b        *Builder
+	rec      *recorder
+	// cache predicts expected_cached_tokens in issue order, over the
+	// whole run: the server's cache outlives a stage.
+	cache  *cachePredictor
+	gaveUp atomic.Bool
+
+	mu     sync.Mutex
+	cur    *stopper // the level running; nil between stages
+	runErr error
+}
+
+// fail records a failure of the run and stops it: issuing, and with
+// abort the requests in flight too.
+func (r *runner) fail(err error, abort bool) {
+	r.mu.Lock()
+	// The output writer repeats its first error to every worker (and
+	// the flush loop): say it once.
+	if !errors.Is(r.runErr, err) {
+		r.runErr = errors.Join(r.runErr, err)
+	}
+	st := r.cur
+	r.mu.Unlock()
+	if st != nil {
+		st.stopIssue(err)
+		if abort {
+			st.abort()
+		}
+	}
+}
+
+func (r *runner) err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runErr
+}
+
+// stopIssue stops issuing at the level running.
+func (r *runner) stopIssue(cause error) {
+	r.mu.Lock()
+	st := r.cur
+	r.mu.Unlock()
+	if st != nil {
+		st.stopIssue(cause)
+	}
+}
+
+// level runs one load level (the whole run, or a stage: then every record
+// carries it), sessions handed out from the from-th on; it returns where
+// the next level goes on. Four parts do the work: a stopper holds the two
+// stop levels (stop issuing; abandon requests in flight after the grace
+// period), an issuer hands out sessions and admits each request (rate,
+// budget), workers send the turns of one session after another, and the
+// recorder writes, counts and flushes the records.
+func (r *runner) level(ctx context.Context, o Config, stage *records.Stage, from int64) (int64, error) {
 	workers := o.Concurrency
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl, err := newClient(o.Endpoint.OrChat(), endpoint, o.APIKey, o.Header, o.TLS)
+	// A client per level: the hard stop of one aborts its connections.
+	cl, err := newClient(o.Endpoint.OrChat(), r.endpoint, o.APIKey, o.Header, o.TLS)
 	if err != nil {
-		return sum, err
+		return from, err
 	}
 	defer cl.closeIdle()
 
@@ -304,7 +422,20 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	defer st.release()
 	// The hard stop ends the requests in flight: their connections close.
 	defer context.AfterFunc(st.hard, cl.pool.Abort)()
-	is := pace.NewIssuer(st.issue, st.deadline, mine, o.shape(mine))
+	r.mu.Lock()
+	r.cur = st
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cur = nil
+		r.mu.Unlock()
+	}()
+	if err := r.err(); err != nil {
+		st.stopIssue(err) // the run failed before this level began
+	}
+	sh := o.shape(r.mine)
+	sh.From = from
+	is := pace.NewIssuer(st.issue, st.deadline, r.mine, sh)
 	defer is.Close()
 	if o.Warmup > 0 && o.Duration > 0 {
 		go func() {
@@ -315,41 +446,21 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 			}
 		}()
 	}
-	rec := newRecorder(w)
-	rec.cpu, rec.limit = newCPUMeter(wr.cpuClock), o.ClientLimits
-	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
 	var post poster = cl
-	if wr.post != nil {
-		post = wr.post
+	if r.wr.post != nil {
+		post = r.wr.post
 	}
-	wk := &worker{reqs: plainRequests{b}, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.Admit, ended: is.Ended, emit: rec.write, observe: wr.observe, cache: newCachePredictor(), wait: is.Wait, now: time.Now}
-	if wr.Sizer != nil {
-		wk.reqs = exactRequests{b, wr.Sizer}
+	wk := &worker{reqs: plainRequests{r.b}, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
+		admit: is.Admit, ended: is.Ended, emit: r.rec.write, observe: r.wr.observe, cache: r.cache, wait: is.Wait, now: time.Now,
+		stage: stage}
+	if r.wr.Sizer != nil {
+		wk.reqs = exactRequests{r.b, r.wr.Sizer}
 	}
-	if b.opts.ResponsesChain {
-		wk.chain = b
+	if r.b.opts.ResponsesChain {
+		wk.chain = r.b
 	}
-	if wr.clock != nil {
-		wk.now = wr.clock
-	}
-
-	var (
-		errMu  sync.Mutex
-		runErr error
-	)
-	fail := func(err error, abort bool) {
-		errMu.Lock()
-		// The output writer repeats its first error to every worker (and
-		// the flush loop): say it once.
-		if !errors.Is(runErr, err) {
-			runErr = errors.Join(runErr, err)
-		}
-		errMu.Unlock()
-		st.stopIssue(err)
-		if abort {
-			st.abort()
-		}
+	if r.wr.clock != nil {
+		wk.now = r.wr.clock
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -371,11 +482,11 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 				}
 			}
 			for {
-				r := ready
-				if r.IsZero() {
-					r = w.now()
+				rd := ready
+				if rd.IsZero() {
+					rd = w.now()
 				}
-				s, ok := is.Take(r)
+				s, ok := is.Take(rd)
 				if !ok {
 					return
 				}
@@ -383,7 +494,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 				ready = time.Time{}
 				if err != nil {
 					var we *writeError
-					fail(err, errors.As(err, &we))
+					r.fail(err, errors.As(err, &we))
 					return
 				}
 				if !more {
@@ -392,28 +503,9 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 			}
 		})
 	}
-	// Flush records as they come, so a consumer (measure, tail -f) sees
-	// them live, and report progress.
-	total := progressTotal(planned, o)
-	stopLoop := rec.loop(500*time.Millisecond, func(err error) { fail(err, true) }, func() {
-		if wr.Progress != nil {
-			progress(wr.Progress, rec.done.Load(), total, rec.failed.Load(), time.Since(start), false)
-		}
-	})
 	wg.Wait()
 	st.finished()
-	stopLoop()
-	sum = rec.summary()
-	sum.Elapsed = time.Since(start)
-	sum.Interrupted = ctx.Err() != nil
-	sum.GaveUp = errors.Is(context.Cause(st.issue), ErrServerDown)
-	if wr.Progress != nil {
-		progress(wr.Progress, rec.done.Load(), total, rec.failed.Load(), sum.Elapsed, true)
-	}
-	if err := rec.flush(); err != nil && runErr == nil {
-		runErr = err
-	}
-	return sum, runErr
+	return is.Next(), nil
 }
 
 // shape is the load shape of o for the issuer: the arrival process
