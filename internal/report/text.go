@@ -67,6 +67,13 @@ func (s *Accumulator) WriteText(w io.Writer) error {
 			t.writeText(bw)
 		}
 	}
+	if len(r.Stages) > 0 {
+		fmt.Fprintln(bw)
+		stagesTable(r.Stages).writeText(bw)
+		for _, l := range r.StageSLO.lines() {
+			fmt.Fprintln(bw, l)
+		}
+	}
 	return bw.Flush()
 }
 
