@@ -125,3 +125,27 @@ func TestSearch(t *testing.T) {
 		t.Errorf("rate search ran %v", got)
 	}
 }
+
+// FuzzParseStages: any --stages either parses into levels send can run
+// (at most maxStages, each valid for its kind) or is refused; never a
+// panic or a runaway sweep.
+func FuzzParseStages(f *testing.F) {
+	for _, s := range []string{"concurrency:1,2,4,8", "rate:10..100+10", "concurrency:1..64*2", "rate:1e-300..1e300*1.0000001",
+		"rate:0.1..0.3+1e-12", "concurrency:", ":", "rate:NaN", "rate:1..Inf+1", "concurrency:1..2*-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseStages(s)
+		if err != nil {
+			return
+		}
+		if len(l.Values) == 0 || len(l.Values) > maxStages {
+			t.Fatalf("%q: %d levels", s, len(l.Values))
+		}
+		for _, v := range l.Values {
+			if err := l.check(v); err != nil {
+				t.Fatalf("%q: level %v: %v", s, v, err)
+			}
+		}
+	})
+}
