@@ -44,32 +44,6 @@ func (p *RatePacer) Slot(n int64) time.Duration {
 	return p.slots[n]
 }
 
-// Limited stops a pacer after Requests requests (0: no cap) or once
-// Duration has elapsed (0: none): a stage of a staged run.
-type Limited struct {
-	Pacer    Pacer // nil: no wait
-	Requests int64
-	Duration time.Duration
-}
-
-// Pace implements Pacer.
-func (l Limited) Pace(elapsed time.Duration, issued int64) (time.Duration, bool) {
-	if l.Requests > 0 && issued >= l.Requests {
-		return 0, true
-	}
-	var wait time.Duration
-	if l.Pacer != nil {
-		var stop bool
-		if wait, stop = l.Pacer.Pace(elapsed, issued); stop {
-			return 0, true
-		}
-	}
-	if l.Duration > 0 && elapsed+max(wait, 0) >= l.Duration {
-		return 0, true
-	}
-	return wait, false
-}
-
 // slotClock hands out the slots of a pacer to concurrent workers: each
 // takes the next request number, and its intended start from the pacer,
 // under one lock. A slot taken and not used (the worker gave up waiting)

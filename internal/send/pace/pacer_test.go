@@ -60,32 +60,6 @@ func TestRatePacerPoissonOrderFree(t *testing.T) {
 	}
 }
 
-func TestLimitedPacer(t *testing.T) {
-	byCount := Limited{Pacer: NewRatePacer(ArrivalOptions{Rate: 2}), Requests: 3}
-	if _, stop := byCount.Pace(0, 2); stop {
-		t.Error("stopped before its third request")
-	}
-	if _, stop := byCount.Pace(0, 3); !stop {
-		t.Error("did not stop after 3 requests")
-	}
-	byTime := Limited{Pacer: NewRatePacer(ArrivalOptions{Rate: 2}), Duration: time.Second}
-	if wait, stop := byTime.Pace(0, 1); stop || wait != 500*time.Millisecond {
-		t.Errorf("slot 1: %v, %v; want 500ms", wait, stop)
-	}
-	// Slot 2 is at 1s: the stage is over by then.
-	if _, stop := byTime.Pace(0, 2); !stop {
-		t.Error("slot 2 at the end of a 1s stage went out")
-	}
-	if _, stop := byTime.Pace(time.Second, 0); !stop {
-		t.Error("went on past its duration")
-	}
-	// No pacer: as fast as the workers, until the duration.
-	free := Limited{Duration: time.Second}
-	if wait, stop := free.Pace(999*time.Millisecond, 1000); stop || wait != 0 {
-		t.Errorf("free pacer: %v, %v", wait, stop)
-	}
-}
-
 // slotClock hands each slot out once, a given-back one first, and dates
 // it from the start whenever it is taken.
 func TestSlotClock(t *testing.T) {
@@ -108,7 +82,7 @@ func TestSlotClock(t *testing.T) {
 	// Taken late: still due when its slot was.
 	take(t0.Add(time.Second), 3, 300*time.Millisecond)
 
-	lim := &slotClock{p: Limited{Pacer: NewRatePacer(ArrivalOptions{Rate: 10}), Requests: 1}, start: t0}
+	lim := &slotClock{p: firstOnly{}, start: t0}
 	if _, _, stop := lim.take(t0); stop {
 		t.Fatal("first slot refused")
 	}
@@ -118,3 +92,8 @@ func TestSlotClock(t *testing.T) {
 		}
 	}
 }
+
+// firstOnly is a pacer that stops after one request.
+type firstOnly struct{}
+
+func (firstOnly) Pace(_ time.Duration, issued int64) (time.Duration, bool) { return 0, issued >= 1 }
