@@ -35,6 +35,9 @@ func TestStagesFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
 		}
 	}
+	if code, _, errs := runCLI("--dry-run", "--stages", "concurrency:1,2", in); code != 2 || !strings.Contains(errs, "--stages") {
+		t.Errorf("--dry-run --stages: exit %d, %q; want 2 naming --stages", code, errs)
+	}
 }
 
 // TestStagesRun: a staged run's run record names its plan (schema-

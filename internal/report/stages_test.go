@@ -133,3 +133,11 @@ func TestStagesOutputs(t *testing.T) {
 		}
 	}
 }
+
+// The run line above the summary names a staged run's plan.
+func TestRunLineStages(t *testing.T) {
+	l := runLine(records.Run{Tool: "send", Stream: true, Stages: &records.RunStages{Spec: "concurrency:1..8*2", UntilSLO: true, SLO: "ttft=200ms"}})
+	if !strings.Contains(l, ", stages concurrency:1..8*2 until ttft=200ms;") {
+		t.Errorf("run line %q", l)
+	}
+}

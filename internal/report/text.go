@@ -286,6 +286,12 @@ func runLine(r records.Run) string {
 	if r.Shard != "" {
 		l += ", shard " + r.Shard
 	}
+	if st := r.Stages; st != nil {
+		l += ", stages " + st.Spec
+		if st.UntilSLO {
+			l += " until " + st.SLO
+		}
+	}
 	if !r.Stream {
 		l += ", not streamed"
 	}
