@@ -43,6 +43,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	noTok := fs.Bool("no-tokenize", false, "skip prompt accounting (benchmark mode)")
 	tps := fs.Float64("tokens-per-second", 0, "streamed token rate (0: at once)")
 	ttft := fs.Duration("ttft", 0, "delay before the first token")
+	prefill := fs.Duration("prefill-per-token", 0, "add this to -ttft per prompt token (a prefill time that grows with the prompt)")
+	maxConc := fs.Int("max-concurrency", 0, "serve at most N requests at once, the others waiting in arrival order (a known capacity for send --stages to find; 0: no limit); each takes -ttft + -prefill-per-token per prompt token, then 1/-tokens-per-second per output token")
 	faultRate := fs.Float64("fault-rate", 0, "fraction of requests that get a fault")
 	faults := fs.String("faults", "", "comma-separated fault kinds ("+strings.Join(testserver.FaultKinds(), ",")+"; default all; also "+testserver.FaultIgnoreMinTokens+": the server ignores ignore_eos and min_tokens, with -random-stop; "+testserver.FaultDoublePromptTokens+": /metrics counts the prompt tokens twice)")
 	seed := fs.Uint64("seed", 1, "fault seed")
@@ -76,7 +78,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		fmt.Fprintf(stderr, "islkit-testserver: -renderer: %v\n", err)
 		return cli.ExitUsage
 	}
-	cfg := testserver.Config{Renderer: *renderer, NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, FaultRate: *faultRate, Seed: *seed,
+	cfg := testserver.Config{Renderer: *renderer, NoTokenize: *noTok, TokensPerSecond: *tps, TTFT: *ttft, PrefillPerToken: *prefill, MaxConcurrency: *maxConc, FaultRate: *faultRate, Seed: *seed,
 		CloseAfterStream: *closeAfter, Profile: profile, PrefixCacheBlock: *cacheBlock}
 	cfg.RandomStop, cfg.Metrics = *randomStop, *metrics
 	cfg.OutputServer, cfg.Reasoning = *outputServer, *reasoning

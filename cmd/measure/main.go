@@ -111,10 +111,11 @@ type flags struct {
 	OSLTolerance      string        `name:"osl-tolerance" default:"5%,50" placeholder:"PCT%,TOKENS" help:"Warn in the summary's output-length section when a request's output misses its max_tokens by more than this: min(PCT % of max_tokens, TOKENS); one of the two alone is that one. Default: AIPerf's OSL mismatch threshold."`
 	Percentiles       string        `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
 	SLO               string        `name:"slo" help:"Goodput objectives, any subset: ttft=200ms,tpot=50ms,e2e=10s (a bare number is ms)." placeholder:"NAME=DUR,..."`
+	MinGoodput        float64       `name:"min-goodput" default:"0.9" placeholder:"F" help:"With --slo and a staged run (send --stages): a stage meets the SLO when at least this fraction of its requests meet it (the summary names the highest such stage)."`
 	LagLimit          time.Duration `name:"client-lag-limit" default:"5ms" help:"Say the client was saturated (the latencies include client time) when the p99 of the records' schedule lag (result.schedule_lag_ns) is above this."`
 	CPULimit          float64       `name:"client-cpu-limit" default:"0.9" help:"Say the client was saturated when the p99 of the records' client CPU use (result.client_cpu, a fraction of send's cores) is at or above this."`
 	MaxStartSkew      time.Duration `name:"max-start-skew" default:"1s" placeholder:"D" help:"Merged shards (send --shard, each output whole, its run record first): say they did not start together when their first requests span more than D."`
-	Compare           bool          `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure."`
+	Compare           bool          `help:"Read two --summary-json files (the arguments: A.json B.json) instead of records, and print them side by side with the ratio B/A of each figure; with --report FILE.html also a page with both staged runs' curves (send --stages) on one Pareto plot."`
 	MaxLineBytes      int           `help:"Longest input line accepted, in bytes (64 MiB); a longer one is reported and skipped. Each worker needs about 8 times the longest line in memory." default:"67108864"`
 	Workers           int           `help:"Records processed in parallel (output stays in input order)." default:"${cpus}"`
 	AllowEmpty        bool          `name:"allow-empty" help:"Accept an input without records (by default an error: the stage before most likely failed)."`
@@ -208,6 +209,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if opts.SLO, err = report.ParseSLO(f.SLO); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
+	if err := report.CheckMinGoodput(f.MinGoodput); err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
+	opts.MinGoodput = f.MinGoodput
 	opts.Client = report.ClientLimits{LagLimit: f.LagLimit, CPULimit: f.CPULimit}
 	if err := opts.Client.Validate(); err != nil {
 		return 0, cli.Usagef("%v", err)
@@ -401,6 +406,20 @@ func writeReports(f *flags, stderr io.Writer, summary *report.Accumulator, summa
 func compare(f *flags, stdout io.Writer) error {
 	if len(f.Files) != 2 {
 		return cli.Usagef("--compare takes two summary files: measure --compare A.json B.json")
+	}
+	if f.Report != "" {
+		// Two sweeps' curves on one plot, with the figures side by side.
+		if ext := strings.ToLower(filepath.Ext(f.Report)); ext != ".html" && ext != ".htm" {
+			return cli.Usagef("--report %s: the file must end in .html", f.Report)
+		}
+		var outs outfile.Set
+		out, err := outs.Add("--report", f.Report)
+		if err != nil {
+			return cli.Usagef("%v", err)
+		}
+		if err := out.WriteWith(func(w io.Writer) error { return report.ComparePage(w, f.Files[0], f.Files[1]) }); err != nil {
+			return err
+		}
 	}
 	return report.CompareFiles(stdout, f.Files[0], f.Files[1])
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/send"
 	"github.com/islkit/islkit/internal/send/exact"
+	"github.com/islkit/islkit/internal/send/pace"
 )
 
 const description = `Send compose's conversations as requests to their endpoint (or write them with --dry-run).
@@ -98,6 +99,16 @@ type flags struct {
 	MetricsSeries  string            `name:"metrics-series" placeholder:"NAMES" help:"Series to keep from each scrape: comma-separated names (a counter's with or without _total) or prefixes ending in * (vllm:* keeps every vLLM series). Default: the running and waiting requests, KV-cache usage, prompt and generation token counters, prefix-cache queries and hits, request counters and TTFT/ITL/E2E histograms of --server (vllm:... or sglang:...; both when the server is another)."`
 	AllowEmpty     bool              `help:"Accept an input with no conversations: say so and exit 0, sending nothing. Without it, empty input is an error (exit 1): the stage before send most likely failed."`
 
+	// Staged runs (send --stages): one block, kept together.
+	Stages        string        `placeholder:"KIND:LEVELS" help:"Run load levels one after another in one run: concurrency:1,2,4,8 or rate:5,10,20 (any --rate-distribution), or a sweep: concurrency:1..64*2 (geometric), rate:10..100+10 (linear). Each stage lasts --stage-duration or --stage-requests, starts with its own --warmup, goes on with the dataset where the one before stopped (pass after pass), and every record carries its stage; send prints each stage's figures and client verdict on stderr." group:"stages"`
+	StageDuration time.Duration `name:"stage-duration" placeholder:"D" help:"With --stages: stop issuing in a stage after D (its requests in flight finish, within --grace)." group:"stages"`
+	StageRequests int           `name:"stage-requests" placeholder:"N" help:"With --stages: N measured requests per stage (with --stage-duration too: whichever ends first)." group:"stages"`
+	StageCooldown time.Duration `name:"stage-cooldown" placeholder:"D" help:"With --stages: wait D between two stages, nothing in flight, so one stage's queue does not spill into the next." group:"stages"`
+	SLO           string        `name:"slo" placeholder:"NAME=DUR,..." help:"With --stages: the goodput objectives each stage is judged by, as measure --slo: ttft=200ms,tpot=50ms,e2e=10s." group:"stages"`
+	UntilSLO      bool          `name:"until-slo" help:"With --stages and --slo: stop at the first stage whose goodput fraction is below --min-goodput, then bisect between the last level that met it and that one down to --slo-resolution; a stage missed while the client itself was saturated stops the search and is not taken for the server's limit." group:"stages"`
+	MinGoodput    float64       `name:"min-goodput" default:"0.9" placeholder:"F" help:"With --until-slo: the fraction of a stage's requests that must meet the SLO." group:"stages"`
+	SLOResolution float64       `name:"slo-resolution" placeholder:"R" help:"With --until-slo: bisect until the last level met and the first missed are at most R apart (sessions or requests/s; default 1)." group:"stages"`
+
 	Exact        bool   `help:"Make every live request's ISL exactly its target_isl against the server's real replies: each request is rendered as --server renders it (chat and responses; a completions prompt is encoded with the special tokens the server adds) and its turn's text cut shorter or grown from the reserve compose --live wrote; a target the history alone exceeds is sent as small as possible and recorded unreachable. Needs conversations from compose --live." group:"exact"`
 	Tokenizer    string `help:"With --exact: the model compose used (tokenizer.json, folder or ORG/NAME; its SHA-256 is checked against the records). Default: the records' composed_for." placeholder:"PATH|DIR|ORG/NAME" group:"exact"`
 	Revision     string `help:"With --exact: Hub revision of --tokenizer ORG/NAME." default:"main" placeholder:"REV" group:"exact"`
@@ -143,7 +154,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 var liveOnly = []string{"requests", "recycle", "duration", "rate", "rate-distribution", "burstiness", "ramp-up", "warmup", "seed", "concurrency",
 	"timeout", "grace", "header", "api-key", "no-payload", "progress", "insecure", "ca-cert",
 	"max-consecutive-errors", "schedule", "speedup", "exact", "client-lag-limit", "client-cpu-limit", "start-at",
-	"scrape-metrics", "scrape-interval", "metrics-series"}
+	"scrape-metrics", "scrape-interval", "metrics-series",
+	"stages", "stage-duration", "stage-requests", "stage-cooldown", "slo", "until-slo", "min-goodput", "slo-resolution"}
+
+// stagesOnly and untilSLOOnly are the flags only --stages and --until-slo
+// read.
+var (
+	stagesOnly   = []string{"stage-duration", "stage-requests", "stage-cooldown", "slo", "until-slo"}
+	untilSLOOnly = []string{"min-goodput", "slo-resolution"}
+)
 
 // exactOnly are the flags only --exact reads.
 var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "renderer", "processor"}
@@ -169,6 +188,8 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	for _, err := range []error{
 		cli.OnlyWith(given, !c.DryRun, "to a live run", "drop it or --dry-run", liveOnly...),
 		cli.OnlyWith(given, c.Exact, "with --exact", "", exactOnly...),
+		cli.OnlyWith(given, c.Stages != "", "with --stages", "", stagesOnly...),
+		cli.OnlyWith(given, c.UntilSLO, "with --until-slo", "", untilSLOOnly...),
 		cli.OnlyWith(map[string]bool{"format": c.Format != send.FormatJSONL}, c.DryRun, "with --dry-run", "", "format"),
 	} {
 		if err != nil {
@@ -196,6 +217,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 		if opts.Scrape, err = c.scrape(given); err != nil {
 			return cli.ExitUsage, err
 		}
+	}
+	if opts.Stages, err = c.stagePlan(); err != nil {
+		return cli.ExitUsage, usage(err)
 	}
 	if len(c.Header) > 0 {
 		opts.Header = http.Header{}
@@ -308,6 +332,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	if c.Progress == "always" || (c.Progress == "auto" && isTerminal(stderr)) {
 		wiring.Progress = stderr
 	}
+	if opts.Stages != nil {
+		wiring.StageDone = func(s report.StageReport) { fmt.Fprintf(stderr, "\rsend: %s\n", stageLine(s)) }
+	}
 	// Everything is read and loaded: wait for the shards' common start.
 	if !startAt.IsZero() {
 		if late := time.Since(startAt); late > 0 {
@@ -331,6 +358,9 @@ func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader,
 	}
 	if w := sum.Client.Warning(); w != "" {
 		fmt.Fprintf(stderr, "send: warning: %s\n", w)
+	}
+	if sum.Search != nil {
+		fmt.Fprintf(stderr, "send: --until-slo: %s\n", searchLine(*sum.Search, opts.Stages.Levels.Kind))
 	}
 	if n := sum.Client.Note(); n != "" {
 		fmt.Fprintf(stderr, "send: note: %s\n", n)
@@ -396,6 +426,58 @@ func (c *flags) scrape(given map[string]bool) (send.ScrapeConfig, error) {
 		sc.Series = &sel
 	}
 	return sc, nil
+}
+
+// stagePlan reads the --stages flags (nil without --stages).
+func (c *flags) stagePlan() (*send.StagePlan, error) {
+	if c.Stages == "" {
+		return nil, nil
+	}
+	levels, err := pace.ParseStages(c.Stages)
+	if err != nil {
+		return nil, err
+	}
+	p := &send.StagePlan{Spec: c.Stages, Levels: levels, Duration: c.StageDuration, Requests: c.StageRequests,
+		Cooldown: c.StageCooldown, UntilSLO: c.UntilSLO, MinGoodput: c.MinGoodput, Resolution: c.SLOResolution}
+	if p.SLO, err = report.ParseSLO(c.SLO); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// stageLine is a stage's figures on one line.
+func stageLine(s report.StageReport) string {
+	ms := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", *v)
+	}
+	line := fmt.Sprintf("stage %d (%s): %d requests, %.2f req/s, %.1f output tok/s, TTFT p50/p99 %s/%s ms, ITL p50/p99 %s/%s ms",
+		s.Index, s.LevelString(), s.Requests, s.RequestThroughput, s.OutputTokenThroughput,
+		ms(s.TTFTP50Ms), ms(s.TTFTP99Ms), ms(s.ITLP50Ms), ms(s.ITLP99Ms))
+	if g := s.Goodput; g != nil {
+		line += fmt.Sprintf(", goodput %.0f%% (%s)", 100*g.Fraction, strings.ReplaceAll(s.Verdict, "_", " "))
+	}
+	if s.Client != nil && s.Client.Saturated {
+		line += "; the client was saturated: " + strings.Join(s.Client.Reasons, "; ")
+	}
+	return line
+}
+
+// searchLine says what --until-slo found.
+func searchLine(r pace.Result, kind string) string {
+	switch {
+	case r.ClientLimited && r.OK:
+		return fmt.Sprintf("the client, not the server, was the limit above %s %g: the server's limit is not found (lower send's load: more cores, --no-payload)", kind, r.Highest)
+	case r.ClientLimited:
+		return "the client, not the server, was the limit from the first stage: the server's limit is not found"
+	case !r.OK:
+		return "no stage met the SLO"
+	case !r.Missed:
+		return fmt.Sprintf("every stage met the SLO, up to %s %g: the limit is higher", kind, r.Highest)
+	}
+	return fmt.Sprintf("the highest %s meeting the SLO is %g (%g missed it)", kind, r.Highest, r.Lowest)
 }
 
 func plural(n int, what string) string {

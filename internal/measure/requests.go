@@ -99,6 +99,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 	meta.expectedCached = rec.ExpectedCachedTokens
 	req.Warmup = rec.Warmup
 	req.BenchmarkID, req.ConversationIndex = rec.BenchmarkID, rec.ConversationIndex
+	req.Stage = rec.Stage
 	// A result's unreadable usage is reported, but the request was sent:
 	// its timings still count, and its ISL is still measured.
 	var usageErr error

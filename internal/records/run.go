@@ -43,4 +43,26 @@ type Run struct {
 	// (its shard's): the requests of one pass, so measure can tell
 	// whether merged shards are complete.
 	Turns int `json:"turns,omitempty"`
+	// Stages is the plan of a staged run (send --stages); absent in a run
+	// of one load level.
+	Stages *RunStages `json:"stages,omitempty"`
+}
+
+// RunStages is the plan of a staged run: the levels as given and as
+// expanded, each stage's length, the cool-down between two, and
+// --until-slo's search (its SLO, the goodput fraction a stage needs, the
+// resolution it bisects to). Bisection stages are not listed: their
+// levels depend on the verdicts; each request record carries its stage.
+type RunStages struct {
+	Spec       string    `json:"spec"`
+	Kind       string    `json:"kind"` // concurrency or rate
+	Levels     []float64 `json:"levels"`
+	Duration   string    `json:"stage_duration,omitempty"`
+	Requests   int       `json:"stage_requests,omitempty"`
+	Cooldown   string    `json:"cooldown,omitempty"`
+	Warmup     int       `json:"warmup_per_stage,omitempty"`
+	UntilSLO   bool      `json:"until_slo,omitempty"`
+	SLO        string    `json:"slo,omitempty"` // as --slo takes it
+	MinGoodput float64   `json:"min_goodput,omitempty"`
+	Resolution float64   `json:"resolution,omitempty"`
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image"
 	"image/png"
 	"os"
@@ -130,5 +131,86 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	if n := strings.Count(dom, "<svg"); n < 5 {
 		t.Errorf("%d SVG figures in the rendered page, want 5", n)
+	}
+	checkParetoInBrowser(t, bin, dir)
+}
+
+// checkParetoInBrowser renders the report of a staged run and the
+// comparison page of two: the Pareto plot is drawn (its points' colours
+// in the screenshot) and every stage's point is an element of the
+// rendered page, for each figure and sweep.
+func checkParetoInBrowser(t *testing.T, bin, dir string) {
+	t.Helper()
+	slo, _ := ParseSLO("ttft=150ms,tpot=400ms")
+	acc := stagedRun(Options{SLO: slo})
+	var buf bytes.Buffer
+	if err := acc.WriteReport(&buf); err != nil {
+		t.Fatal(err)
+	}
+	summary, err := json.Marshal(acc.Report())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, f := range []string{a, b} {
+		if err := os.WriteFile(f, summary, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cmp bytes.Buffer
+	if err := ComparePage(&cmp, a, b); err != nil {
+		t.Fatal(err)
+	}
+	for name, page := range map[string][]byte{"stages.html": buf.Bytes(), "compare.html": cmp.Bytes()} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, page, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dom := string(runChromium(t, bin, path, "--dump-dom"))
+		sweeps := []string{"0"}
+		if name == "compare.html" {
+			sweeps = []string{"0", "1"}
+		}
+		for _, sw := range sweeps {
+			for _, st := range []string{"0", "1", "2"} {
+				for _, fig := range []string{"ttft_p50", "ttft_p99", "itl_p50", "itl_p99"} {
+					if !strings.Contains(dom, `data-sweep="`+sw+`" data-stage="`+st+`" data-figure="`+fig+`"`) {
+						t.Errorf("%s: no %s point of sweep %s stage %s in the rendered page", name, fig, sw, st)
+					}
+				}
+			}
+		}
+		if !strings.Contains(dom, TitleStages) || !strings.Contains(dom, "TTFT against output tokens/s") {
+			t.Errorf("%s: the rendered page lacks the Pareto plot", name)
+		}
+		shot := filepath.Join(dir, strings.TrimSuffix(name, ".html")+".png")
+		runChromium(t, bin, path, "--window-size=1200,4200", "--screenshot="+shot)
+		f, err := os.Open(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := os.Getenv("ISLKIT_SCREENSHOT_DIR"); d != "" {
+			data, _ := os.ReadFile(shot)
+			_ = os.WriteFile(filepath.Join(d, filepath.Base(shot)), data, 0o644)
+		}
+		bd := img.Bounds()
+		if dark := colourPixels(img, [3]int{33, 33, 33}); dark < bd.Dx()*bd.Dy()/1000 {
+			t.Errorf("%s: only %d dark pixels: blank?", name, dark)
+		}
+		// The p50 points (filled) and the SLO lines.
+		cols := map[string][3]int{"p50 blue": {0x1f, 0x77, 0xb4}, "SLO red": {0xc6, 0x28, 0x28}}
+		if name == "compare.html" {
+			cols["B p50 orange"] = [3]int{0xd9, 0x5f, 0x02}
+		}
+		for what, c := range cols {
+			if n := colourPixels(img, c); n < 30 {
+				t.Errorf("%s: %s: %d pixels, want the series drawn", name, what, n)
+			}
+		}
 	}
 }

@@ -91,6 +91,7 @@ func (r *Report) writeReport(w io.Writer) {
 		p.writeThroughput(w)
 		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleConcurrent)
 		p.writeConcurrency(w)
+		r.writeStages(w)
 	}
 	if m := r.ServerMetrics; m != nil {
 		fmt.Fprintf(w, "<h2>%s</h2>\n", TitleServerMetrics)
@@ -176,9 +177,11 @@ type chart struct {
 
 type series struct {
 	label, colour string
-	kind          string // "line", "step" (a CDF), "points", "cross"
+	kind          string // "line", "step" (a CDF), "points", "cross", "marker" (a point per stage)
 	xs, ys        []float64
 	dashed        bool
+	// attrs are each marker's extra attributes (data-stage, …).
+	attrs []string
 }
 
 // Panel geometry of a chart.
@@ -256,6 +259,19 @@ func (s *svgw) chart(c chart, ox, oy float64) {
 	for _, sr := range c.series {
 		var pts strings.Builder
 		switch sr.kind {
+		case "marker":
+			for i := range sr.xs {
+				attrs := ""
+				if i < len(sr.attrs) {
+					attrs = sr.attrs[i]
+				}
+				fill := sr.colour
+				if sr.dashed {
+					fill = "#ffffff"
+				}
+				s.f(`<circle cx="%s" cy="%s" r="4" fill="%s" stroke="%s" stroke-width="1.5"%s/>`+"\n", n1(X(sr.xs[i])), n1(Y(min(max(sr.ys[i], c.ylo), c.yhi))), fill, sr.colour, attrs)
+			}
+			continue
 		case "points", "cross":
 			for i := range sr.xs {
 				x, y := X(sr.xs[i]), Y(min(max(sr.ys[i], c.ylo), c.yhi))

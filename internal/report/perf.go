@@ -111,6 +111,9 @@ type Request struct {
 	// records.
 	BenchmarkID       string
 	ConversationIndex int
+	// Stage is the load level the request was sent at (send --stages);
+	// nil in a run of one level.
+	Stage *records.Stage
 }
 
 // SLO holds the goodput objectives in milliseconds; nil is not set.
@@ -207,6 +210,9 @@ type Options struct {
 	// StartSkewLimit is the shards' start skew past which they did not
 	// start together (zero: DefaultStartSkewLimit).
 	StartSkewLimit time.Duration
+	// MinGoodput is the goodput fraction a stage needs to meet the SLO
+	// (zero: DefaultMinGoodput).
+	MinGoodput float64
 }
 
 // perfReq is one live request, kept until Report.

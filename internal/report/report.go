@@ -70,6 +70,11 @@ type Report struct {
 	// ServerMetrics is the server's own metrics (send --scrape-metrics)
 	// and their second witness; absent without metrics records.
 	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
+	// Stages are the figures of each stage of a staged run (send
+	// --stages), by index; StageSLO names the highest stage that met the
+	// SLO (with --slo). Absent without stages.
+	Stages   []StageReport `json:"stages,omitempty"`
+	StageSLO *StageSLO     `json:"stage_slo,omitempty"`
 }
 
 // Counted is the number of requests reported by each count.
@@ -188,6 +193,7 @@ func (s *Accumulator) Report() Report {
 	r.Performance = s.perf.report(s.opts)
 	r.Shards = s.shards.report(s.opts)
 	r.ServerMetrics = s.met.report(r.Performance)
+	r.Stages, r.StageSLO = s.stageReports()
 	r.OSL = s.osl.report(s.oslTolerance())
 	r.Chained = s.chained
 	for _, t := range s.sortedTurns() {

@@ -84,6 +84,7 @@ type Accumulator struct {
 	runs      []records.Run              // the runs' configurations (AddRun)
 	shards    shardAcc                   // each run's requests, for the merge of shards
 	perf      perfAcc
+	stages    map[int]*stageAcc // by stage index (send --stages); nil: none
 	osl       oslAcc
 	chained   uint64 // turns sent with send --responses-chain
 	opts      Options
@@ -151,6 +152,9 @@ func (s *Accumulator) AddRequest(r Request) {
 	s.addModelMismatch(r.ModelMismatch)
 	if r.Live != nil {
 		s.perf.add(r.ISL, r.Live)
+		if r.Stage != nil {
+			s.addStage(r.Stage, r)
+		}
 	}
 }
 

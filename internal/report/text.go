@@ -74,6 +74,13 @@ func (s *Accumulator) WriteText(w io.Writer) error {
 			t.writeText(bw)
 		}
 	}
+	if len(r.Stages) > 0 {
+		fmt.Fprintln(bw)
+		stagesTable(r.Stages).writeText(bw)
+		for _, l := range r.StageSLO.lines() {
+			fmt.Fprintln(bw, l)
+		}
+	}
 	return bw.Flush()
 }
 
@@ -288,6 +295,12 @@ func runLine(r records.Run) string {
 	}
 	if r.Shard != "" {
 		l += ", shard " + r.Shard
+	}
+	if st := r.Stages; st != nil {
+		l += ", stages " + st.Spec
+		if st.UntilSLO {
+			l += " until " + st.SLO
+		}
 	}
 	if !r.Stream {
 		l += ", not streamed"

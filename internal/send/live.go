@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/islkit/islkit/internal/endpoint"
@@ -85,6 +86,9 @@ type Config struct {
 	ClientLimits report.ClientLimits
 	// Scrape samples the server's metrics into the records (scrape.go).
 	Scrape ScrapeConfig
+	// Stages, when set, runs its load levels one after another (send
+	// --stages; stages.go) instead of one level.
+	Stages *StagePlan
 	// checked: this is Validate's copy, its defaults filled in.
 	checked bool
 }
@@ -95,11 +99,14 @@ type Config struct {
 type Wiring struct {
 	// Progress, when set, receives a progress line twice a second.
 	Progress io.Writer
+	// StageDone, when set, gets each stage's figures as it ends
+	// (--stages).
+	StageDone func(report.StageReport)
 	// Sizer, when set (send --exact), makes every request count exactly
 	// its target_isl against the real replies of its history.
 	Sizer *exact.Sizer
-	// Stage, when set (a staged run), is the load level running now: each
-	// metrics sample is stamped with it.
+	// Stage, when set (tests), replaces the run's own answer to which
+	// load level is running now, which stamps each metrics sample.
 	Stage func() *records.Stage
 	// observe, when set (benchmarks), gets send's own per-request time.
 	observe func(time.Duration)
@@ -127,8 +134,12 @@ func (o Config) Validate() (Config, error) {
 	if o.Schedule == ScheduleTimestamps && o.Speedup == 0 {
 		o.Speedup = 1
 	}
-	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone {
+	if o.Concurrency == 0 && o.Rate == 0 && o.Schedule == ScheduleNone && o.Stages == nil {
 		o.Concurrency = 1
+	}
+	if o.Stages != nil {
+		// The stages go on pass after pass; each stops at its own length.
+		o.Recycle = true
 	}
 	o.checked = true
 	return o, nil
@@ -155,10 +166,13 @@ func (o *Config) check() error {
 		return fmt.Errorf("--ramp-up %v: want >= 0", o.RampUp)
 	case o.MaxConsecutiveErrors < 0:
 		return fmt.Errorf("--max-consecutive-errors %d: want >= 0 (0: never stop)", o.MaxConsecutiveErrors)
-	case o.Recycle && o.Requests == 0 && o.Duration == 0:
+	case o.Recycle && o.Requests == 0 && o.Duration == 0 && o.Stages == nil:
 		return errors.New("--recycle repeats the dataset forever: add --requests or --duration")
 	}
 	if err := o.validateSchedule(); err != nil {
+		return err
+	}
+	if err := o.Stages.check(o); err != nil {
 		return err
 	}
 	if err := o.ClientLimits.Validate(); err != nil {
@@ -244,6 +258,11 @@ type Summary struct {
 	// ScrapeOff says why an automatic --scrape-metrics scraped nothing
 	// ("" when it scraped, or was off).
 	ScrapeOff string
+	// Stages are the figures of each stage run (--stages), with their
+	// SLO verdicts and client verdicts; Search is what --until-slo found
+	// (nil without it).
+	Stages []report.StageReport
+	Search *pace.Result
 }
 
 // ErrServerDown is the cause of a run stopped by MaxConsecutiveErrors.
@@ -273,12 +292,8 @@ func (s Summary) FailedKinds() string {
 // Run sends the conversations and writes one record per request to w. It
 // returns an error only for a failure of the run itself (unreachable
 // server, output closed); failed requests are counted in the Summary.
-//
-// Four parts, each in its own file, do the work: a stopper holds the two
-// stop levels (stop issuing; abandon requests in flight after the grace
-// period), an issuer hands out sessions and admits each request (rate,
-// --requests budget), workers send the turns of one session after another,
-// and a recorder writes, counts and flushes the records.
+// A run is one load level (runner.level), or with Stages one after
+// another (stages.go).
 func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Builder, o Config, wr Wiring) (Summary, error) {
 	var sum Summary
 	if !o.checked {
@@ -295,23 +310,142 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if err := CheckReachable(ctx, endpoint, o.TLS); err != nil {
 		return sum, err
 	}
+	r := &runner{wr: wr, endpoint: endpoint, mine: mine, b: b, cache: newCachePredictor()}
+	r.rec = newRecorder(w)
+	r.rec.cpu, r.rec.limit = newCPUMeter(wr.cpuClock), o.ClientLimits
+	r.rec.stopAfter(o.MaxConsecutiveErrors, func() {
+		r.gaveUp.Store(true)
+		r.stopIssue(ErrServerDown)
+	})
+	// The first metrics sample goes before the first request, and
+	// before the clock of --duration starts.
+	stageNow := wr.Stage
+	if stageNow == nil {
+		stageNow = r.stageNow
+	}
+	sc, scrapeOff, err := startScrape(ctx, &o, scrapeServer(b, mine), o.TLS, stageNow, r.rec.writeMetrics)
+	if err != nil {
+		return sum, err
+	}
+	start := time.Now()
+	// Flush records as they come, so a consumer (measure, tail -f) sees
+	// them live, and report progress.
+	total := progressTotal(planned, o)
+	stopLoop := r.rec.loop(500*time.Millisecond, func(err error) { r.fail(err, true) }, func() {
+		if wr.Progress != nil {
+			progress(wr.Progress, r.rec.done.Load(), total, r.rec.failed.Load(), time.Since(start), false)
+		}
+	})
+	var stages []report.StageReport
+	var search *pace.Result
+	if o.Stages == nil {
+		_, err := r.level(ctx, o, nil, 0)
+		if err != nil {
+			r.fail(err, false)
+		}
+	} else {
+		stages, search = r.stages(ctx, o)
+	}
+	if err := sc.finish(ctx); err != nil {
+		r.fail(&writeError{err}, false)
+	}
+	stopLoop()
+	sum = r.rec.summary()
+	sum.Stages, sum.Search = stages, search
+	sum.ScrapeOff = scrapeOff
+	sum.Elapsed = time.Since(start)
+	sum.Interrupted = ctx.Err() != nil
+	sum.GaveUp = r.gaveUp.Load()
+	if wr.Progress != nil {
+		progress(wr.Progress, r.rec.done.Load(), total, r.rec.failed.Load(), sum.Elapsed, true)
+	}
+	runErr := r.err()
+	if err := r.rec.flush(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return sum, runErr
+}
+
+// runner is one live run: the record writer, and the stop levels of the
+// load level running (one, or each stage's in turn).
+type runner struct {
+	wr       Wiring
+	endpoint string
+	mine     []*records.Conversation
+	b        *Builder
+	rec      *recorder
+	// cache predicts expected_cached_tokens in issue order, over the
+	// whole run: the server's cache outlives a stage.
+	cache  *cachePredictor
+	gaveUp atomic.Bool
+
+	mu     sync.Mutex
+	cur    *stopper       // the level running; nil between stages
+	stage  *records.Stage // the stage running; nil between stages and in a run of one level
+	runErr error
+}
+
+// stageNow is the stage running, which stamps each metrics sample.
+func (r *runner) stageNow() *records.Stage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stage
+}
+
+// fail records a failure of the run and stops it: issuing, and with
+// abort the requests in flight too.
+func (r *runner) fail(err error, abort bool) {
+	r.mu.Lock()
+	// The output writer repeats its first error to every worker (and
+	// the flush loop): say it once.
+	if !errors.Is(r.runErr, err) {
+		r.runErr = errors.Join(r.runErr, err)
+	}
+	st := r.cur
+	r.mu.Unlock()
+	if st != nil {
+		st.stopIssue(err)
+		if abort {
+			st.abort()
+		}
+	}
+}
+
+func (r *runner) err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runErr
+}
+
+// stopIssue stops issuing at the level running.
+func (r *runner) stopIssue(cause error) {
+	r.mu.Lock()
+	st := r.cur
+	r.mu.Unlock()
+	if st != nil {
+		st.stopIssue(cause)
+	}
+}
+
+// level runs one load level (the whole run, or a stage: then every record
+// carries it), sessions handed out from the from-th on; it returns where
+// the next level goes on. Four parts do the work: a stopper holds the two
+// stop levels (stop issuing; abandon requests in flight after the grace
+// period), an issuer hands out sessions and admits each request (rate,
+// budget), workers send the turns of one session after another, and the
+// recorder writes, counts and flushes the records.
+func (r *runner) level(ctx context.Context, o Config, stage *records.Stage, from int64) (int64, error) {
 	workers := o.Concurrency
 	if workers == 0 {
 		workers = RateOnlyWorkers
 	}
-	cl, err := newClient(o.Endpoint.OrChat(), endpoint, o.APIKey, o.Header, o.TLS)
+	// A client per level: the hard stop of one aborts its connections.
+	cl, err := newClient(o.Endpoint.OrChat(), r.endpoint, o.APIKey, o.Header, o.TLS)
 	if err != nil {
-		return sum, err
+		return from, err
 	}
 	defer cl.closeIdle()
 
-	rec := newRecorder(w)
-	// The first metrics sample goes before the first request, and
-	// before the clock of --duration starts.
-	sc, scrapeOff, err := startScrape(ctx, &o, scrapeServer(b, mine), o.TLS, wr.Stage, rec.writeMetrics)
-	if err != nil {
-		return sum, err
-	}
 	// --duration is the measured requests': after a warmup it starts when
 	// the last warmup request has ended.
 	duration := o.Duration
@@ -322,7 +456,20 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	defer st.release()
 	// The hard stop ends the requests in flight: their connections close.
 	defer context.AfterFunc(st.hard, cl.pool.Abort)()
-	is := pace.NewIssuer(st.issue, st.deadline, mine, o.shape(mine))
+	r.mu.Lock()
+	r.cur, r.stage = st, stage
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cur, r.stage = nil, nil
+		r.mu.Unlock()
+	}()
+	if err := r.err(); err != nil {
+		st.stopIssue(err) // the run failed before this level began
+	}
+	sh := o.shape(r.mine)
+	sh.From = from
+	is := pace.NewIssuer(st.issue, st.deadline, r.mine, sh)
 	defer is.Close()
 	if o.Warmup > 0 && o.Duration > 0 {
 		go func() {
@@ -333,40 +480,21 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 			}
 		}()
 	}
-	rec.cpu, rec.limit = newCPUMeter(wr.cpuClock), o.ClientLimits
-	rec.stopAfter(o.MaxConsecutiveErrors, func() { st.stopIssue(ErrServerDown) })
 	var post poster = cl
-	if wr.post != nil {
-		post = wr.post
+	if r.wr.post != nil {
+		post = r.wr.post
 	}
-	wk := &worker{reqs: plainRequests{b}, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
-		admit: is.Admit, ended: is.Ended, emit: rec.write, observe: wr.observe, cache: newCachePredictor(), wait: is.Wait, now: time.Now}
-	if wr.Sizer != nil {
-		wk.reqs = exactRequests{b, wr.Sizer}
+	wk := &worker{reqs: plainRequests{r.b}, post: post, hard: st.hard, timeout: o.Timeout, noPayload: o.NoPayload,
+		admit: is.Admit, ended: is.Ended, emit: r.rec.write, observe: r.wr.observe, cache: r.cache, wait: is.Wait, now: time.Now,
+		stage: stage}
+	if r.wr.Sizer != nil {
+		wk.reqs = exactRequests{r.b, r.wr.Sizer}
 	}
-	if b.opts.ResponsesChain {
-		wk.chain = b
+	if r.b.opts.ResponsesChain {
+		wk.chain = r.b
 	}
-	if wr.clock != nil {
-		wk.now = wr.clock
-	}
-
-	var (
-		errMu  sync.Mutex
-		runErr error
-	)
-	fail := func(err error, abort bool) {
-		errMu.Lock()
-		// The output writer repeats its first error to every worker (and
-		// the flush loop): say it once.
-		if !errors.Is(runErr, err) {
-			runErr = errors.Join(runErr, err)
-		}
-		errMu.Unlock()
-		st.stopIssue(err)
-		if abort {
-			st.abort()
-		}
+	if r.wr.clock != nil {
+		wk.now = r.wr.clock
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -388,11 +516,11 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 				}
 			}
 			for {
-				r := ready
-				if r.IsZero() {
-					r = w.now()
+				rd := ready
+				if rd.IsZero() {
+					rd = w.now()
 				}
-				s, ok := is.Take(r)
+				s, ok := is.Take(rd)
 				if !ok {
 					return
 				}
@@ -400,7 +528,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 				ready = time.Time{}
 				if err != nil {
 					var we *writeError
-					fail(err, errors.As(err, &we))
+					r.fail(err, errors.As(err, &we))
 					return
 				}
 				if !more {
@@ -409,32 +537,9 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 			}
 		})
 	}
-	// Flush records as they come, so a consumer (measure, tail -f) sees
-	// them live, and report progress.
-	total := progressTotal(planned, o)
-	stopLoop := rec.loop(500*time.Millisecond, func(err error) { fail(err, true) }, func() {
-		if wr.Progress != nil {
-			progress(wr.Progress, rec.done.Load(), total, rec.failed.Load(), time.Since(start), false)
-		}
-	})
 	wg.Wait()
 	st.finished()
-	if err := sc.finish(ctx); err != nil {
-		fail(&writeError{err}, false)
-	}
-	stopLoop()
-	sum = rec.summary()
-	sum.ScrapeOff = scrapeOff
-	sum.Elapsed = time.Since(start)
-	sum.Interrupted = ctx.Err() != nil
-	sum.GaveUp = errors.Is(context.Cause(st.issue), ErrServerDown)
-	if wr.Progress != nil {
-		progress(wr.Progress, rec.done.Load(), total, rec.failed.Load(), sum.Elapsed, true)
-	}
-	if err := rec.flush(); err != nil && runErr == nil {
-		runErr = err
-	}
-	return sum, runErr
+	return is.Next(), nil
 }
 
 // shape is the load shape of o for the issuer: the arrival process

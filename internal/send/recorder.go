@@ -44,6 +44,16 @@ type recorder struct {
 	queue []int64
 	cpus  []float64
 	limit report.ClientLimits
+	// stage adds up the stage running (--stages), for its verdict; nil:
+	// none.
+	stage *report.Accumulator
+}
+
+// setStage makes the records from now on add up in acc (nil: nowhere).
+func (r *recorder) setStage(acc *report.Accumulator) {
+	r.mu.Lock()
+	r.stage = acc
+	r.mu.Unlock()
 }
 
 func newRecorder(w io.Writer) *recorder {
@@ -81,6 +91,9 @@ func (r *recorder) write(rec *records.Request) error {
 			if res.ClientCPU != nil {
 				r.cpus = append(r.cpus, *res.ClientCPU)
 			}
+		}
+		if r.stage != nil {
+			r.stage.AddRequest(report.Request{Warmup: rec.Warmup, Unmeasured: true, Live: liveOf(res), Stage: rec.Stage})
 		}
 		switch {
 		case !res.OK && res.Error != nil && res.Error.Kind == records.ErrCancelled:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/report"
 	"github.com/islkit/islkit/internal/version"
 	"github.com/islkit/islkit/internal/wire"
 )
@@ -29,6 +30,22 @@ func RunRecord(args []string, o Config, stream bool, models []string, convs int,
 	}
 	if o.Shard.N > 1 {
 		r.Shard = fmt.Sprintf("%d/%d", o.Shard.I, o.Shard.N)
+	}
+	if p := o.Stages; p != nil {
+		r.Stages = &records.RunStages{Spec: p.Spec, Kind: p.Levels.Kind, Levels: p.Levels.Values,
+			Requests: p.Requests, Warmup: o.Warmup, UntilSLO: p.UntilSLO}
+		if p.Duration > 0 {
+			r.Stages.Duration = p.Duration.String()
+		}
+		if p.Cooldown > 0 {
+			r.Stages.Cooldown = p.Cooldown.String()
+		}
+		if p.SLO != (report.SLO{}) {
+			r.Stages.SLO = p.SLO.String()
+		}
+		if p.UntilSLO {
+			r.Stages.MinGoodput, r.Stages.Resolution = p.minGoodput(), p.resolution()
+		}
 	}
 	r.Headers = append([]string(nil), headers...)
 	sort.Strings(r.Headers)

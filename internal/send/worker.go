@@ -29,6 +29,7 @@ type worker struct {
 	cache     *cachePredictor                         // expected cached tokens, in issue order
 	wait      func(time.Time) bool                    // sleeps until a scheduled time; false: issue nothing more
 	now       func() time.Time                        // when a worker is ready (time.Now; a fake clock in tests)
+	stage     *records.Stage                          // the stage every record carries (--stages); nil: none
 
 	// The session in progress (a worker sends one at a time), held here
 	// because a local passed through reqs would be allocated at every
@@ -106,6 +107,7 @@ func (w *worker) session(s pace.Session, ready time.Time) (more bool, err error)
 		}
 		rec.SyntheticHistory = synthetic
 		rec.Warmup = sl.Warmup
+		rec.Stage = w.stage
 		if m.ResizedFrom == nil {
 			rec.ExpectedCachedTokens = w.cache.expect(s.Conv, t, s.Pass, built.Marker, true)
 		}

@@ -14,6 +14,8 @@ func TestConfigValidate(t *testing.T) {
 		"FaultRate":       {FaultRate: 2},
 		"TokensPerSecond": {TokensPerSecond: -5},
 		"TTFT":            {TTFT: -time.Second},
+		"PrefillPerToken": {PrefillPerToken: -time.Millisecond},
+		"MaxConcurrency":  {MaxConcurrency: -1},
 		"Faults":          {Faults: []string{"fire"}},
 	} {
 		cfg.NoTokenize = true

@@ -28,6 +28,9 @@ type output struct {
 	reasoning int
 	// id is a Responses answer's id (stored for previous_response_id).
 	id string
+	// release gives back the request's place among those served
+	// (MaxConcurrency) before the stream's last event; nil: none.
+	release func()
 }
 
 func (o *output) text() string { return wordRange(o.reasoning, o.n) }
@@ -267,7 +270,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 		return true
 	}
 	buf = st.start(buf)
-	if !flush() || !sleep(ctx, s.cfg.TTFT) {
+	if !flush() || !sleep(ctx, s.prefill(o.prompt)) {
 		return
 	}
 	s.metrics.firstToken(time.Since(o.arrived))
@@ -308,6 +311,9 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, o *output) {
 	}
 	s.metrics.finished(o)
 	buf = st.end(buf)
+	if o.release != nil {
+		o.release()
+	}
 	if s.cfg.NoDone {
 		buf = bytes.TrimSuffix(buf, []byte(doneEvent))
 	}

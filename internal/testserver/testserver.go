@@ -73,6 +73,12 @@ type Config struct {
 	TokensPerSecond float64
 	// TTFT delays the first token.
 	TTFT time.Duration
+	// PrefillPerToken adds to TTFT per prompt token (a prefill time that
+	// grows with the prompt); MaxConcurrency, when > 0, serves that many
+	// requests at once and queues the others in arrival order
+	// (capacity.go): a server of known capacity for load sweeps.
+	PrefillPerToken time.Duration
+	MaxConcurrency  int
 	// DefaultMaxTokens applies when a request sets no max_tokens.
 	DefaultMaxTokens int
 	// NaturalLength, when > 0, ends a completion after that many tokens
@@ -143,10 +149,14 @@ type Server struct {
 	rng *rand.Rand
 
 	requests atomic.Int64
-	faults   sync.Map // kind -> *atomic.Int64
-	stops    sync.Map // request body -> Stop
-	store    responseStore
-	metrics  serverMetrics
+	// slots hold a place per request served (MaxConcurrency; nil: no
+	// limit); running and waiting count them and the queue.
+	slots            chan struct{}
+	running, waiting atomic.Int64
+	faults           sync.Map // kind -> *atomic.Int64
+	stops            sync.Map // request body -> Stop
+	store            responseStore
+	metrics          serverMetrics
 
 	// Observe, when set before serving, sees each request body and the
 	// prompt tokens counted for it.
@@ -180,6 +190,10 @@ func (c Config) Validate() error {
 		return bad("TokensPerSecond", "%v: want 0 (at once) or a positive rate", c.TokensPerSecond)
 	case c.TTFT < 0:
 		return bad("TTFT", "%v: want >= 0", c.TTFT)
+	case c.PrefillPerToken < 0:
+		return bad("PrefillPerToken", "%v: want >= 0", c.PrefillPerToken)
+	case c.MaxConcurrency < 0:
+		return bad("MaxConcurrency", "%d: want 0 (no limit) or the requests served at once", c.MaxConcurrency)
 	case c.NaturalLength < 0:
 		return bad("NaturalLength", "%d: want >= 0", c.NaturalLength)
 	case c.PrefixCacheBlock < 0:
@@ -209,6 +223,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7e57))}
+	if cfg.MaxConcurrency > 0 {
+		s.slots = make(chan struct{}, cfg.MaxConcurrency)
+	}
 	if cfg.DefaultMaxTokens <= 0 {
 		s.cfg.DefaultMaxTokens = 16
 	}
@@ -481,7 +498,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.store.put(out.id, &stored{input: conversation, output: out.text(), at: time.Now()})
 		}
 	}
+	release, ok := s.admit(r.Context())
+	if !ok {
+		return
+	}
+	defer release()
 	if req.Stream {
+		// Released before the stream's last event: a closed-loop client
+		// sends its next request as soon as it has read it, and must find
+		// the place free.
+		out.release = release
 		s.stream(w, r.Context(), out)
 		return
 	}
@@ -489,10 +515,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
-	if !sleep(r.Context(), s.cfg.TTFT+s.tokenDelay(n)) {
+	if !sleep(r.Context(), s.prefill(prompt)+s.tokenDelay(n)) {
 		return
 	}
 	s.metrics.firstToken(time.Since(arrived) - s.tokenDelay(n))
+	release()
 	data := out.body()
 	if fault == FaultTruncate {
 		// Promise the whole body, send half, drop the connection.

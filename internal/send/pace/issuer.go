@@ -66,13 +66,16 @@ type Issuer struct {
 	issued  atomic.Int64 // measured requests admitted
 	// warmToIssue counts the warmup requests not yet admitted.
 	warmToIssue atomic.Int64
-	ticks       <-chan time.Time // nil without --rate; each tick carries its slot's time
-	warmTick    <-chan time.Time // the warmup's ticks; nil without --rate or --warmup
-	warmLeft    atomic.Int64     // warmup requests not yet ended
-	warmDone    chan struct{}    // closed when they all have (at once without --warmup)
-	drain       context.Context
-	stop        context.CancelFunc
-	deadline    atomic.Int64 // --duration's end, Unix ns; 0: none (yet: after a warmup)
+	// clock hands out the measured requests' --rate slots (nil without
+	// --rate), from the end of the warmup; warmClock the warmup's (nil
+	// without --rate or --warmup).
+	clock     *slotClock
+	warmClock *slotClock
+	warmLeft  atomic.Int64  // warmup requests not yet ended
+	warmDone  chan struct{} // closed when they all have (at once without --warmup)
+	drain     context.Context
+	stop      context.CancelFunc
+	deadline  atomic.Int64 // --duration's end, Unix ns; 0: none (yet: after a warmup)
 	// through is closed when the last session of a dataset sent once
 	// (no --recycle) is taken: workers waiting for a slot to take one
 	// stop waiting.
@@ -97,6 +100,10 @@ type Shape struct {
 	// Offsets are the --schedule timestamps' times of the conversations
 	// from the start (nil: no trace schedule).
 	Offsets []time.Duration
+	// From is the first session to hand out, counted over passes (Next
+	// of the issuer before: a stage of a staged run goes on where the
+	// one before stopped, so it sends no request the server has cached).
+	From int64
 }
 
 // NewIssuer starts handing out the sessions of convs until issue is done,
@@ -112,13 +119,15 @@ func NewIssuer(issue context.Context, deadline time.Time, convs []*records.Conve
 	if is.warmup == 0 {
 		close(is.warmDone)
 	}
+	is.convs, is.recycle, is.start, is.at = convs, sh.Recycle, time.Now(), sh.Offsets
+	is.next.Store(sh.From)
 	if sh.Arrivals.Rate > 0 {
-		is.ticks = pace(drain, is.warmDone, NewArrivals(sh.Arrivals))
+		// The measured schedule starts at the end of the warmup (Ended).
+		is.clock = &slotClock{p: NewRatePacer(sh.Arrivals), start: is.start}
 		if is.warmup > 0 {
-			is.warmTick = pace(drain, nil, NewArrivals(ArrivalOptions{Rate: sh.Arrivals.Rate, Seed: sh.Arrivals.Seed}))
+			is.warmClock = &slotClock{p: NewRatePacer(ArrivalOptions{Rate: sh.Arrivals.Rate, Seed: sh.Arrivals.Seed}), start: is.start}
 		}
 	}
-	is.convs, is.recycle, is.start, is.at = convs, sh.Recycle, time.Now(), sh.Offsets
 	return is
 }
 
@@ -227,21 +236,27 @@ func (is *Issuer) admitUntil(ready time.Time, until <-chan struct{}) (Slot, bool
 		// A measured request held back by the warmup barrier.
 		sl.Free = time.Now()
 	}
-	ticks := is.ticks
+	clock := is.clock
 	if sl.Warmup {
-		ticks = is.warmTick
+		clock = is.warmClock
 	}
-	if ticks != nil {
-		select {
-		case sl.Due = <-ticks:
-		case <-is.drain.Done():
+	if clock != nil {
+		n, due, stop := clock.take(time.Now())
+		if stop {
 			return Slot{}, false
-		case <-until:
+		}
+		switch is.sleep(due, until) {
+		case stopped:
+			clock.giveBack(n)
+			return Slot{}, false
+		case gaveUp:
+			clock.giveBack(n)
 			if sl.Warmup {
 				is.unadmit(sl)
 			}
 			return Slot{}, false
 		}
+		sl.Due = due
 	}
 	if d := is.deadline.Load(); is.drain.Err() != nil || (d != 0 && time.Now().UnixNano() >= d) {
 		return Slot{}, false
@@ -336,6 +351,9 @@ func (is *Issuer) SetDeadline(t time.Time) {
 // lets the measured ones start.
 func (is *Issuer) Ended(sl Slot) {
 	if sl.Warmup && is.warmLeft.Add(-1) == 0 {
+		if is.clock != nil {
+			is.clock.begin(time.Now())
+		}
 		close(is.warmDone)
 	}
 }
@@ -356,45 +374,37 @@ func (is *Issuer) Wait(due time.Time) bool {
 	}
 }
 
-// Close stops the issuer's goroutines.
+// Close stops issuing.
 func (is *Issuer) Close() { is.stop() }
 
-// pace emits one tick per request slot at the offsets slots gives, from
-// the moment begin is closed (nil: at once). Slots are scheduled from that
-// start, so a slow consumer gets the missed ticks at once rather than a
-// lower rate; each tick carries its slot's time, the request's intended
-// start.
-func pace(ctx context.Context, begin <-chan struct{}, slots *Arrivals) <-chan time.Time {
-	ch := make(chan time.Time)
-	go func() {
-		if begin != nil {
-			select {
-			case <-begin:
-			case <-ctx.Done():
-				return
-			}
-		}
-		start := time.Now()
-		timer := time.NewTimer(0)
-		defer timer.Stop()
-		for {
-			due := start.Add(time.Duration(slots.Next() * float64(time.Second)))
-			if wait := time.Until(due); wait > 0 {
-				timer.Reset(wait)
-				select {
-				case <-timer.C:
-				case <-ctx.Done():
-					return
-				}
-			}
-			select {
-			case ch <- due:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return ch
+// Next is the next session the issuer would hand out, counted over
+// passes: where the next stage of a staged run goes on (Shape.From).
+func (is *Issuer) Next() int64 { return is.next.Load() }
+
+// How a sleep ended.
+const (
+	slept   = iota
+	stopped // issuing stopped
+	gaveUp  // until was closed
+)
+
+// sleep waits until due (a slot's intended start), or less when issuing
+// stops or until is closed (nil: never). An overdue slot goes at once.
+func (is *Issuer) sleep(due time.Time, until <-chan struct{}) int {
+	d := time.Until(due)
+	if d <= 0 {
+		return slept
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return slept
+	case <-is.drain.Done():
+		return stopped
+	case <-until:
+		return gaveUp
+	}
 }
 
 // Offsets are the conversations' times relative to the first, divided by
