@@ -130,10 +130,31 @@ func TestExportRecomputesTheSummary(t *testing.T) {
 		t.Errorf("metrics rows %v", m)
 	}
 
-	// Each stage's row is that stage's requests measured alone.
+	// Each stage's row is the summary's figures of that stage (its
+	// stages), and that stage's requests measured alone.
 	stages := pqTables[export.TableStages].Maps()
 	if len(stages) != 3 {
 		t.Fatalf("%d stage rows", len(stages))
+	}
+	summaryStages, _ := sum["stages"].([]any)
+	if len(summaryStages) != 3 {
+		t.Fatalf("the summary has %d stages", len(summaryStages))
+	}
+	for i, st := range stages {
+		want := summaryStages[i].(map[string]any)
+		for col, path := range map[string]string{
+			"stage_index": "index", "concurrency": "concurrency", "requests": "requests", "succeeded": "succeeded", "duration_s": "duration_s",
+			"request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput",
+			"ttft_p50_ms": "ttft_p50_ms", "ttft_p99_ms": "ttft_p99_ms", "itl_p50_ms": "itl_p50_ms", "itl_p99_ms": "itl_p99_ms",
+			"goodput_requests": "goodput.requests", "goodput_throughput": "goodput.request_throughput", "goodput_fraction": "goodput.fraction",
+		} {
+			if !sameNumber(st[col], lookup(want, path)) {
+				t.Errorf("stage %d %s = %v, the summary's stages %v", i, col, st[col], lookup(want, path))
+			}
+		}
+		if st["slo_verdict"] == nil || st["slo_verdict"] != want["slo_verdict"] {
+			t.Errorf("stage %d slo_verdict %v, the summary's %v", i, st["slo_verdict"], want["slo_verdict"])
+		}
 	}
 	lines := strings.SplitAfter(in, "\n")
 	for i, st := range stages {

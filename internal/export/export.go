@@ -10,6 +10,7 @@ package export
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -173,7 +174,7 @@ func (e *Exporter) addRequest(line []byte, r report.Request) {
 	row.Pass = i64(rec.Pass)
 	row.MaxTokens = i64(rec.MaxTokens)
 	row.DryRun = rec.DryRun
-	if s := rec.Stage; s != nil {
+	if s := cmp.Or(r.Stage, rec.Stage); s != nil {
 		row.StageIndex = ptr(int64(s.Index))
 		if s.Concurrency != 0 {
 			row.StageConcurrency = ptr(int64(s.Concurrency))
@@ -228,7 +229,11 @@ func (e *Exporter) addRequest(line []byte, r report.Request) {
 		e.live(&row, l, rec.Result)
 	}
 	e.rows = append(e.rows, row)
-	e.staged = append(e.staged, stagedRequest{stage: rec.Stage, req: r})
+	stage := r.Stage // measure's reading of the record's stage
+	if stage == nil {
+		stage = rec.Stage
+	}
+	e.staged = append(e.staged, stagedRequest{stage: stage, req: r})
 }
 
 // live fills the row's outcome of a live request, and its gaps.

@@ -120,6 +120,7 @@ type StageRow struct {
 	GoodputThroughput     *float64 `parquet:"goodput_throughput,optional"`
 	GoodputFraction       *float64 `parquet:"goodput_fraction,optional"`
 	ClientSaturated       *bool    `parquet:"client_saturated,optional"`
+	SLOVerdict            *string  `parquet:"slo_verdict,optional"`
 }
 
 // MetricRow is one series' value in one scrape of the server's metrics

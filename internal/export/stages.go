@@ -48,7 +48,8 @@ func StageFigures(reqs []stagedRequest, opts report.Options) []StageRow {
 	}
 	var rows []StageRow
 	for _, g := range groups {
-		p := g.acc.Report().Performance
+		rep := g.acc.Report()
+		p := rep.Performance
 		if p == nil {
 			continue
 		}
@@ -77,6 +78,11 @@ func StageFigures(reqs []stagedRequest, opts report.Options) []StageRow {
 		}
 		if c := p.Client; c != nil {
 			row.ClientSaturated = ptr(c.Saturated)
+		}
+		// The summary's verdict on the stage against the SLO (its
+		// per-stage figures are these, over the same requests).
+		if len(rep.Stages) == 1 {
+			row.SLOVerdict = str(rep.Stages[0].Verdict)
 		}
 		rows = append(rows, row)
 	}
