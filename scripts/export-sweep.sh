@@ -6,11 +6,13 @@
 # that has --stages, one run of send --stages (a warmup per stage);
 # otherwise one send per stage, each composed afresh (its own benchmark
 # id, so its markers are new), the stage written into its records. The
-# server streams at TOKENS_PER_SECOND after a TTFT and fails FAULT_RATE
+# server serves CAPACITY requests at once (the others queue: TTFT rises
+# past that level), streams at TOKENS_PER_SECOND after a TTFT, fails FAULT_RATE
 # of the requests (500s and truncated streams), so the stream has failed
 # rows and error kinds; WARMUP warmup requests come first. Used by
 # scripts/notebook-check.sh; cmd/measure/testdata/sweep.jsonl.gz was
-# recorded with it (a send without --stages).
+# recorded with it (a send without --stages, a server without
+# -max-concurrency).
 #
 #   BIN=bin scripts/export-sweep.sh > sweep.jsonl
 set -euo pipefail
@@ -20,9 +22,10 @@ CONVERSATIONS=${CONVERSATIONS:-12}
 TOKENS_PER_SECOND=${TOKENS_PER_SECOND:-2000}
 FAULT_RATE=${FAULT_RATE:-0.1}
 WARMUP=${WARMUP:-2} # warmup requests: of each stage with send --stages, else of the first
+CAPACITY=${CAPACITY:-2} # the test server's -max-concurrency: the curve's knee
 PORT=${PORT:-$((20000 + RANDOM % 20000))}
 
-"$BIN/islkit-testserver" -addr "127.0.0.1:$PORT" -ttft 5ms -tokens-per-second "$TOKENS_PER_SECOND" \
+"$BIN/islkit-testserver" -addr "127.0.0.1:$PORT" -ttft 5ms -tokens-per-second "$TOKENS_PER_SECOND" -max-concurrency "$CAPACITY" \
   -fault-rate "$FAULT_RATE" -faults 500,truncate -seed 3 -random-stop -prefix-cache-block 16 >/dev/null 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
