@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/islkit/islkit/internal/export"
@@ -521,5 +523,38 @@ func TestMetricsRecordsPassThrough(t *testing.T) {
 	code, out, errs := runCLI(sweepMetrics)
 	if code != 0 || out != sweepMetrics {
 		t.Errorf("exit %d, out %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestSignalWritesTheTables: a SIGTERM while measure waits inside a line
+// that never ends still writes the tables of the records it read, as it
+// writes the summary.
+func TestSignalWritesTheTables(t *testing.T) {
+	first, now := fakeSignals(t)
+	path := filepath.Join(t.TempDir(), "run.csv")
+	var out, errb bytes.Buffer
+	pw, done := startMeasure([]string{"--workers", "2", "--export", path}, &out, &errb)
+	defer pw.Close()
+	pw.Write([]byte(strings.Repeat(chatLine, 3) + `{"model":"m","messages":[{"role":"user","content":"an unfinished li`))
+	first(syscall.SIGTERM)
+	now(syscall.SIGTERM)
+	if code := exitCode(t, done); code != 143 {
+		t.Errorf("exit %d, want 143; stderr %q", code, errb.String())
+	}
+	doc, err := exporttest.ReadDoc(filepath.Join("..", "..", "schemas", "export.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := exporttest.ReadCSV(path, doc[export.TableRequests])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.Rows) != 3 {
+		t.Errorf("%d rows, want the 3 records read", len(tb.Rows))
+	}
+	for _, r := range tb.Maps() {
+		if r["isl"] != int64(1) || r["record_kind"] != nil {
+			t.Errorf("row %v: want the bare count of \"Hi\", 1", r)
+		}
 	}
 }
