@@ -70,11 +70,14 @@ func TablePaths(path string) map[string]string {
 // Exporter collects the rows of a run and writes them at its end. A nil
 // Exporter (no --export) does nothing.
 type Exporter struct {
-	format  Format
-	opts    *report.Options
-	files   map[string]*outfile.File
-	rows    []RequestRow
-	itl     []ITLRow
+	format Format
+	opts   *report.Options
+	files  map[string]*outfile.File
+	rows   []RequestRow
+	// gaps are every request's gaps between output chunks, one after the
+	// other; gapRows says whose (the itl table, made as it is written).
+	gaps    []int64
+	gapRows []gapSpan
 	metrics []MetricRow
 	staged  []stagedRequest
 }
@@ -153,6 +156,30 @@ type sendResult struct {
 	Chunks       *int                  `json:"chunks"`
 	FinishReason string                `json:"finish_reason"`
 	Error        *records.RequestError `json:"error"`
+}
+
+// gapSpan is one request's gaps in Exporter.gaps.
+type gapSpan struct {
+	row    int64
+	off, n int
+}
+
+// itlRows hands the itl table to emit in batches.
+func (e *Exporter) itlRows(emit func([]ITLRow) error) error {
+	const batch = 1 << 14
+	buf := make([]ITLRow, 0, batch)
+	for _, sp := range e.gapRows {
+		for i, g := range e.gaps[sp.off : sp.off+sp.n] {
+			if len(buf) == batch {
+				if err := emit(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+			buf = append(buf, ITLRow{Row: sp.row, Index: int64(i), ITLNs: g})
+		}
+	}
+	return emit(buf)
 }
 
 // stagedRequest is a request with its stage, for the per-stage table.
@@ -258,8 +285,9 @@ func (e *Exporter) live(row *RequestRow, l *report.Live, res *sendResult) {
 	if len(l.ITLNs) > 0 {
 		var sum float64
 		hi := l.ITLNs[0]
-		for i, g := range l.ITLNs {
-			e.itl = append(e.itl, ITLRow{Row: row.Row, Index: int64(i), ITLNs: g})
+		e.gapRows = append(e.gapRows, gapSpan{row: row.Row, off: len(e.gaps), n: len(l.ITLNs)})
+		e.gaps = append(e.gaps, l.ITLNs...)
+		for _, g := range l.ITLNs {
 			sum += float64(g)
 			hi = max(hi, g)
 		}
@@ -341,7 +369,7 @@ func (e *Exporter) Write() error {
 		write func(io.Writer) error
 	}{
 		{TableRequests, func(w io.Writer) error { return writeTable(w, e.format, e.rows) }},
-		{TableITL, func(w io.Writer) error { return writeTable(w, e.format, e.itl) }},
+		{TableITL, func(w io.Writer) error { return writeBatches(w, e.format, e.itlRows) }},
 		{TableStages, func(w io.Writer) error { return writeTable(w, e.format, stages) }},
 		{TableMetrics, func(w io.Writer) error { return writeTable(w, e.format, e.metrics) }},
 	} {
@@ -350,14 +378,6 @@ func (e *Exporter) Write() error {
 		}
 	}
 	return nil
-}
-
-// writeTable writes rows in format.
-func writeTable[T any](w io.Writer, format Format, rows []T) error {
-	if format == Parquet {
-		return writeParquet(w, rows)
-	}
-	return writeCSV(w, rows)
 }
 
 func str(s string) *string {

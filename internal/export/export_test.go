@@ -156,7 +156,7 @@ func TestMetricRows(t *testing.T) {
 		t.Errorf("rows:\n%+v\nwant\n%+v", e.metrics, want)
 	}
 	var b bytes.Buffer
-	if err := writeCSV(&b, e.metrics); err != nil {
+	if err := writeTable(&b, CSV, e.metrics); err != nil {
 		t.Fatal(err)
 	}
 	wantCSV := "time,elapsed_ns,url,stage_index,stage_concurrency,stage_rate,name,labels,value,error\n" +
@@ -198,8 +198,8 @@ func TestRequestRowOfASendRecord(t *testing.T) {
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("row\n%+v\nwant\n%+v", r, want)
 	}
-	if want := []ITLRow{{0, 0, 100}, {0, 1, 300}, {0, 2, 200}}; !reflect.DeepEqual(e.itl, want) {
-		t.Errorf("itl rows %v", e.itl)
+	if want := []ITLRow{{0, 0, 100}, {0, 1, 300}, {0, 2, 200}}; !reflect.DeepEqual(itlRows(e), want) {
+		t.Errorf("itl rows %v", itlRows(e))
 	}
 	// A failed request without an error kind is a protocol failure, as
 	// the summary counts it; an AIPerf record (no line fields) keeps what
@@ -208,6 +208,62 @@ func TestRequestRowOfASendRecord(t *testing.T) {
 	r = e.rows[1]
 	if r.Row != 1 || r.RecordKind != nil || r.ErrorKind == nil || *r.ErrorKind != "protocol" || r.Measured || r.ISL != nil || *r.EndNs != 5 || *r.OK {
 		t.Errorf("failed AIPerf row %+v", r)
+	}
+}
+
+// itlRows collects the itl table's rows.
+func itlRows(e *Exporter) []ITLRow {
+	var out []ITLRow
+	e.itlRows(func(rows []ITLRow) error { out = append(out, rows...); return nil })
+	return out
+}
+
+// TestITLTableInBatches: the itl table written in batches holds every
+// gap of every request in order, with the request's row, in both
+// formats.
+func TestITLTableInBatches(t *testing.T) {
+	e := &Exporter{}
+	var want []ITLRow
+	for r := range 5 {
+		gaps := make([]int64, 9000*r) // 0, 9000, ... gaps: past one batch
+		for i := range gaps {
+			gaps[i] = int64(r*100000 + i)
+			want = append(want, ITLRow{Row: int64(r), Index: int64(i), ITLNs: gaps[i]})
+		}
+		e.Add([][]byte{[]byte(`{}`)}, []report.Request{{Live: &report.Live{ITLNs: gaps}}})
+	}
+	if got := itlRows(e); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d rows, want %d", len(got), len(want))
+	}
+	dir := t.TempDir()
+	for _, format := range []Format{CSV, Parquet} {
+		path := filepath.Join(dir, "itl."+string(format))
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeBatches(f, format, e.itlRows); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		cols := []exporttest.Column{{Name: "row", Type: "int64"}, {Name: "index", Type: "int64"}, {Name: "itl_ns", Type: "int64"}}
+		var tb exporttest.Table
+		if format == Parquet {
+			tb, err = exporttest.ReadParquet(path)
+		} else {
+			tb, err = exporttest.ReadCSV(path, cols)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tb.Rows) != len(want) {
+			t.Fatalf("%s: %d rows, want %d", format, len(tb.Rows), len(want))
+		}
+		for i, r := range tb.Rows {
+			if w := want[i]; r[0] != w.Row || r[1] != w.Index || r[2] != w.ITLNs {
+				t.Fatalf("%s: row %d is %v, want %v", format, i, r, w)
+			}
+		}
 	}
 }
 
@@ -235,6 +291,9 @@ func FuzzAdd(f *testing.F) {
 				t.Fatal(err)
 			}
 			if err := writeTable(&b, format, e.metrics); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeBatches(&b, format, e.itlRows); err != nil {
 				t.Fatal(err)
 			}
 		}

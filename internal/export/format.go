@@ -12,14 +12,32 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
-// writeParquet writes rows as one Parquet file, zstd-compressed, its
-// schema the row struct's (parquet tags).
-func writeParquet[T any](w io.Writer, rows []T) error {
-	pw := parquet.NewGenericWriter[T](w, parquet.Compression(&zstd.Codec{}))
-	if _, err := pw.Write(rows); err != nil {
+// writeBatches writes a table in format from the batches of rows each
+// hands to emit, so a long table need not be held whole: Parquet
+// (zstd-compressed, its schema the row struct's parquet tags) or CSV.
+func writeBatches[T any](w io.Writer, format Format, each func(emit func([]T) error) error) error {
+	if format == Parquet {
+		pw := parquet.NewGenericWriter[T](w, parquet.Compression(&zstd.Codec{}))
+		if err := each(func(rows []T) error { _, err := pw.Write(rows); return err }); err != nil {
+			return err
+		}
+		return pw.Close()
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(Columns[T]()); err != nil {
 		return err
 	}
-	return pw.Close()
+	cells := make([]string, reflect.TypeFor[T]().NumField())
+	if err := each(func(rows []T) error { return writeCSVRows(cw, cells, rows) }); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeTable writes rows in format.
+func writeTable[T any](w io.Writer, format Format, rows []T) error {
+	return writeBatches(w, format, func(emit func([]T) error) error { return emit(rows) })
 }
 
 // Columns names the columns of a row type T, in order: its parquet tags'
@@ -38,16 +56,10 @@ func columnName(f reflect.StructField) string {
 	return name
 }
 
-// writeCSV writes rows as CSV with a header of the column names: integers
-// in decimal, floats in the shortest form that reads back to the same
-// float64, booleans as true/false, a null as an empty cell.
-func writeCSV[T any](w io.Writer, rows []T) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(Columns[T]()); err != nil {
-		return err
-	}
-	t := reflect.TypeFor[T]()
-	cells := make([]string, t.NumField())
+// writeCSVRows writes rows as CSV records: integers in decimal, floats in
+// the shortest form that reads back to the same float64, booleans as
+// true/false, a null as an empty cell.
+func writeCSVRows[T any](cw *csv.Writer, cells []string, rows []T) error {
 	for _, row := range rows {
 		v := reflect.ValueOf(row)
 		for i := range cells {
@@ -57,8 +69,7 @@ func writeCSV[T any](w io.Writer, rows []T) error {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return nil
 }
 
 func cell(v reflect.Value) string {
