@@ -277,10 +277,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		}, func(r *jsonl.Reader) error {
 			r.SetMaxLineSize(f.MaxLineBytes)
 			r.SetSkipLongLines(true)
-			st, err := pipeline.Map(reading, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[measure.Result], error) {
+			st, err := pipeline.Map(reading, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[lineResult], error) {
 				res, err := m.Line(line)
-				return pipeline.Output[measure.Result]{Lines: res.Lines, Value: res}, err
-			}, func(err error, _ pipeline.Output[measure.Result]) {
+				return pipeline.Output[lineResult]{Lines: res.Lines, Value: lineResult{res, exp.Prepare(res.Lines, res.Requests)}}, err
+			}, func(err error, _ pipeline.Output[lineResult]) {
 				mu.Lock()
 				defer mu.Unlock()
 				if closed {
@@ -288,13 +288,13 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				}
 				errLog.Report(err)
 				summary.AddUnreadable(measure.FailureKind(err))
-			}, func(res measure.Result) bool {
+			}, func(res lineResult) bool {
 				mu.Lock()
 				defer mu.Unlock()
 				if closed {
 					return false
 				}
-				keep, err := dedup.Check(res)
+				keep, err := dedup.Check(res.Result)
 				if err != nil {
 					// Written, as every record read, but not counted.
 					errLog.Report(err)
@@ -308,7 +308,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				for _, req := range res.Requests {
 					summary.AddRequest(req)
 				}
-				exp.Add(res.Lines, res.Requests)
+				exp.Add(res.export, res.Requests)
 				if res.Run != nil {
 					summary.AddRun(*res.Run)
 				}
@@ -364,6 +364,13 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		return failed, rerr
 	}
 	return failed, err
+}
+
+// lineResult is what the workers make of one input line: measure's result
+// and, with --export, what its table rows take from its lines.
+type lineResult struct {
+	measure.Result
+	export *export.Pending
 }
 
 // inputNames names the inputs for a message.

@@ -107,26 +107,58 @@ func New(flag, path string, outs *outfile.Set, opts *report.Options) (*Exporter,
 	return e, nil
 }
 
-// Add takes what measure made of one input record: its output lines and
-// the requests measured in them (paired one to one when there are as
-// many, as measure writes them). Called in input order, for the records
-// the summary counts.
-func (e *Exporter) Add(lines [][]byte, reqs []report.Request) {
+// Pending is what the tables take from one input record's lines, read
+// by Prepare where the record was measured (measure's workers), so that
+// Add, on the one goroutine that writes the output, only appends.
+type Pending struct {
+	lines   []sendLine // one per request, paired as Add pairs them
+	metrics []records.Metrics
+}
+
+// Prepare reads what the tables need from the output lines of one input
+// record and the requests measured in them (paired one to one when there
+// are as many, as measure writes them): each request's send fields, or
+// the samples of a metrics record. Safe for concurrent use; nil without
+// --export.
+func (e *Exporter) Prepare(lines [][]byte, reqs []report.Request) *Pending {
 	if e == nil {
-		return
+		return nil
 	}
+	p := &Pending{}
 	if len(reqs) == 0 {
 		for _, line := range lines {
-			e.addMetrics(line)
+			if m, ok := metricsOf(line); ok {
+				p.metrics = append(p.metrics, m)
+			}
 		}
+		return p
+	}
+	p.lines = make([]sendLine, len(reqs))
+	if len(lines) == len(reqs) {
+		for i, line := range lines {
+			if json.Unmarshal(line, &p.lines[i]) != nil {
+				p.lines[i] = sendLine{} // measure said why; its fields stay null
+			}
+		}
+	}
+	return p
+}
+
+// Add adds the rows of one input record: its requests (those the summary
+// counts) with what Prepare read from its lines. Called in input order.
+func (e *Exporter) Add(p *Pending, reqs []report.Request) {
+	if e == nil || p == nil {
 		return
 	}
+	for _, m := range p.metrics {
+		e.addMetrics(m)
+	}
 	for i, r := range reqs {
-		var line []byte
-		if len(lines) == len(reqs) {
-			line = lines[i]
+		var rec sendLine
+		if i < len(p.lines) {
+			rec = p.lines[i]
 		}
-		e.addRequest(line, r)
+		e.addRequest(rec, r)
 	}
 }
 
@@ -188,12 +220,8 @@ type stagedRequest struct {
 	req   report.Request
 }
 
-func (e *Exporter) addRequest(line []byte, r report.Request) {
+func (e *Exporter) addRequest(rec sendLine, r report.Request) {
 	row := RequestRow{Row: int64(len(e.rows)), Warmup: r.Warmup, Measured: !r.Unmeasured, NoPayload: r.NoPayload, ModelMismatch: str(r.ModelMismatch)}
-	var rec sendLine
-	if line != nil && json.Unmarshal(line, &rec) != nil {
-		rec = sendLine{}
-	}
 	row.RecordKind = str(rec.Kind)
 	row.BenchmarkID = rec.BenchmarkID
 	row.Server = str(rec.Server)
@@ -314,16 +342,19 @@ func (e *Exporter) live(row *RequestRow, l *report.Live, res *sendResult) {
 	}
 }
 
-// addMetrics adds the samples of an islkit.metrics line; other lines
-// without a request (send's run record) are not exported.
-func (e *Exporter) addMetrics(line []byte) {
-	if !bytes.Contains(line, []byte(records.KindMetrics)) {
-		return
-	}
+// metricsOf reads an islkit.metrics line; other lines without a request
+// (send's run record) are no rows.
+func metricsOf(line []byte) (records.Metrics, bool) {
 	var m records.Metrics
-	if json.Unmarshal(line, &m) != nil || m.Kind != records.KindMetrics {
-		return
+	if !bytes.Contains(line, []byte(records.KindMetrics)) || json.Unmarshal(line, &m) != nil || m.Kind != records.KindMetrics {
+		return records.Metrics{}, false
 	}
+	return m, true
+}
+
+// addMetrics adds the rows of one metrics record: a sample each, or the
+// failed scrape.
+func (e *Exporter) addMetrics(m records.Metrics) {
 	base := MetricRow{Time: m.Time, ElapsedNs: m.ElapsedNs, URL: m.URL}
 	if s := m.Stage; s != nil {
 		base.StageIndex = ptr(int64(s.Index))

@@ -131,7 +131,7 @@ func TestNewChecksEveryPath(t *testing.T) {
 		t.Errorf("no --export: %v, %v", e, err)
 	}
 	var none *Exporter // no --export: every call does nothing
-	none.Add([][]byte{[]byte(`{}`)}, []report.Request{{}})
+	none.Add(none.Prepare([][]byte{[]byte(`{}`)}, []report.Request{{}}), []report.Request{{}})
 	if err := none.Write(); err != nil {
 		t.Error(err)
 	}
@@ -143,9 +143,9 @@ func TestNewChecksEveryPath(t *testing.T) {
 // (send's run record) are no row.
 func TestMetricRows(t *testing.T) {
 	e := &Exporter{}
-	e.Add([][]byte{[]byte(`{"kind":"islkit.run","schema_version":1,"tool":"send"}`)}, nil)
-	e.Add([][]byte{[]byte(`{"kind":"islkit.metrics","schema_version":1,"url":"http://h/metrics","time":"2026-01-02T03:04:05.5Z","elapsed_ns":7,"stage":{"index":2,"rate":2.5},"samples":[{"name":"vllm:num_requests_running","labels":{"z":"1","a":"2"},"value":3},{"name":"up","value":1}]}`)}, nil)
-	e.Add([][]byte{[]byte(`{"kind":"islkit.metrics","schema_version":1,"url":"http://h/metrics","time":"2026-01-02T03:04:06Z","elapsed_ns":9,"error":"refused"}`)}, nil)
+	add(e, [][]byte{[]byte(`{"kind":"islkit.run","schema_version":1,"tool":"send"}`)}, nil)
+	add(e, [][]byte{[]byte(`{"kind":"islkit.metrics","schema_version":1,"url":"http://h/metrics","time":"2026-01-02T03:04:05.5Z","elapsed_ns":7,"stage":{"index":2,"rate":2.5},"samples":[{"name":"vllm:num_requests_running","labels":{"z":"1","a":"2"},"value":3},{"name":"up","value":1}]}`)}, nil)
+	add(e, [][]byte{[]byte(`{"kind":"islkit.metrics","schema_version":1,"url":"http://h/metrics","time":"2026-01-02T03:04:06Z","elapsed_ns":9,"error":"refused"}`)}, nil)
 	idx, rate := int64(2), 2.5
 	want := []MetricRow{
 		{Time: "2026-01-02T03:04:05.5Z", ElapsedNs: 7, URL: "http://h/metrics", StageIndex: &idx, StageRate: &rate, Name: ptr("vllm:num_requests_running"), Labels: ptr(`{"a":"2","z":"1"}`), Value: ptr(3.0)},
@@ -183,7 +183,7 @@ func TestRequestRowOfASendRecord(t *testing.T) {
 		Live: &report.Live{StartNs: 1000, LatencyNs: 5000, TTFTNs: &ttft, ITLNs: []int64{100, 300, 200}, OK: true, Stream: true, Usage: &records.Usage{PromptTokens: &prompt, CompletionTokens: 8}, ScheduleLagNs: &lag},
 	}
 	e := &Exporter{}
-	e.Add([][]byte{line}, []report.Request{req})
+	add(e, [][]byte{line}, []report.Request{req})
 	r := e.rows[0]
 	want := RequestRow{
 		RecordKind: ptr("islkit.request"), BenchmarkID: ptr("b1"), ConversationID: ptr("c"), ConversationIndex: ptr(int64(4)), Turn: ptr(int64(1)), Pass: ptr(int64(2)),
@@ -204,11 +204,16 @@ func TestRequestRowOfASendRecord(t *testing.T) {
 	// A failed request without an error kind is a protocol failure, as
 	// the summary counts it; an AIPerf record (no line fields) keeps what
 	// measure read.
-	e.Add([][]byte{[]byte(`{"payload":{}}`)}, []report.Request{{Live: &report.Live{StartNs: 5, LatencyNs: -3}, Unmeasured: true}})
+	add(e, [][]byte{[]byte(`{"payload":{}}`)}, []report.Request{{Live: &report.Live{StartNs: 5, LatencyNs: -3}, Unmeasured: true}})
 	r = e.rows[1]
 	if r.Row != 1 || r.RecordKind != nil || r.ErrorKind == nil || *r.ErrorKind != "protocol" || r.Measured || r.ISL != nil || *r.EndNs != 5 || *r.OK {
 		t.Errorf("failed AIPerf row %+v", r)
 	}
+}
+
+// add is measure's use: Prepare in a worker, Add in the writer.
+func add(e *Exporter, lines [][]byte, reqs []report.Request) {
+	e.Add(e.Prepare(lines, reqs), reqs)
 }
 
 // itlRows collects the itl table's rows.
@@ -230,7 +235,7 @@ func TestITLTableInBatches(t *testing.T) {
 			gaps[i] = int64(r*100000 + i)
 			want = append(want, ITLRow{Row: int64(r), Index: int64(i), ITLNs: gaps[i]})
 		}
-		e.Add([][]byte{[]byte(`{}`)}, []report.Request{{Live: &report.Live{ITLNs: gaps}}})
+		add(e, [][]byte{[]byte(`{}`)}, []report.Request{{Live: &report.Live{ITLNs: gaps}}})
 	}
 	if got := itlRows(e); !reflect.DeepEqual(got, want) {
 		t.Fatalf("%d rows, want %d", len(got), len(want))
@@ -278,12 +283,12 @@ func FuzzAdd(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte, withRequest bool) {
 		e := &Exporter{}
 		if withRequest {
-			e.Add([][]byte{line}, []report.Request{{Live: &report.Live{ITLNs: []int64{1}}}})
+			add(e, [][]byte{line}, []report.Request{{Live: &report.Live{ITLNs: []int64{1}}}})
 			if len(e.rows) != 1 {
 				t.Fatalf("%d rows", len(e.rows))
 			}
 		} else {
-			e.Add([][]byte{line}, nil)
+			add(e, [][]byte{line}, nil)
 		}
 		for _, format := range []Format{CSV, Parquet} {
 			var b bytes.Buffer
