@@ -327,6 +327,7 @@ func Run(ctx context.Context, w io.Writer, convs []records.Conversation, b *Buil
 	if err != nil {
 		return sum, err
 	}
+	r.scrape = sc
 	start := time.Now()
 	// Flush records as they come, so a consumer (measure, tail -f) sees
 	// them live, and report progress.
@@ -378,6 +379,8 @@ type runner struct {
 	// whole run: the server's cache outlives a stage.
 	cache  *cachePredictor
 	gaveUp atomic.Bool
+	// scrape samples the server's metrics (nil: not scraped).
+	scrape *scraper
 
 	mu     sync.Mutex
 	cur    *stopper       // the level running; nil between stages

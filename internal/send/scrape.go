@@ -176,6 +176,17 @@ func (s *scraper) finish(ctx context.Context) error {
 	return s.err
 }
 
+// stageEnd takes a sample as a stage ends, stamped with it, once its
+// requests have all ended (nil s: not scraped).
+func (s *scraper) stageEnd(ctx context.Context, stage *records.Stage) {
+	if s == nil || ctx.Err() != nil {
+		return
+	}
+	m := s.sample(ctx)
+	m.Stage = stage
+	s.emit(m)
+}
+
 // sample scrapes once; a failure is a record with its error.
 func (s *scraper) sample(ctx context.Context) *records.Metrics {
 	samples, err := s.get(ctx)

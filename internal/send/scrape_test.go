@@ -11,6 +11,7 @@ import (
 	"github.com/islkit/islkit/internal/metrics"
 	"github.com/islkit/islkit/internal/metrics/scrape"
 	"github.com/islkit/islkit/internal/records"
+	"github.com/islkit/islkit/internal/send/pace"
 	"github.com/islkit/islkit/internal/testserver"
 	"github.com/islkit/islkit/internal/testutil"
 )
@@ -172,5 +173,39 @@ func TestScrapeEveryInterval(t *testing.T) {
 	}
 	if !running {
 		t.Errorf("no sample saw the request running: %+v", ms)
+	}
+}
+
+// TestScrapeStageEnds: a staged run takes a sample as each stage ends,
+// stamped with it, after the stage's requests: the server's counters
+// split by stage (the periodic samples are kept out by a long interval).
+func TestScrapeStageEnds(t *testing.T) {
+	s := testserver.StartTest(t, testserver.Config{NoTokenize: true, Metrics: true})
+	levels, err := pace.ParseStages("concurrency:1,2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, err = Run(context.Background(), &out, dataset(6, 1), newBuilder(t, PayloadOptions{Stream: true}),
+		Config{URL: s.URL(), Timeout: time.Minute, Stages: &StagePlan{Levels: levels, Requests: 2},
+			Scrape: ScrapeConfig{URL: s.URL() + "/metrics", Interval: time.Hour}}, Wiring{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, ms, _ := splitKinds(t, &out)
+	if len(reqs) != 4 || len(ms) != 4 {
+		t.Fatalf("%d requests and %d samples, want 4 and 4 (start, two stage ends, end)", len(reqs), len(ms))
+	}
+	for i, want := range []*records.Stage{nil, {Index: 0, Concurrency: 1}, {Index: 1, Concurrency: 2}, nil} {
+		got := ms[i].Stage
+		if (got == nil) != (want == nil) || got != nil && *got != *want {
+			t.Errorf("sample %d: stage %+v, want %+v", i, got, want)
+		}
+	}
+	// The server counted each stage's two requests by its end.
+	for i, want := range []float64{0, 2, 4, 4} {
+		if got := *metrics.CountersOf(ms[i].Samples).Requests; got != want {
+			t.Errorf("sample %d: %v requests counted, want %v", i, got, want)
+		}
 	}
 }

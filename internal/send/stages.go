@@ -121,6 +121,9 @@ func (r *runner) stages(ctx context.Context, o Config) ([]report.StageReport, *p
 		r.rec.setStage(acc)
 		next, err := r.level(ctx, so, stage, from)
 		r.rec.setStage(nil)
+		// A sample at each stage's end closes its window: the server's
+		// counters per stage, not only over the run.
+		r.scrape.stageEnd(ctx, stage)
 		from = next
 		if err != nil {
 			r.fail(err, false)

@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 // served ends (here: its client gives up on a stalled reply); no timing
 // is asserted, only the counts the server reaches.
 func TestMaxConcurrencyQueues(t *testing.T) {
-	s := StartTest(t, Config{NoTokenize: true, MaxConcurrency: 2})
+	s := StartTest(t, Config{NoTokenize: true, MaxConcurrency: 2, Metrics: true})
 	post := func(ctx context.Context) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+PathChat,
 			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`))
@@ -47,6 +48,19 @@ func TestMaxConcurrencyQueues(t *testing.T) {
 		}
 	}()
 	waitFor(2, 1)
+	// /metrics says the same, as vLLM's gauges: the queued request is
+	// waiting, not running.
+	resp, err := http.Get(s.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"vllm:num_requests_running{" + metricsLabels + "} 2\n", "vllm:num_requests_waiting{" + metricsLabels + "} 1\n"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 	// Whichever was served: ending the first two lets the third in.
 	cancels[0]()
 	cancels[1]()

@@ -104,7 +104,9 @@ const metricsLabels = `model_name="islkit-test",engine="0"`
 
 // writeMetrics writes the counters in the Prometheus text format, as
 // vLLM's prometheus_client does.
-func (m *serverMetrics) write(w io.Writer) {
+// waiting is the requests queued for a place (MaxConcurrency): counted
+// among running by the handler, they are in no batch yet.
+func (m *serverMetrics) write(w io.Writer, waiting int64) {
 	family := func(name, typ, help string) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 	}
@@ -112,8 +114,8 @@ func (m *serverMetrics) write(w io.Writer) {
 		family(name, typ, help)
 		fmt.Fprintf(w, "%s{%s} %d\n", name, metricsLabels, v)
 	}
-	one("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", m.running.Load())
-	one("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", 0)
+	one("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", max(m.running.Load()-waiting, 0))
+	one("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", waiting)
 	one("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", m.prompt.Load())
 	one("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", m.generation.Load())
 	one("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", m.queries.Load())
@@ -144,5 +146,5 @@ func (m *serverMetrics) write(w io.Writer) {
 
 func (s *Server) serveMetrics(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	s.metrics.write(w)
+	s.metrics.write(w, s.waiting.Load())
 }
