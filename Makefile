@@ -173,6 +173,14 @@ jinja-diff:
 jinja-reference:
 	/usr/bin/python3 scripts/jinja-reference.py internal/chat/internal/jinja/testdata
 
+## notebook-check: run docs/notebooks/sweep.ipynb (pandas, pyarrow; pinned venv in .bench) on a fresh sweep's --export tables: every summary figure recomputed from them must equal measure's
+# scripts/notebook-check.sh: the tools built, a concurrency sweep against
+# islkit-testserver, measure --export to CSV and Parquet, the notebook
+# executed with nbclient. Not part of `make test` (no Python packages in CI).
+.PHONY: notebook-check
+notebook-check:
+	GO="$(GO)" bash scripts/notebook-check.sh
+
 ## renderers-reference: regenerate the Harmony and DeepSeek-V3.2 expectations with the real openai-harmony and DeepSeek encoder (pip install -r scripts/renderers/requirements.txt; DSV32_ENCODER=vLLM's deepseek_v32_encoding.py, see deepseek-v32-ref.py) and check probe | compose | send --exact against them
 renderers-reference:
 	$(GO) test -count=1 -run TestHarmonyChosenByModelType ./internal/serverprofile/ >/dev/null

@@ -19,6 +19,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/islkit/islkit/internal/cli"
+	"github.com/islkit/islkit/internal/export"
 	"github.com/islkit/islkit/internal/jsonl"
 	"github.com/islkit/islkit/internal/measure"
 	"github.com/islkit/islkit/internal/model"
@@ -80,6 +81,7 @@ Examples:
   measure --apply-chat-template --summary --plot isl.html profile_export_raw.jsonl
   send --url http://localhost:8000 < convs.jsonl | measure --summary \
     --slo ttft=200ms,tpot=50ms --summary-json run.json --report run.html
+  measure --summary-json run.json --export run.parquet live.jsonl > /dev/null
   measure --compare before.json after.json
 
 ` + report.Definitions + `
@@ -104,6 +106,7 @@ type flags struct {
 	Summary           bool          `help:"Print a summary table on stderr at the end: exact-hit rate and errors vs target and vs server, by turn and by cause; for live records also latency, throughput, goodput and failures by kind (definitions below)."`
 	SummaryJSON       string        `name:"summary-json" help:"Write the summary as JSON to FILE (schemas/summary.schema.json). A regular file is replaced atomically; a device, FIFO or /dev/stdout is written through." placeholder:"FILE"`
 	Plot              string        `help:"Draw the error histograms per turn to FILE.svg or FILE.html." placeholder:"FILE"`
+	Export            string        `help:"Write what was measured as tables for notebooks: one row per request to FILE.csv or FILE.parquet (the format by the extension), and beside it FILE.itl.*, FILE.stages.* and FILE.metrics.* (the gaps between output chunks, the per-stage performance, the server's metric samples); columns in schemas/export.md." placeholder:"FILE.csv|FILE.parquet"`
 	Report            string        `help:"Write the whole summary as one self-contained HTML page to FILE.html: ISL error histograms, latency CDFs, TTFT against ISL, throughput and concurrency over time, and the tables (no JavaScript, no network)." placeholder:"FILE.html"`
 	OSLTolerance      string        `name:"osl-tolerance" default:"5%,50" placeholder:"PCT%,TOKENS" help:"Warn in the summary's output-length section when a request's output misses its max_tokens by more than this: min(PCT % of max_tokens, TOKENS); one of the two alone is that one. Default: AIPerf's OSL mismatch threshold."`
 	Percentiles       string        `help:"Percentiles to report on top of p50, p90, p95, p99, e.g. 25,75,99.9." placeholder:"P,..."`
@@ -189,6 +192,12 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
+	// The per-stage table follows the summary's options, read when the
+	// tables are written.
+	exp, err := export.New("--export", f.Export, &outs, &opts)
+	if err != nil {
+		return 0, cli.Usagef("%v", err)
+	}
 	if opts.Percentiles, err = report.ParsePercentiles(f.Percentiles); err != nil {
 		return 0, cli.Usagef("%v", err)
 	}
@@ -268,10 +277,10 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		}, func(r *jsonl.Reader) error {
 			r.SetMaxLineSize(f.MaxLineBytes)
 			r.SetSkipLongLines(true)
-			st, err := pipeline.Map(reading, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[measure.Result], error) {
+			st, err := pipeline.Map(reading, r, w, f.Workers, func(line jsonl.Line) (pipeline.Output[lineResult], error) {
 				res, err := m.Line(line)
-				return pipeline.Output[measure.Result]{Lines: res.Lines, Value: res}, err
-			}, func(err error, _ pipeline.Output[measure.Result]) {
+				return pipeline.Output[lineResult]{Lines: res.Lines, Value: lineResult{res, exp.Prepare(res.Lines, res.Requests)}}, err
+			}, func(err error, _ pipeline.Output[lineResult]) {
 				mu.Lock()
 				defer mu.Unlock()
 				if closed {
@@ -279,13 +288,13 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				}
 				errLog.Report(err)
 				summary.AddUnreadable(measure.FailureKind(err))
-			}, func(res measure.Result) bool {
+			}, func(res lineResult) bool {
 				mu.Lock()
 				defer mu.Unlock()
 				if closed {
 					return false
 				}
-				keep, err := dedup.Check(res)
+				keep, err := dedup.Check(res.Result)
 				if err != nil {
 					// Written, as every record read, but not counted.
 					errLog.Report(err)
@@ -299,6 +308,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 				for _, req := range res.Requests {
 					summary.AddRequest(req)
 				}
+				exp.Add(res.export, res.Requests)
 				if res.Run != nil {
 					summary.AddRun(*res.Run)
 				}
@@ -324,7 +334,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		mu.Lock()
 		closed = true
 		mu.Unlock()
-		if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
+		if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat, exp); rerr != nil {
 			return 0, rerr
 		}
 		return 0, cli.Cause(ctx, err)
@@ -350,10 +360,17 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		return failed, fmt.Errorf("%s: no records: nothing to measure (did the stage before fail?); give --allow-empty to accept an empty input", inputNames(f.Files))
 	}
 	failed += conflicts
-	if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat); rerr != nil {
+	if rerr := writeReports(f, stderr, summary, summaryOut, plotOut, reportOut, plotFormat, exp); rerr != nil {
 		return failed, rerr
 	}
 	return failed, err
+}
+
+// lineResult is what the workers make of one input line: measure's result
+// and, with --export, what its table rows take from its lines.
+type lineResult struct {
+	measure.Result
+	export *export.Pending
 }
 
 // inputNames names the inputs for a message.
@@ -364,7 +381,7 @@ func inputNames(files []string) string {
 	return strings.Join(files, ", ")
 }
 
-func writeReports(f *flags, stderr io.Writer, summary *report.Accumulator, summaryOut, plotOut, reportOut *outfile.File, plotFormat string) error {
+func writeReports(f *flags, stderr io.Writer, summary *report.Accumulator, summaryOut, plotOut, reportOut *outfile.File, plotFormat string, exp *export.Exporter) error {
 	if f.Summary {
 		if err := summary.WriteText(stderr); err != nil {
 			return err
@@ -389,7 +406,7 @@ func writeReports(f *flags, stderr io.Writer, summary *report.Accumulator, summa
 			return err
 		}
 	}
-	return nil
+	return exp.Write()
 }
 
 // compare prints two summary files side by side (measure --compare).
