@@ -130,20 +130,39 @@ func strictBase64(s []byte) error {
 	} else if bytes.HasSuffix(s, []byte("=")) {
 		pad = 1
 	}
-	for i := 0; i < len(s)-pad; i++ {
-		if c := s[i]; !base64Alphabet[c] {
+	body := s[:len(s)-pad]
+	// Eight table lookups a step, OR-ed without a branch: the check of an
+	// image's megabytes costs a fraction of the pass a byte-wise loop with
+	// a test per byte took (measure reads every image of a payload log);
+	// the offending byte is looked for only once one is known to be there.
+	var bad byte
+	i := 0
+	for ; i+8 <= len(body); i += 8 {
+		b := body[i : i+8 : i+8]
+		bad |= notBase64[b[0]] | notBase64[b[1]] | notBase64[b[2]] | notBase64[b[3]] |
+			notBase64[b[4]] | notBase64[b[5]] | notBase64[b[6]] | notBase64[b[7]]
+	}
+	for ; i < len(body); i++ {
+		bad |= notBase64[body[i]]
+	}
+	if bad == 0 {
+		return nil
+	}
+	for i, c := range body {
+		if notBase64[c] != 0 {
 			return fail("data URL's base64 has %q at offset %d, which strict base64 decoding refuses", c, i)
 		}
 	}
 	return nil
 }
 
-// base64Alphabet marks the standard alphabet's bytes: a table lookup per
-// byte keeps the check of a large image's URL cheap (measure reads every
-// image of a payload log).
-var base64Alphabet = func() (t [256]bool) {
+// notBase64 is 1 for the bytes outside the standard alphabet.
+var notBase64 = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 1
+	}
 	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
-		t[c] = true
+		t[c] = 0
 	}
 	return t
 }()
