@@ -196,6 +196,16 @@ renderers-reference-mistral:
 	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-ref.py internal/serverprofile/testdata/mistral-expect.jsonl.gz
 	$(GO) test -count=1 -run 'TestMistral' ./internal/serverprofile/
 
+## vision-reference: regenerate internal/vision's per-image references and the whole-body image references of every family with transformers and mistral-common (a venv from scripts/vision/requirements.txt, VISION_VENV, default /tmp/islkit-vision-venv), then check measure and compose against them
+.PHONY: vision-reference vision-check
+vision-reference:
+	bash scripts/vision/make-reference.sh $(VISION_VENV)
+	bash scripts/vision/check-compose-images-reference.sh --update $(VISION_VENV)
+
+## vision-check: the whole-body image references recomputed and compared with the checked-in ones, without rewriting them
+vision-check:
+	bash scripts/vision/check-compose-images-reference.sh $(VISION_VENV)
+
 ## demo: the README's pipeline on the embedded model, offline (scripts/demo.sh)
 demo: build
 	bash scripts/demo.sh

@@ -246,6 +246,7 @@ func stringImages(text string, images int, placeholder string) (string, error) {
 		return "", refuse(VLLM, "image placeholders", "Found more '%s' placeholders in input prompt than actual multimodal data items.", placeholder)
 	}
 	var b strings.Builder
+	b.Grow(missing*(len(placeholder)+1) + len(text)) // one allocation, not a growing copy of the text
 	for range missing {
 		b.WriteString(placeholder)
 		b.WriteByte('\n')

@@ -13,6 +13,7 @@ import (
 
 	"github.com/islkit/islkit/internal/chat"
 	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/testutil"
 	"github.com/islkit/islkit/internal/testutil/testmodel"
 	"github.com/islkit/islkit/internal/vision"
 )
@@ -243,5 +244,70 @@ func TestVisionURLsNotCopied(t *testing.T) {
 		if err != nil || e.Tokens() != 391 {
 			t.Fatalf("640×480: %d tokens (%v), transformers gives 391", e.Tokens(), err)
 		}
+	}
+}
+
+// TestVisionRefusalsPerFamily: for every family in transformers' format,
+// a body with more images than --limit-mm-per-prompt fails with the
+// reason (and one at the limit counts), and every image of the vision
+// reference grid that the family's transformers processor refuses (the
+// Qwen-VL families' aspect ratio above 200, Pixtral's 1541×1, Mistral
+// Small 3.1's tiny images: internal/vision/testdata/reference.jsonl.gz)
+// fails its body as a refusal naming the part, while an image the
+// processor takes in the same body shape counts.
+func TestVisionRefusalsPerFamily(t *testing.T) {
+	src := testmodel.Source(t, "")
+	qwen3, err := chat.LoadFS(src.FS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type cell struct {
+		Config        string `json:"config"`
+		Width, Height int
+		Kwargs        map[string]any `json:"kwargs"`
+		Error         string         `json:"error"`
+	}
+	refused := map[string][]cell{}
+	for _, c := range testutil.ReadJSONL[cell](t, filepath.Join("..", "vision", "testdata", "reference.jsonl.gz")) {
+		if c.Error != "" && len(c.Kwargs) == 0 {
+			refused[c.Config] = append(refused[c.Config], c)
+		}
+	}
+	body := func(urls ...string) []byte {
+		parts := []string{`{"type":"text","text":"Look."}`}
+		for _, u := range urls {
+			parts = append(parts, `{"type":"image_url","image_url":{"url":"`+u+`"}}`)
+		}
+		return []byte(`{"messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`)
+	}
+	render := func(vis *Vision, b []byte) error {
+		ex, err := extract.Body(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = RenderVision(VLLM, ex, qwen3, vis, time.Time{}, nil)
+		return err
+	}
+	img := pngURL(t, 448, 336)
+	for _, config := range []string{"qwen2_5_vl", "qwen3_vl", "gemma3", "llama4", "pixtral", "mistral3", "internvl3", "llava_onevision", "idefics3", "smolvlm"} {
+		t.Run(config, func(t *testing.T) {
+			if err := render(loadVision(t, config, 2), body(img, img)); err != nil {
+				t.Errorf("2 images at a limit of 2: %v", err)
+			}
+			err := render(loadVision(t, config, 2), body(img, img, img))
+			if err == nil || !IsRefusal(err) || !strings.Contains(err.Error(), "3 images in one prompt, above the server's limit of 2") {
+				t.Errorf("3 images at a limit of 2: %v", err)
+			}
+			for _, c := range refused[config] {
+				err := render(loadVision(t, config, -1), body(img, pngURL(t, c.Width, c.Height)))
+				if err == nil || !IsRefusal(err) || !strings.Contains(err.Error(), "messages[0].content[2]") {
+					t.Errorf("%d×%d (transformers: %s): %v", c.Width, c.Height, c.Error, err)
+				}
+			}
+		})
+	}
+	// The families whose processor refuses some image of the grid.
+	if len(refused["qwen2_5_vl"]) == 0 || len(refused["qwen3_vl"]) == 0 || len(refused["pixtral"]) == 0 || len(refused["mistral3"]) == 0 {
+		t.Errorf("refused cells: %v", refused)
 	}
 }

@@ -294,3 +294,22 @@ func TestDataURLBytesAllocs(t *testing.T) {
 		t.Errorf("%v allocations per data URL, want at most 1", n)
 	}
 }
+
+// FuzzStrictBase64: the check a data URL's payload passes is the standard
+// library's decoding of standard, padded base64 (without the line breaks
+// it skips; Python's b64decode(validate=True), which vLLM's decoding
+// follows, takes no line breaks either), on every length and at every
+// offset of the eight-byte steps.
+func FuzzStrictBase64(f *testing.F) {
+	for _, s := range []string{"", "QQ==", "QUI=", "QUJD", "QUJDRA==", "QUJDREVGR0hJ", "QUJDREVGR0hJSktM", "QUJDREVGR0hJSkt=", "Q===", "QQ=A", "QUJD\nREVG", "QUJDREVGR0g*SktM", "QUJDREVGR0hJSkt-", "/+/+/+/+/+/+", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY\x00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		_, stdErr := base64.StdEncoding.DecodeString(string(s))
+		want := stdErr == nil && !bytes.ContainsAny(s, "\r\n")
+		err := strictBase64(s)
+		if (err == nil) != want {
+			t.Fatalf("%q: strictBase64 %v, encoding/base64 %v", s, err, stdErr)
+		}
+	})
+}
