@@ -160,6 +160,7 @@ jinja-reference:
 renderers-reference:
 	$(GO) test -count=1 -run TestHarmonyChosenByModelType ./internal/serverprofile/ >/dev/null
 	python3 scripts/renderers/harmony-ref.py $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/gptoss | head -1) internal/serverprofile/testdata/harmony-expect.jsonl.gz
+	python3 scripts/renderers/harmony-ref.py --responses $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/gptoss | head -1) internal/serverprofile/testdata/harmony-responses-expect.jsonl.gz
 	bash scripts/renderers/check-harmony-exact.sh
 	@test -f "$(DSV32_ENCODER)" || { echo "DSV32_ENCODER: give the path of vLLM's vllm/tokenizers/deepseek_v32_encoding.py (the commit is in scripts/renderers/deepseek-v32-ref.py)" >&2; exit 2; }
 	python3 scripts/renderers/deepseek-v32-ref.py "$(DSV32_ENCODER)" $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/deepseek_v3 | head -1) internal/serverprofile/testdata/deepseek-v32-expect.jsonl.gz

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonobj"
 )
@@ -30,8 +31,7 @@ import (
 //
 // Not reproduced: content that spells a special token ("<|end|>" as
 // text), which Harmony encodes as ordinary text but the tokenizer.json
-// encoding of Text reads as the token; Responses bodies (vLLM's
-// _construct_input_messages_with_harmony), refused here; a message whose
+// encoding of Text reads as the token; a message whose
 // tool_calls is null, which vLLM's loop over it would fail on, is read as
 // one without tool calls.
 
@@ -64,9 +64,12 @@ const harmonyMaxDepth = 64
 // renderHarmony is Render for a chat body under Harmony; noTools leaves
 // the tools out and counts their texts bare on top (measure --no-tools).
 func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) (Prompt, error) {
+	if ex.Endpoint == endpoint.Responses {
+		return renderHarmonyResponses(ex, now, noTools, dst)
+	}
 	msgsRaw, ok := ex.Body.Get("messages")
 	if !ok {
-		return Prompt{}, refuse(VLLM, "harmony", `the Responses API under Harmony is not reproduced (vLLM's _construct_input_messages_with_harmony); only chat bodies with "messages" are`)
+		return Prompt{}, errors.New(`harmony: a chat body without "messages"`)
 	}
 	elems, err := jsonobj.Elements(msgsRaw)
 	if err != nil {
@@ -125,11 +128,19 @@ func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) 
 		return Prompt{}, err
 	}
 	out = append(out, conv...)
+	return appendHarmonyConversation(dst, out, nil, effort, now, len(tools) > 0, bare), nil
+}
 
+// appendHarmonyConversation renders out (its first message the system
+// message, whose text is set here: identity, nil for Harmony's default,
+// the effort, now as the start date, the functions note when a developer
+// message carries function tools) as render_conversation_for_completion
+// does, ending with the assistant's header.
+func appendHarmonyConversation(dst []byte, out []harmonyMessage, identity *string, effort string, now time.Time, functionTools bool, bare []string) Prompt {
 	if now.IsZero() {
 		now = time.Now() // unpinned: the server's clock, as vLLM's datetime.now()
 	}
-	out[0].text = systemText(effort, now, len(tools) > 0)
+	out[0].text = systemText(identity, effort, now, functionTools)
 
 	// openai-harmony's own auto_drop_analysis (render_conversation_into):
 	// when the last assistant message is final, analysis messages before
@@ -156,7 +167,7 @@ func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) 
 		dst, cuts = appendHarmonyMessage(dst, m, cuts)
 	}
 	dst = append(dst, "<|start|>assistant"...)
-	return Prompt{Text: dst, Cuts: cuts, Bare: bare}, nil
+	return Prompt{Text: dst, Cuts: cuts, Bare: bare}
 }
 
 // appendHarmonyMessage renders m, adding to cuts where the encoding of
@@ -198,15 +209,20 @@ func appendHarmonyMessage(dst []byte, m harmonyMessage, cuts []int) ([]byte, []i
 }
 
 // systemText is Harmony's SystemContent as vLLM's get_system_message
-// makes it: the default identity and knowledge cutoff, the conversation
-// start date (now, "%Y-%m-%d"), the reasoning effort (medium unless
-// given), the valid channels.
-func systemText(effort string, now time.Time, functionTools bool) string {
+// makes it: the model identity (Harmony's default when nil; the
+// Responses path sets it from a system input item), the knowledge
+// cutoff, the conversation start date (now, "%Y-%m-%d"), the reasoning
+// effort (medium unless given), the valid channels.
+func systemText(identity *string, effort string, now time.Time, functionTools bool) string {
 	if effort == "" {
 		effort = "medium"
 	}
 	var b strings.Builder
-	b.WriteString(harmonyIdentity)
+	if identity != nil {
+		b.WriteString(*identity)
+	} else {
+		b.WriteString(harmonyIdentity)
+	}
 	b.WriteString("\nKnowledge cutoff: ")
 	b.WriteString(harmonyKnowledgeCutoff)
 	b.WriteString("\nCurrent date: ")
