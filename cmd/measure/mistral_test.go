@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,5 +67,62 @@ func TestMeasureMistral(t *testing.T) {
 		if code != 1 || strings.Count(errs, "vllm would refuse this request: mistral:") != nRefused {
 			t.Errorf("%v: the %d bodies vLLM refuses: exit %d, %s", k, nRefused, code, errs)
 		}
+	}
+}
+
+// TestMeasureTokenizerModeMistral: a Mistral repo ships a tokenizer.json
+// beside tekken.json; vLLM's --tokenizer-mode mistral reads tekken.json
+// and encodes with mistral-common. measure --tokenizer-mode mistral does
+// the same: over such a folder (tekken_240911 as v7, with the embedded
+// model's tokenizer.json beside it) every chat body counts as vLLM's
+// MistralTokenizer does (mistral-ref.py); the default mode reads
+// tokenizer.json and counts otherwise.
+func TestMeasureTokenizerModeMistral(t *testing.T) {
+	_, all := rendererExpectations(t, "mistral-expect.jsonl.gz")
+	var in strings.Builder
+	var want []int
+	for _, c := range all {
+		if c.Tekken == "tekken_240911" && c.Version == "v7" && c.Error == "" {
+			in.Write(c.Body)
+			in.WriteByte('\n')
+			want = append(want, c.Count)
+		}
+	}
+	dir := testutil.TekkenFolder(t, "tekken_240911", "v7")
+	tj, err := os.ReadFile(filepath.Join(testutil.RefModel(t, "qwen3"), "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	count := func(args ...string) []int {
+		t.Helper()
+		code, out, errs := runCLI(in.String(), append([]string{"--tokenizer", dir, "--server", "vllm", "--apply-chat-template", "--workers", "1"}, args...)...)
+		if code != 0 && len(args) > 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var got []int
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var r struct {
+				Tokens *int `json:"tokens"`
+				ISL    struct {
+					Renderer string `json:"renderer"`
+				} `json:"isl"`
+			}
+			if json.Unmarshal([]byte(l), &r) == nil && r.Tokens != nil {
+				got = append(got, *r.Tokens)
+			}
+		}
+		return got
+	}
+	if got := count("--tokenizer-mode", "mistral"); !slices.Equal(got, want) {
+		t.Errorf("--tokenizer-mode mistral: %v\nvLLM: %v", got, want)
+	}
+	if got := count(); slices.Equal(got, want) {
+		t.Errorf("the default mode read tekken.json beside a tokenizer.json")
+	}
+	if code, _, errs := runCLI("", "--tokenizer", dir, "--tokenizer-mode", "mistral", "--apply-chat-template", "--renderer", "harmony"); code != 2 || !strings.Contains(errs, "--tokenizer-mode mistral") {
+		t.Errorf("--renderer harmony with --tokenizer-mode mistral: exit %d, %s", code, errs)
 	}
 }

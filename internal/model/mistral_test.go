@@ -57,3 +57,48 @@ func TestMistralFormatBad(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizerModeMistralPin: --tokenizer-mode mistral on a folder with a
+// tokenizer.json beside tekken.json loads tekken.json and the mistral
+// renderer; its pin (the probe's record) makes compose and send --exact,
+// given only the folder, load the same tekken.json and renderer.
+func TestTokenizerModeMistralPin(t *testing.T) {
+	dir := testutil.TekkenFolder(t, "tekken_240911", "v7")
+	tj, err := os.ReadFile(filepath.Join(testutil.RefModel(t, "qwen3"), "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(Options{Tokenizer: dir, TokenizerMode: "mistral"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Template == nil || m.Template.Mistral == nil || filepath.Base(m.Source.TokenizerFile) != "tekken.json" {
+		t.Fatalf("mistral mode loaded %s", m.Source.TokenizerFile)
+	}
+	pin, err := m.Pin(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pin.Renderer != serverprofile.RendererMistral {
+		t.Fatalf("pin renderer %q", pin.Renderer)
+	}
+	p, err := LoadPinned(pin, Options{}, "the probe record", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := serverprofile.RendererOf(serverprofile.VLLM, p.Template); got != serverprofile.RendererMistral || filepath.Base(p.Source.TokenizerFile) != "tekken.json" {
+		t.Errorf("pinned: %s through %s", got, p.Source.TokenizerFile)
+	}
+	// Without the mode the folder is its tokenizer.json, and the pin of a
+	// tekken.json model refuses it.
+	a, err := Load(Options{Tokenizer: dir})
+	if err != nil || a.Template != nil && a.Template.Mistral != nil {
+		t.Fatalf("auto mode: %v", err)
+	}
+	if _, err := Load(Options{Tokenizer: dir, TokenizerMode: "mistral", Renderer: "jinja"}); err == nil || !strings.Contains(err.Error(), "--tokenizer-mode mistral") {
+		t.Errorf("--renderer jinja with mistral mode: %v", err)
+	}
+}

@@ -124,6 +124,11 @@ func fromDir(name, dir string) (*Source, error) {
 	// Without a tokenizer.json, the files Mistral's and tiktoken-based
 	// models ship, in the order vLLM's tokenizer loaders look for them.
 	if file := otherTokenizerFile(dir); file != "" {
+		if formatOf(file) == FormatTekken {
+			if err := CheckParams(dir); err != nil {
+				return nil, err
+			}
+		}
 		return &Source{Name: name, Dir: dir, FS: os.DirFS(dir), TokenizerFile: filepath.Join(dir, file), Format: formatOf(file), tokName: file}, nil
 	}
 	return nil, cli.Usagef("%s: no tokenizer.json (nor tekken.json, tiktoken.model or *.tiktoken) in this folder", dir) // a bad --tokenizer: exit 2
@@ -228,13 +233,7 @@ var Stderr io.Writer = os.Stderr
 
 // hubSnapshot resolves a Hub model to its snapshot folder in the cache.
 func hubSnapshot(id, rev string) (string, error) {
-	c := hub.New()
-	prog := filepath.Base(os.Args[0])
-	c.Warn = func(msg string) { fmt.Fprintf(Stderr, "%s: warning: %s\n", prog, msg) }
-	if isTerminal(Stderr) && !hub.ProgressDisabled() {
-		c.Progress = Stderr
-	}
-	c.UserAgent = "islkit/" + version.String()
+	c := newHubClient()
 	ctx := context.Background()
 	snap, err := c.Snapshot(ctx, id, rev, HubFiles)
 	if err == nil {
@@ -262,6 +261,19 @@ func hubSnapshot(id, rev string) (string, error) {
 		return other.Dir, nil
 	}
 	return "", err // the tokenizer.json error: what most repos have
+}
+
+// newHubClient is the Hub client of the tools: warnings and progress on
+// Stderr, islkit's user agent.
+func newHubClient() *hub.Client {
+	c := hub.New()
+	prog := filepath.Base(os.Args[0])
+	c.Warn = func(msg string) { fmt.Fprintf(Stderr, "%s: warning: %s\n", prog, msg) }
+	if isTerminal(Stderr) && !hub.ProgressDisabled() {
+		c.Progress = Stderr
+	}
+	c.UserAgent = "islkit/" + version.String()
+	return c
 }
 
 // fetchTokenizerModule downloads the Python module a tiktoken model's
