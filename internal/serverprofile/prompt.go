@@ -214,6 +214,9 @@ func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Visio
 	case RendererDeepSeekV32:
 		return renderDeepSeekV32(ex, noTools, dst)
 	}
+	if err := sglangModelRules(r, ex, t); err != nil {
+		return Prompt{}, err
+	}
 	req, err := PrepareVision(r, ex, t, vis)
 	if err != nil {
 		return Prompt{}, err
