@@ -11,3 +11,5 @@ require (
 )
 
 require github.com/klauspost/compress v1.20.4
+
+require google.golang.org/protobuf v1.36.6

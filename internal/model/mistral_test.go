@@ -102,3 +102,23 @@ func TestTokenizerModeMistralPin(t *testing.T) {
 		t.Errorf("--renderer jinja with mistral mode: %v", err)
 	}
 }
+
+// TestSentencePieceMistralModel: a folder with one mistral-common
+// SentencePiece model loads its tokenizer (bare counts) and says that its
+// requests' encoding is not reproduced, so the tools that render refuse.
+func TestSentencePieceMistralModel(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.model.v7"), testutil.ZstdFile(t, filepath.Join(testutil.RepoRoot(t), "internal", "tokenizer", "testdata", "ranks", "sp_v7.model.zst")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(Options{Tokenizer: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Template != nil || m.TemplateErr == nil || !strings.Contains(m.TemplateErr.Error(), "SentencePiece") {
+		t.Errorf("template %v, error %v", m.Template, m.TemplateErr)
+	}
+	if n := m.Tokenizer.Count("Hello world"); n != 2 {
+		t.Errorf("Hello world: %d tokens, sentencepiece 2", n)
+	}
+}

@@ -110,6 +110,12 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 		m.Template = mt
 		return m, err
 	}
+	if src.Format == modelsrc.FormatSentencePiece {
+		// Tokenized exactly (sentencepiece's BPE), but no chat renderer:
+		// the tools that render requests refuse, saying why.
+		m.TemplateErr = fmt.Errorf("%s: mistral-common's request encoding for its SentencePiece tokenizer versions (%s) is not reproduced; only bare text is counted", src.Name, filepath.Base(src.TokenizerFile))
+		return m, nil
+	}
 	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
 	switch {
 	case errors.Is(err, chat.ErrNoTemplate):

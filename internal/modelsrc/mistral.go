@@ -67,7 +67,7 @@ func resolveMistral(spec string) (*Source, error) {
 	dir := spec
 	if st, err := os.Stat(spec); err == nil {
 		if !st.IsDir() {
-			if formatOf(filepath.Base(spec)) == FormatTekken {
+			if f := formatOf(filepath.Base(spec)); f == FormatTekken || f == FormatSentencePiece {
 				return Resolve(spec)
 			}
 			dir = filepath.Dir(spec)
@@ -84,8 +84,16 @@ func resolveMistral(spec string) (*Source, error) {
 		dir = snap
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tekken.json")); err != nil {
-		if m, _ := filepath.Glob(filepath.Join(dir, "tokenizer.model.v*")); len(m) > 0 {
-			return nil, cli.Usagef("--tokenizer-mode mistral: %s has mistral-common's SentencePiece file %s and no tekken.json; SentencePiece versions are not reproduced yet", dir, filepath.Base(m[0]))
+		m, _ := filepath.Glob(filepath.Join(dir, "tokenizer.model.v*"))
+		switch {
+		case len(m) == 1:
+			if err := CheckParams(dir); err != nil {
+				return nil, err
+			}
+			name := filepath.Base(m[0])
+			return &Source{Name: spec, Dir: dir, FS: os.DirFS(dir), TokenizerFile: m[0], Format: FormatSentencePiece, tokName: name}, nil
+		case len(m) > 1:
+			return nil, cli.Usagef("--tokenizer-mode mistral: %s has %d tokenizer.model.v* files and no tekken.json: give the one to read as --tokenizer", dir, len(m))
 		}
 		return nil, cli.Usagef("--tokenizer-mode mistral: %s has no tekken.json (nor tokenizer.model.v*)", dir)
 	}

@@ -1,6 +1,9 @@
 package modelsrc
 
 import (
+	"io"
+
+	"github.com/klauspost/compress/zstd"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,7 +67,7 @@ func TestTokenizerModeMistral(t *testing.T) {
 	for _, c := range []struct{ dir, mode, want string }{
 		{tekkenOnly, ModeHF, "no tokenizer.json"},
 		{writeFiles(t, map[string][]byte{"tokenizer.json": qwenTokenizerJSON(t)}), ModeMistral, "no tekken.json"},
-		{writeFiles(t, map[string][]byte{"tokenizer.model.v3": []byte("sp")}), ModeMistral, "tokenizer.model.v3"},
+		{writeFiles(t, map[string][]byte{"tokenizer.model.v3": []byte("sp"), "tokenizer.model.v7": []byte("sp")}), ModeMistral, "tokenizer.model.v*"},
 		{tekkenOnly, "slow", "--tokenizer-mode"},
 		{"", ModeMistral, "embedded"},
 	} {
@@ -144,4 +147,53 @@ func FuzzParamsJSON(f *testing.F) {
 			t.Fatalf("%v does not name the file", err)
 		}
 	})
+}
+
+// TestSentencePieceFolder: a folder with one of mistral-common's
+// SentencePiece models (tokenizer.model.v3, no tokenizer.json nor
+// tekken.json) loads it in both modes; "Hello world" is sentencepiece's
+// [23325, 2294] (the v3 golden, internal/tokenizer/testdata/ranks).
+func TestSentencePieceFolder(t *testing.T) {
+	data := zstdFile(t, filepath.Join("..", "tokenizer", "testdata", "ranks", "sp_v3.model.zst"))
+	dir := writeFiles(t, map[string][]byte{"tokenizer.model.v3": data})
+	for _, mode := range []string{ModeAuto, ModeMistral} {
+		src, err := ResolveMode(dir, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.Format != FormatSentencePiece {
+			t.Fatalf("%s: format %v", mode, src.Format)
+		}
+		tok, err := src.Tokenizer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tok.Encode("Hello world"), []int{23325, 2294}; !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", mode, got, want)
+		}
+	}
+	for name, want := range map[string]string{"tokenizer.model.v3": "v3", "mistral_instruct_tokenizer_241114.model.v7m1": "v7m1", "tokenizer.model": "", "foo.model.v3": "", "tokenizer.model.vx": ""} {
+		if got := spVersion(name); got != want {
+			t.Errorf("spVersion(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func zstdFile(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

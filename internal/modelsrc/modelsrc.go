@@ -131,7 +131,7 @@ func fromDir(name, dir string) (*Source, error) {
 		}
 		return &Source{Name: name, Dir: dir, FS: os.DirFS(dir), TokenizerFile: filepath.Join(dir, file), Format: formatOf(file), tokName: file}, nil
 	}
-	return nil, cli.Usagef("%s: no tokenizer.json (nor tekken.json, tiktoken.model or *.tiktoken) in this folder", dir) // a bad --tokenizer: exit 2
+	return nil, cli.Usagef("%s: no tokenizer.json (nor tekken.json, one tokenizer.model.v*, tiktoken.model or *.tiktoken) in this folder", dir) // a bad --tokenizer: exit 2
 }
 
 // Format is a tokenizer file's format.
@@ -141,6 +141,7 @@ const (
 	FormatHF       Format = iota // Hugging Face tokenizer.json
 	FormatTekken                 // Mistral's tekken.json (mistral-common)
 	FormatTiktoken               // a tiktoken rank file: *.tiktoken, tiktoken.model
+	FormatSentencePiece          // mistral-common's SentencePiece model: tokenizer.model.v*
 )
 
 // formatOf tells a tokenizer file's format by its name, as
@@ -152,6 +153,8 @@ func formatOf(name string) Format {
 		return FormatTekken
 	case strings.HasSuffix(name, ".tiktoken") || name == "tiktoken.model":
 		return FormatTiktoken
+	case spVersion(name) != "":
+		return FormatSentencePiece
 	}
 	return FormatHF
 }
@@ -161,6 +164,11 @@ func formatOf(name string) Format {
 func otherTokenizerFile(dir string) string {
 	if _, err := os.Stat(filepath.Join(dir, "tekken.json")); err == nil {
 		return "tekken.json"
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "tokenizer.model.v*")); len(m) == 1 {
+		// One mistral-common SentencePiece model (several: the user names
+		// the one, as a file).
+		return filepath.Base(m[0])
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tiktoken.model")); err == nil {
 		return "tiktoken.model"
@@ -360,6 +368,8 @@ func (s *Source) Tokenizer() (*tokenizer.Tokenizer, error) {
 		switch s.Format {
 		case FormatTekken:
 			tok, err = tokenizerCache().LoadTekken(data, sum)
+		case FormatSentencePiece:
+			tok, err = tokenizerCache().LoadSentencePiece(data, sum)
 		case FormatTiktoken:
 			var cfg tokenizer.TiktokenConfig
 			if cfg, err = s.tiktokenConfig(name); err == nil {
@@ -566,3 +576,18 @@ func (i memInfo) Mode() fs.FileMode  { return 0o444 }
 func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return false }
 func (i memInfo) Sys() any           { return nil }
+
+// spVersion is the tokenizer version of a mistral-common SentencePiece
+// file name (tokenizer.model.v3, mistral_instruct_tokenizer_240323.model.v3:
+// "v3"; "v7m1" for .model.v7m1), "" for another name.
+func spVersion(name string) string {
+	i := strings.LastIndex(name, ".model.v")
+	if i < 0 || !strings.HasPrefix(name, "tokenizer.model.v") && !strings.Contains(name, "tokenizer_") {
+		return ""
+	}
+	v := name[i+len(".model."):]
+	if len(v) < 2 || v[1] < '0' || v[1] > '9' || strings.ContainsAny(v, "./") {
+		return ""
+	}
+	return v
+}
