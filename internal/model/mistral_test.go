@@ -104,8 +104,10 @@ func TestTokenizerModeMistralPin(t *testing.T) {
 }
 
 // TestSentencePieceMistralModel: a folder with one mistral-common
-// SentencePiece model loads its tokenizer (bare counts) and says that its
-// requests' encoding is not reproduced, so the tools that render refuse.
+// SentencePiece model (the v7 instruct tokenizer, as tokenizer.model.v7)
+// loads as a Mistral-format model: version v7 from the file name, the
+// special tokens its control pieces ([INST] is 3), rendered by
+// mistral-common's encoding under vLLM.
 func TestSentencePieceMistralModel(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tokenizer.model.v7"), testutil.ZstdFile(t, filepath.Join(testutil.RepoRoot(t), "internal", "tokenizer", "testdata", "ranks", "sp_v7.model.zst")), 0o644); err != nil {
@@ -115,8 +117,11 @@ func TestSentencePieceMistralModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Template != nil || m.TemplateErr == nil || !strings.Contains(m.TemplateErr.Error(), "SentencePiece") {
-		t.Errorf("template %v, error %v", m.Template, m.TemplateErr)
+	if m.Template == nil || m.Template.Mistral == nil || m.Template.Mistral.Version != "v7" || m.Template.Mistral.Special["[INST]"] != 3 || m.Template.Mistral.Special["[SYSTEM_PROMPT]"] == 0 {
+		t.Fatalf("template %+v, error %v", m.Template, m.TemplateErr)
+	}
+	if got := serverprofile.RendererOf(serverprofile.VLLM, m.Template); got != serverprofile.RendererMistral {
+		t.Errorf("vllm renders it with %s", got)
 	}
 	if n := m.Tokenizer.Count("Hello world"); n != 2 {
 		t.Errorf("Hello world: %d tokens, sentencepiece 2", n)

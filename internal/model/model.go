@@ -110,12 +110,7 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 		m.Template = mt
 		return m, err
 	}
-	if src.Format == modelsrc.FormatSentencePiece {
-		// Tokenized exactly (sentencepiece's BPE), but no chat renderer:
-		// the tools that render requests refuse, saying why.
-		m.TemplateErr = fmt.Errorf("%s: mistral-common's request encoding for its SentencePiece tokenizer versions (%s) is not reproduced; only bare text is counted", src.Name, filepath.Base(src.TokenizerFile))
-		return m, nil
-	}
+
 	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
 	switch {
 	case errors.Is(err, chat.ErrNoTemplate):
@@ -145,6 +140,21 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 // renderer), from the tokenizer version and special tokens of the file.
 // Every tool that loads a model's template asks this first.
 func MistralTemplate(src *modelsrc.Source) (t *chat.Template, ok bool, err error) {
+	if src.Format == modelsrc.FormatSentencePiece {
+		// mistral-common's SentencePiece models: the version is the file
+		// name's (tokenizer.model.v3), the special tokens its control
+		// pieces.
+		name := filepath.Base(src.TokenizerFile)
+		data, err := src.ReadFile(name)
+		if err != nil {
+			return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+		}
+		special, err := tokenizer.SentencePieceSpecials(data)
+		if err != nil {
+			return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+		}
+		return &chat.Template{Mistral: &chat.MistralFormat{Version: modelsrc.SentencePieceVersion(name), Special: special}}, true, nil
+	}
 	if src.Format != modelsrc.FormatTekken {
 		return nil, false, nil
 	}
@@ -207,7 +217,7 @@ func (m *Model) SetRenderer(name string) error {
 	}
 	if r == serverprofile.RendererMistral && (m.Template == nil || m.Template.Mistral == nil) {
 		// mistral-common reads tekken.json; a tokenizer.json folder has none.
-		return cli.Usagef("--renderer mistral: %s is not a Mistral-format model (no tekken.json)", m.Source.Name)
+		return cli.Usagef("--renderer mistral: %s is not a Mistral-format model (no tekken.json nor tokenizer.model.v*; --tokenizer-mode mistral reads one beside a tokenizer.json)", m.Source.Name)
 	}
 	if r == serverprofile.RendererDeepSeekV32 {
 		if err := m.useDeepSeekV32(); err != nil {

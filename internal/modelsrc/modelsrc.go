@@ -138,10 +138,10 @@ func fromDir(name, dir string) (*Source, error) {
 type Format int
 
 const (
-	FormatHF       Format = iota // Hugging Face tokenizer.json
-	FormatTekken                 // Mistral's tekken.json (mistral-common)
-	FormatTiktoken               // a tiktoken rank file: *.tiktoken, tiktoken.model
-	FormatSentencePiece          // mistral-common's SentencePiece model: tokenizer.model.v*
+	FormatHF            Format = iota // Hugging Face tokenizer.json
+	FormatTekken                      // Mistral's tekken.json (mistral-common)
+	FormatTiktoken                    // a tiktoken rank file: *.tiktoken, tiktoken.model
+	FormatSentencePiece               // mistral-common's SentencePiece model: tokenizer.model.v*
 )
 
 // formatOf tells a tokenizer file's format by its name, as
@@ -576,6 +576,10 @@ func (i memInfo) Mode() fs.FileMode  { return 0o444 }
 func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return false }
 func (i memInfo) Sys() any           { return nil }
+
+// SentencePieceVersion is the mistral-common tokenizer version of a
+// SentencePiece model's file name ("" when the name has none).
+func SentencePieceVersion(name string) string { return spVersion(name) }
 
 // spVersion is the tokenizer version of a mistral-common SentencePiece
 // file name (tokenizer.model.v3, mistral_instruct_tokenizer_240323.model.v3:

@@ -329,3 +329,20 @@ func fromSentencePiece(data []byte) (*Tokenizer, *fileJSON, error) {
 func (c *Cache) LoadSentencePiece(data []byte, sum [32]byte) (*Tokenizer, error) {
 	return c.load(keyed(sum, "sentencepiece"), func() (*Tokenizer, *fileJSON, error) { return fromSentencePiece(data) })
 }
+
+// SentencePieceSpecials are a SentencePiece model's control and unknown
+// pieces by name (mistral-common's special tokens: <s>, [INST], ...), for
+// a renderer that places them by id.
+func SentencePieceSpecials(data []byte) (map[string]int, error) {
+	m, err := parseSentencePiece(data)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for i, p := range m.pieces {
+		if p.typ == spControl || p.typ == spUnknown {
+			out[p.piece] = i
+		}
+	}
+	return out, nil
+}
