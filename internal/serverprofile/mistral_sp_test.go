@@ -3,6 +3,7 @@ package serverprofile
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +16,12 @@ import (
 )
 
 // TestMistralSentencePieceMatchesVLLM: over mistral-common's shipped
-// SentencePiece models (the v3 and v7 instruct tokenizers, each alone in a
-// folder as tokenizer.model.vN), every corpus body counts and encodes as
+// SentencePiece models (the v2, v3 and v7 instruct tokenizers, each alone
+// in a folder as tokenizer.model.vN), every corpus body counts and encodes as
 // vLLM 0.32.0's own MistralTokenizer does
 // (testdata/mistral-sp-expect.jsonl.gz, mistral-ref.py --sentencepiece);
-// the bodies it refuses are refused.
+// the bodies it refuses are refused. tokenizer.model.v1 (version v1) is
+// refused as not reproduced.
 func TestMistralSentencePieceMatchesVLLM(t *testing.T) {
 	type expect struct {
 		File    string          `json:"sentencepiece"`
@@ -35,8 +37,8 @@ func TestMistralSentencePieceMatchesVLLM(t *testing.T) {
 	for _, c := range all[1:] {
 		byVersion[c.Version] = append(byVersion[c.Version], c)
 	}
-	if len(byVersion) != 2 {
-		t.Fatalf("%d versions, want v3 and v7", len(byVersion))
+	if len(byVersion) != 4 {
+		t.Fatalf("%d versions, want v1, v2, v3 and v7", len(byVersion))
 	}
 	for v, cs := range byVersion {
 		t.Run(v, func(t *testing.T) {
@@ -57,6 +59,15 @@ func TestMistralSentencePieceMatchesVLLM(t *testing.T) {
 					t.Fatalf("%s: %v", c.Name, err)
 				}
 				pr, err := Render(VLLM, ex, tmpl, time.Time{}, nil)
+				if v == "v1" {
+					// InstructTokenizerV1 ([INST] as text): not reproduced,
+					// refused by name.
+					if !IsRefusal(err) || !strings.Contains(err.Error(), "v1 is not reproduced") {
+						t.Fatalf("%s: v1: %v, want a refusal", c.Name, err)
+					}
+					ok++
+					continue
+				}
 				if c.Error != "" {
 					if err == nil || !IsRefusal(err) {
 						t.Errorf("%s: vLLM refuses it (%s); got %v", c.Name, c.Error, err)

@@ -144,7 +144,8 @@ def sp_tokenizer(file):
     return MistralTokenizer.from_pretrained(folder), version
 
 
-SP_FILES = ("mistral_instruct_tokenizer_240323.model.v3", "mistral_instruct_tokenizer_241114.model.v7")
+SP_FILES = ("mistral_instruct_tokenizer_240323.model.v3", "mistral_instruct_tokenizer_241114.model.v7",
+            "mistral_instruct_tokenizer_240216.model.v2", "tokenizer.model.v1")
 
 
 def main_sp(out):
