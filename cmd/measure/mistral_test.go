@@ -126,3 +126,47 @@ func TestMeasureTokenizerModeMistral(t *testing.T) {
 		t.Errorf("--renderer harmony with --tokenizer-mode mistral: exit %d, %s", code, errs)
 	}
 }
+
+// TestMeasureMistralSentencePiece: measure --server vllm over a folder
+// holding one of mistral-common's SentencePiece models (the v2 instruct
+// tokenizer as tokenizer.model.v2) counts every corpus body as vLLM's
+// MistralTokenizer does (mistral-sp-expect.jsonl.gz, mistral-ref.py
+// --sentencepiece), the mistral renderer chosen by the folder.
+func TestMeasureMistralSentencePiece(t *testing.T) {
+	cases := testutil.ReadJSONL[struct {
+		Version string          `json:"version"`
+		Body    json.RawMessage `json:"body"`
+		Count   int             `json:"count"`
+		Error   string          `json:"error"`
+	}](t, filepath.Join("..", "..", "internal", "serverprofile", "testdata", "mistral-sp-expect.jsonl.gz"))
+	var in strings.Builder
+	var want []int
+	for _, c := range cases[1:] {
+		if c.Version == "v2" && c.Error == "" {
+			in.Write(c.Body)
+			in.WriteByte('\n')
+			want = append(want, c.Count)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.model.v2"), testutil.ZstdFile(t, filepath.Join("..", "..", "internal", "tokenizer", "testdata", "ranks", "sp_v2.model.zst")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(in.String(), "--tokenizer", dir, "--server", "vllm", "--apply-chat-template", "--workers", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got []int
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			Tokens *int `json:"tokens"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r.Tokens == nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		got = append(got, *r.Tokens)
+	}
+	if len(want) < 100 || !slices.Equal(got, want) {
+		t.Errorf("%d bodies: %v\nvLLM: %v", len(want), got, want)
+	}
+}

@@ -3,6 +3,8 @@ package send
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -138,4 +140,20 @@ func TestExactLiveDeepSeekV32(t *testing.T) {
 		t.Fatal(err)
 	}
 	exactLiveRenderer(t, src, serverprofile.RendererDeepSeekV32, false, 11, endpoint.Chat)
+}
+
+// TestExactLiveMistralSentencePiece: a folder with mistral-common's v7
+// SentencePiece model alone (tokenizer.model.v7), the mistral renderer
+// chosen by the folder (serverprofile.TestMistralSentencePieceMatchesVLLM:
+// vLLM's own MistralTokenizer's ids).
+func TestExactLiveMistralSentencePiece(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.model.v7"), testutil.ZstdFile(t, filepath.Join(testutil.RepoRoot(t), "internal", "tokenizer", "testdata", "ranks", "sp_v7.model.zst")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := modelsrc.Resolve(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactLiveRenderer(t, src, serverprofile.RendererMistral, false, 13, endpoint.Chat)
 }
