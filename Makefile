@@ -143,6 +143,8 @@ ranks-golden:
 	python3 -m venv .bench/ranks-venv
 	.bench/ranks-venv/bin/pip install -q -r internal/tokenizer/testdata/ranks/requirements.txt
 	.bench/ranks-venv/bin/python internal/tokenizer/testdata/ranks/gen.py "$$($(GO) run ./internal/testutil/refdir)"
+	.bench/ranks-venv/bin/pip install -q -r internal/tokenizer/testdata/ranks/requirements-sentencepiece.txt
+	.bench/ranks-venv/bin/python internal/tokenizer/testdata/ranks/gen_sentencepiece.py "$$($(GO) run ./internal/testutil/refdir)"
 
 ## conformance-regen: recompute the golden files of a writable copy DIR with the reference libraries
 conformance-regen:
@@ -170,6 +172,7 @@ renderers-reference:
 .PHONY: renderers-reference-mistral
 renderers-reference-mistral:
 	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-ref.py internal/serverprofile/testdata/mistral-expect.jsonl.gz
+	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-ref.py --sentencepiece internal/serverprofile/testdata/mistral-sp-expect.jsonl.gz
 	$(GO) test -count=1 -run 'TestMistral' ./internal/serverprofile/
 
 ## demo: the README's pipeline on the embedded model, offline (scripts/demo.sh)
