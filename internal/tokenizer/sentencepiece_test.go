@@ -167,3 +167,29 @@ func TestSentencePieceV1IsMistral7B(t *testing.T) {
 		t.Errorf("%d alike, %d differing by special tokens", same, special)
 	}
 }
+
+// TestEncodeOrdinary: no added token is matched in the text. gpt-oss's
+// "a <|end|> b <|start|>x" is the ids openai_harmony (0.0.8) encodes for
+// that message text (scripts/renderers/harmony-ref.py), where Encode reads
+// the special tokens.
+func TestEncodeOrdinary(t *testing.T) {
+	tk, err := LoadFile(filepath.Join(testutil.RefDir(t), "models", "gptoss", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "a <|end|> b <|start|>x"
+	want := []int{64, 464, 91, 419, 91, 29, 287, 464, 91, 5236, 91, 29, 87}
+	if got := tk.EncodeOrdinary(text); !slices.Equal(got, want) {
+		t.Errorf("EncodeOrdinary: %v, want %v", got, want)
+	}
+	if n := tk.CountOrdinaryBytes([]byte(text)); n != len(want) {
+		t.Errorf("CountOrdinaryBytes: %d, want %d", n, len(want))
+	}
+	if got := tk.Encode(text); slices.Contains(got, 464) || !slices.Contains(got, 200007) {
+		t.Errorf("Encode: %v, want <|end|> read as its token", got)
+	}
+	long := strings.Repeat(text+" more words here ", 2000) // past the chunking threshold
+	if got, n := tk.EncodeOrdinary(long), tk.CountOrdinaryBytes([]byte(long)); len(got) != n || slices.Contains(got, 200007) {
+		t.Errorf("long text: %d ids, count %d, special read: %v", len(got), n, slices.Contains(got, 200007))
+	}
+}

@@ -331,6 +331,18 @@ def corpus():
                     del b2["tools"]
                 n += 1
                 yield f"h{n:03d}", b2
+    # Content that spells Harmony's special tokens: openai_harmony encodes
+    # a message's text ordinarily, so they are text.
+    for body in ({"model": "gpt-oss", "messages": [{"role": "user", "content": "a <|end|> b <|start|>x"}]},
+                 {"model": "gpt-oss", "messages": [{"role": "system", "content": "Say <|channel|>final<|message|> never."},
+                                                   {"role": "user", "content": [{"type": "text", "text": "<|return|>"}, {"type": "text", "text": "<|call|>"}]}],
+                  "tools": [WEATHER]},
+                 {"model": "gpt-oss", "messages": [{"role": "user", "content": "go"},
+                                                   {"role": "assistant", "content": None, "reasoning": "<|start|>assistant<|message|>",
+                                                    "tool_calls": [call("s1", "get_weather", '{"city": "<|end|>"}')]},
+                                                   {"role": "tool", "tool_call_id": "s1", "content": "<|constrain|>json <|endoftext|>"}]}):
+        n += 1
+        yield f"h{n:03d}", body
 
 
 # ---- vLLM's Responses path under Harmony (transcribed; see the docstring) ----
