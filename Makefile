@@ -160,6 +160,8 @@ ranks-golden:
 	python3 -m venv .bench/ranks-venv
 	.bench/ranks-venv/bin/pip install -q -r internal/tokenizer/testdata/ranks/requirements.txt
 	.bench/ranks-venv/bin/python internal/tokenizer/testdata/ranks/gen.py "$$($(GO) run ./internal/testutil/refdir)"
+	.bench/ranks-venv/bin/pip install -q -r internal/tokenizer/testdata/ranks/requirements-sentencepiece.txt
+	.bench/ranks-venv/bin/python internal/tokenizer/testdata/ranks/gen_sentencepiece.py "$$($(GO) run ./internal/testutil/refdir)"
 
 ## conformance-regen: recompute the golden files of a writable copy DIR with the reference libraries
 conformance-regen:
@@ -185,6 +187,7 @@ notebook-check:
 renderers-reference:
 	$(GO) test -count=1 -run TestHarmonyChosenByModelType ./internal/serverprofile/ >/dev/null
 	python3 scripts/renderers/harmony-ref.py $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/gptoss | head -1) internal/serverprofile/testdata/harmony-expect.jsonl.gz
+	python3 scripts/renderers/harmony-ref.py --responses $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/gptoss | head -1) internal/serverprofile/testdata/harmony-responses-expect.jsonl.gz
 	bash scripts/renderers/check-harmony-exact.sh
 	@test -f "$(DSV32_ENCODER)" || { echo "DSV32_ENCODER: give the path of vLLM's vllm/tokenizers/deepseek_v32_encoding.py (the commit is in scripts/renderers/deepseek-v32-ref.py)" >&2; exit 2; }
 	python3 scripts/renderers/deepseek-v32-ref.py "$(DSV32_ENCODER)" $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/deepseek_v3 | head -1) internal/serverprofile/testdata/deepseek-v32-expect.jsonl.gz
@@ -194,6 +197,7 @@ renderers-reference:
 .PHONY: renderers-reference-mistral
 renderers-reference-mistral:
 	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-ref.py internal/serverprofile/testdata/mistral-expect.jsonl.gz
+	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-ref.py --sentencepiece internal/serverprofile/testdata/mistral-sp-expect.jsonl.gz
 	$(GO) test -count=1 -run 'TestMistral' ./internal/serverprofile/
 
 ## vision-reference: regenerate internal/vision's per-image references and the whole-body image references of every family with transformers and mistral-common (a venv from scripts/vision/requirements.txt, VISION_VENV, default /tmp/islkit-vision-venv), then check measure and compose against them

@@ -15,6 +15,7 @@ require (
 	github.com/parquet-go/parquet-go v0.25.1
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.67.4
+	google.golang.org/protobuf v1.36.10
 )
 
 require (
@@ -25,5 +26,4 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.21 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	golang.org/x/sys v0.38.0 // indirect
-	google.golang.org/protobuf v1.36.10 // indirect
 )

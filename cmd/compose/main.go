@@ -78,7 +78,8 @@ type flags struct {
 	Tokenizer                string  `help:"Model (tokenizer.json, folder or ORG/NAME); must be the tokenizer the probe measured (SHA-256 checked). Default: the probe's --tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
 	Revision                 string  `help:"Hub revision of --tokenizer ORG/NAME (branch, tag or commit). Default: main with --tokenizer, else the probe's." placeholder:"REV"`
 	ChatTemplate             string  `help:"Chat template file; must be the one the probe measured. Default: the probe's." placeholder:"FILE" type:"existingfile"`
-	Renderer                 string  `help:"What renders a request: jinja, harmony or deepseek_v32 (as measure --renderer). Default: the probe's --renderer, else the server's choice by the model's config.json model_type." placeholder:"NAME"`
+	Renderer                 string  `help:"What renders a request: jinja, harmony, mistral or deepseek_v32 (as measure --renderer). Default: the probe's --renderer, else the server's choice by the model's config.json model_type." placeholder:"NAME"`
+	TokenizerMode            string  `help:"vLLM's --tokenizer-mode: mistral reads the model's tekken.json (even beside a tokenizer.json; a Hub model's is downloaded) and renders with mistral-common's encoding (--renderer mistral); hf needs a tokenizer.json; auto (default): the folder's tokenizer.json, else its tekken or tiktoken file. Default: the probe's." placeholder:"MODE"`
 	Now                      string  `help:"Pin strftime_now (e.g. 2025-07-10T12:00:00). Default: $ISLKIT_NOW, else the probe's --now, else the clock." placeholder:"TIME"`
 	ISL                      int     `name:"isl" help:"Target input sequence length per user turn, in tokens (wire ISL of a first turn). Required unless --trace or --dataset; with --dataset it resizes every user turn." placeholder:"TOKENS"`
 	ISLStddev                float64 `name:"isl-stddev" help:"Standard deviation of the per-turn ISL, in tokens (normal, redrawn while negative)." default:"0" placeholder:"TOKENS"`
@@ -245,7 +246,7 @@ func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *com
 			return nil, nil, cli.Usagef("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
 		}
 	}
-	m, err := compose.LoadModelWith(p, model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer})
+	m, err := compose.LoadModelWith(p, model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -52,6 +52,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	metrics := fs.Bool("metrics", true, "serve GET /metrics: the server's counters under vLLM's names (prompt and generation tokens, requests, prefix-cache queries and hits, TTFT), for send --scrape-metrics")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	server := fs.String("server", "vllm", "count prompts as this server does: "+strings.Join(serverprofile.Names(), ", "))
+	tokMode := fs.String("tokenizer-mode", "auto", "vLLM's --tokenizer-mode: mistral reads the model's tekken.json (even beside a tokenizer.json) and renders with mistral-common's encoding; hf needs a tokenizer.json; auto: the folder's tokenizer.json, else its tekken or tiktoken file")
 	renderer := fs.String("renderer", "", "render chat requests with: jinja, harmony or deepseek_v32 (default: as the -server chooses by the model's config.json model_type: under vllm gpt_oss is harmony, deepseek_v32 is deepseek_v32)")
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after each streamed response while advertising Keep-Alive (as llama.cpp's llama-server does)")
 	processor := fs.String("processor", "", "folder of the model's image processing (config.json with preprocessor_config.json / processor_config.json) for counting images as vLLM does (default: the -tokenizer folder; none: images are refused as a text-only model's server does)")
@@ -95,9 +96,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return cli.ExitUsage
 	}
 	if !*noTok {
-		src, err := modelsrc.Resolve(modelsrc.Spec(*model, *revision))
+		src, err := modelsrc.ResolveMode(modelsrc.Spec(*model, *revision), *tokMode)
 		if err != nil {
 			return cli.Fail(stderr, name, err)
+		}
+		if *tokMode == modelsrc.ModeMistral {
+			if cfg.Renderer != "" && cfg.Renderer != serverprofile.RendererMistral {
+				fmt.Fprintf(stderr, "%s: -renderer %s with -tokenizer-mode mistral: that mode renders with mistral-common\n", name, cfg.Renderer)
+				return cli.ExitUsage
+			}
+			cfg.Renderer = serverprofile.RendererMistral
 		}
 		cfg.Model = src
 		vis, err := serverprofile.VisionFlags(*processor, src.Dir, *mmLimit)

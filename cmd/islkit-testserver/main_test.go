@@ -61,3 +61,28 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizerMode: -tokenizer-mode is vLLM's: a value it does not have,
+// or mistral on a model without Mistral files, is a usage error naming
+// the flag.
+func TestTokenizerMode(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-tokenizer-mode", "slow"}, "--tokenizer-mode"},
+		{[]string{"-tokenizer-mode", "mistral", "-tokenizer", t.TempDir()}, "no tekken.json"},
+		{[]string{"-tokenizer-mode", "mistral"}, "embedded"},
+	} {
+		var out, errb bytes.Buffer
+		ctx, cancel := context.WithCancel(context.Background())
+		code := serve(ctx, append(c.args, "-addr", "127.0.0.1:0"), &out, &errb, func(string) {
+			t.Errorf("%v: the server started", c.args)
+			cancel()
+		})
+		cancel()
+		if code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}

@@ -93,7 +93,8 @@ type flags struct {
 	ChatTemplate      string        `help:"Jinja chat template file that replaces the model's own." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool          `help:"Count message records through the chat template, as the server does."`
 	Now               string        `help:"Pin strftime_now for templates that print the date (e.g. 2025-07-10T12:00:00); default: $ISLKIT_NOW, else the clock. Without it such templates change the count from one day to the next." placeholder:"TIME"`
-	Renderer          string        `help:"What renders a chat request: jinja (the chat template), harmony (openai_harmony, as vLLM renders gpt-oss) or deepseek_v32 (DeepSeek-V3.2's encoder, as vLLM runs it). Default: the server's choice by the model's config.json model_type (under vllm: gpt_oss → harmony, deepseek_v32 → deepseek_v32). mistral is not reproduced yet (with --apply-chat-template)." placeholder:"NAME"`
+	Renderer          string        `help:"What renders a chat request: jinja (the chat template), harmony (openai_harmony, as vLLM renders gpt-oss) or deepseek_v32 (DeepSeek-V3.2's encoder, as vLLM runs it). Default: the server's choice by the model's config.json model_type (under vllm: gpt_oss → harmony, deepseek_v32 → deepseek_v32). mistral (mistral-common's encoding, a Mistral-format folder's default under vllm). With --apply-chat-template." placeholder:"NAME"`
+	TokenizerMode     string        `help:"vLLM's --tokenizer-mode: mistral reads the model's tekken.json (even beside a tokenizer.json; a Hub model's is downloaded) and renders with mistral-common's encoding (--renderer mistral); hf needs a tokenizer.json; auto (default): the folder's tokenizer.json, else its tekken or tiktoken file." placeholder:"MODE"`
 	IDs               bool          `name:"ids" help:"Add the token ids to text records."`
 	Rendered          bool          `help:"Add the rendered template text to message records (with --apply-chat-template)."`
 	Bare              bool          `help:"Also give AIPerf's bare count for requests counted through the template (with --apply-chat-template; costs a second encode)."`
@@ -223,7 +224,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	opts.StartSkewLimit = f.MaxStartSkew
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
-	mdl, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer})
+	mdl, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode})
 	if err != nil {
 		return 0, err
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,5 +67,106 @@ func TestMeasureMistral(t *testing.T) {
 		if code != 1 || strings.Count(errs, "vllm would refuse this request: mistral:") != nRefused {
 			t.Errorf("%v: the %d bodies vLLM refuses: exit %d, %s", k, nRefused, code, errs)
 		}
+	}
+}
+
+// TestMeasureTokenizerModeMistral: a Mistral repo ships a tokenizer.json
+// beside tekken.json; vLLM's --tokenizer-mode mistral reads tekken.json
+// and encodes with mistral-common. measure --tokenizer-mode mistral does
+// the same: over such a folder (tekken_240911 as v7, with the embedded
+// model's tokenizer.json beside it) every chat body counts as vLLM's
+// MistralTokenizer does (mistral-ref.py); the default mode reads
+// tokenizer.json and counts otherwise.
+func TestMeasureTokenizerModeMistral(t *testing.T) {
+	_, all := rendererExpectations(t, "mistral-expect.jsonl.gz")
+	var in strings.Builder
+	var want []int
+	for _, c := range all {
+		if c.Tekken == "tekken_240911" && c.Version == "v7" && c.Error == "" {
+			in.Write(c.Body)
+			in.WriteByte('\n')
+			want = append(want, c.Count)
+		}
+	}
+	dir := testutil.TekkenFolder(t, "tekken_240911", "v7")
+	tj, err := os.ReadFile(filepath.Join(testutil.RefModel(t, "qwen3"), "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	count := func(args ...string) []int {
+		t.Helper()
+		code, out, errs := runCLI(in.String(), append([]string{"--tokenizer", dir, "--server", "vllm", "--apply-chat-template", "--workers", "1"}, args...)...)
+		if code != 0 && len(args) > 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var got []int
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var r struct {
+				Tokens *int `json:"tokens"`
+				ISL    struct {
+					Renderer string `json:"renderer"`
+				} `json:"isl"`
+			}
+			if json.Unmarshal([]byte(l), &r) == nil && r.Tokens != nil {
+				got = append(got, *r.Tokens)
+			}
+		}
+		return got
+	}
+	if got := count("--tokenizer-mode", "mistral"); !slices.Equal(got, want) {
+		t.Errorf("--tokenizer-mode mistral: %v\nvLLM: %v", got, want)
+	}
+	if got := count(); slices.Equal(got, want) {
+		t.Errorf("the default mode read tekken.json beside a tokenizer.json")
+	}
+	if code, _, errs := runCLI("", "--tokenizer", dir, "--tokenizer-mode", "mistral", "--apply-chat-template", "--renderer", "harmony"); code != 2 || !strings.Contains(errs, "--tokenizer-mode mistral") {
+		t.Errorf("--renderer harmony with --tokenizer-mode mistral: exit %d, %s", code, errs)
+	}
+}
+
+// TestMeasureMistralSentencePiece: measure --server vllm over a folder
+// holding one of mistral-common's SentencePiece models (the v2 instruct
+// tokenizer as tokenizer.model.v2) counts every corpus body as vLLM's
+// MistralTokenizer does (mistral-sp-expect.jsonl.gz, mistral-ref.py
+// --sentencepiece), the mistral renderer chosen by the folder.
+func TestMeasureMistralSentencePiece(t *testing.T) {
+	cases := testutil.ReadJSONL[struct {
+		Version string          `json:"version"`
+		Body    json.RawMessage `json:"body"`
+		Count   int             `json:"count"`
+		Error   string          `json:"error"`
+	}](t, filepath.Join("..", "..", "internal", "serverprofile", "testdata", "mistral-sp-expect.jsonl.gz"))
+	var in strings.Builder
+	var want []int
+	for _, c := range cases[1:] {
+		if c.Version == "v2" && c.Error == "" {
+			in.Write(c.Body)
+			in.WriteByte('\n')
+			want = append(want, c.Count)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.model.v2"), testutil.ZstdFile(t, filepath.Join("..", "..", "internal", "tokenizer", "testdata", "ranks", "sp_v2.model.zst")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(in.String(), "--tokenizer", dir, "--server", "vllm", "--apply-chat-template", "--workers", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got []int
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			Tokens *int `json:"tokens"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r.Tokens == nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		got = append(got, *r.Tokens)
+	}
+	if len(want) < 100 || !slices.Equal(got, want) {
+		t.Errorf("%d bodies: %v\nvLLM: %v", len(want), got, want)
 	}
 }

@@ -60,7 +60,8 @@ Examples:
 type flags struct {
 	Tokenizer         string `help:"Model: a tokenizer.json file, a model folder, or ORG/NAME from the Hugging Face Hub (downloaded into the shared HF cache; HF_TOKEN, HF_HUB_OFFLINE apply). Default: the embedded Qwen3 tokenizer." placeholder:"PATH|DIR|ORG/NAME"`
 	Revision          string `help:"Hub revision of --tokenizer ORG/NAME: branch, tag or commit (a cached commit needs no network)." default:"main" placeholder:"REV"`
-	Renderer          string `help:"What renders a chat request: jinja (the chat template), harmony (openai_harmony, as vLLM renders gpt-oss) or deepseek_v32 (DeepSeek-V3.2's encoder, as vLLM runs it); the overhead is measured through it and compose and send --exact follow it. Default: the server's choice by the model's config.json model_type. mistral is not reproduced yet (with --apply-chat-template or --verify-url)." placeholder:"NAME"`
+	Renderer          string `help:"What renders a chat request: jinja (the chat template), harmony (openai_harmony, as vLLM renders gpt-oss) or deepseek_v32 (DeepSeek-V3.2's encoder, as vLLM runs it); the overhead is measured through it and compose and send --exact follow it. Default: the server's choice by the model's config.json model_type. mistral (mistral-common's encoding, as vLLM renders a Mistral-format model). With --apply-chat-template or --verify-url." placeholder:"NAME"`
+	TokenizerMode     string `help:"vLLM's --tokenizer-mode: mistral reads the model's tekken.json (even beside a tokenizer.json; a Hub model's is downloaded) and renders with mistral-common's encoding (--renderer mistral); hf needs a tokenizer.json; auto (default): the folder's tokenizer.json, else its tekken or tiktoken file." placeholder:"MODE"`
 	ChatTemplate      string `help:"Jinja chat template file that replaces the model's own (with --apply-chat-template or --verify-url)." placeholder:"FILE" type:"existingfile"`
 	ApplyChatTemplate bool   `help:"Probe the chat template (AIPerf's --apply-chat-template). Off: no template work at all and both overheads are 0 tokens."`
 	CacheBust         string `help:"Cache-bust marker target: none, system_prefix, system_suffix, first_turn_prefix, first_turn_suffix." default:"none" placeholder:"TARGET"`
@@ -109,7 +110,7 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	// Loaded once: probe and --verify-url share the parsed model.
-	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer})
+	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode})
 	if err != nil {
 		return 0, err
 	}

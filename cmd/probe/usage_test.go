@@ -18,7 +18,7 @@ func TestBadTokenizerIsUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--tokenizer", filepath.Join(empty, "nothing", "here")}, "no such file or folder"},
-		{[]string{"--tokenizer", empty}, "no tokenizer.json (nor tekken.json, tiktoken.model or *.tiktoken) in this folder"},
+		{[]string{"--tokenizer", empty}, "no tokenizer.json (nor tekken.json, one tokenizer.model.v*, tiktoken.model or *.tiktoken) in this folder"},
 	} {
 		code, out, errs := runCLI(tc.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {

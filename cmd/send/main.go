@@ -109,13 +109,14 @@ type flags struct {
 	MinGoodput    float64       `name:"min-goodput" default:"0.9" placeholder:"F" help:"With --until-slo: the fraction of a stage's requests that must meet the SLO." group:"stages"`
 	SLOResolution float64       `name:"slo-resolution" placeholder:"R" help:"With --until-slo: bisect until the last level met and the first missed are at most R apart (sessions or requests/s; default 1)." group:"stages"`
 
-	Exact        bool   `help:"Make every live request's ISL exactly its target_isl against the server's real replies: each request is rendered as --server renders it (chat and responses; a completions prompt is encoded with the special tokens the server adds) and its turn's text cut shorter or grown from the reserve compose --live wrote; a target the history alone exceeds is sent as small as possible and recorded unreachable. Needs conversations from compose --live." group:"exact"`
-	Tokenizer    string `help:"With --exact: the model compose used (tokenizer.json, folder or ORG/NAME; its SHA-256 is checked against the records). Default: the records' composed_for." placeholder:"PATH|DIR|ORG/NAME" group:"exact"`
-	Revision     string `help:"With --exact: Hub revision of --tokenizer ORG/NAME." default:"main" placeholder:"REV" group:"exact"`
-	ChatTemplate string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
-	Renderer     string `help:"With --exact: what renders a request: jinja, harmony or deepseek_v32 (as measure --renderer). Default: the records' (compose's), else the server's choice by the model's config.json model_type." placeholder:"NAME" group:"exact"`
-	Now          string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
-	Processor    string `help:"With --exact: the folder of the model's image processing the conversations' images are counted with (config.json with preprocessor_config.json / processor_config.json). Default: the records' (compose --processor), else the --tokenizer folder." placeholder:"DIR" type:"existingdir" group:"exact"`
+	Exact         bool   `help:"Make every live request's ISL exactly its target_isl against the server's real replies: each request is rendered as --server renders it (chat and responses; a completions prompt is encoded with the special tokens the server adds) and its turn's text cut shorter or grown from the reserve compose --live wrote; a target the history alone exceeds is sent as small as possible and recorded unreachable. Needs conversations from compose --live." group:"exact"`
+	Tokenizer     string `help:"With --exact: the model compose used (tokenizer.json, folder or ORG/NAME; its SHA-256 is checked against the records). Default: the records' composed_for." placeholder:"PATH|DIR|ORG/NAME" group:"exact"`
+	Revision      string `help:"With --exact: Hub revision of --tokenizer ORG/NAME." default:"main" placeholder:"REV" group:"exact"`
+	ChatTemplate  string `help:"With --exact: the chat template file compose used (SHA-256 checked). Default: the records'." placeholder:"FILE" type:"existingfile" group:"exact"`
+	Renderer      string `help:"With --exact: what renders a request: jinja, harmony, mistral or deepseek_v32 (as measure --renderer). Default: the records' (compose's), else the server's choice by the model's config.json model_type." placeholder:"NAME" group:"exact"`
+	TokenizerMode string `help:"With --exact: vLLM's --tokenizer-mode: mistral reads the model's tekken.json (even beside a tokenizer.json; a Hub model's is downloaded) and renders with mistral-common's encoding (--renderer mistral); hf needs a tokenizer.json; auto (default): the folder's tokenizer.json, else its tekken or tiktoken file. Default: the records'." placeholder:"MODE" group:"exact"`
+	Now           string `help:"With --exact: pin strftime_now. Default: $ISLKIT_NOW, else the records' clock." placeholder:"TIME" group:"exact"`
+	Processor     string `help:"With --exact: the folder of the model's image processing the conversations' images are counted with (config.json with preprocessor_config.json / processor_config.json). Default: the records' (compose --processor), else the --tokenizer folder." placeholder:"DIR" type:"existingdir" group:"exact"`
 
 	args []string // the command line, for the run record
 }
@@ -165,7 +166,7 @@ var (
 )
 
 // exactOnly are the flags only --exact reads.
-var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "renderer", "processor"}
+var exactOnly = []string{"tokenizer", "revision", "chat-template", "now", "renderer", "tokenizer-mode", "processor"}
 
 // run sends; given holds the flags spelled out on the command line.
 func (c *flags) run(ctx context.Context, given map[string]bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -393,7 +394,7 @@ func (c *flags) sizer(convs []records.Conversation, name string) (*exact.Sizer, 
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now, Renderer: c.Renderer}, c.Processor)
+	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now, Renderer: c.Renderer, TokenizerMode: c.TokenizerMode}, c.Processor)
 	if cli.IsUsage(err) {
 		return nil, fmt.Errorf("%s: %w", name, err) // another model than the records' (exit 2 still)
 	}

@@ -31,6 +31,11 @@ type Options struct {
 	// config.json's model_type), else jinja or harmony
 	// (serverprofile.ParseRenderer).
 	Renderer string
+	// TokenizerMode is --tokenizer-mode (modelsrc.ParseMode): mistral
+	// reads the model's tekken.json and renders with the mistral
+	// renderer, as vLLM's MistralTokenizer; hf refuses a model without
+	// tokenizer.json; "" or auto is the folder's own choice.
+	TokenizerMode string
 }
 
 // Model is a loaded model.
@@ -60,7 +65,11 @@ type Model struct {
 // cli.UsageError); a chat template that cannot be loaded or compiled is
 // reported in TemplateErr.
 func Load(o Options) (*Model, error) {
-	src, err := modelsrc.Resolve(o.Tokenizer)
+	renderer, err := modeRenderer(o)
+	if err != nil {
+		return nil, err
+	}
+	src, err := modelsrc.ResolveMode(o.Tokenizer, o.TokenizerMode)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +77,23 @@ func Load(o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m, m.SetRenderer(o.Renderer)
+	return m, m.SetRenderer(renderer)
+}
+
+// modeRenderer is the renderer o asks for: --tokenizer-mode mistral is
+// the mistral renderer (another --renderer with it is a usage error).
+func modeRenderer(o Options) (string, error) {
+	mode, err := modelsrc.ParseMode(o.TokenizerMode)
+	if err != nil {
+		return "", err
+	}
+	if mode != modelsrc.ModeMistral {
+		return o.Renderer, nil
+	}
+	if o.Renderer != "" && o.Renderer != serverprofile.RendererMistral {
+		return "", cli.Usagef("--renderer %s with --tokenizer-mode mistral: that mode renders with mistral-common (--renderer mistral)", o.Renderer)
+	}
+	return serverprofile.RendererMistral, nil
 }
 
 // FromSource loads the model of an already resolved source.
@@ -85,6 +110,7 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 		m.Template = mt
 		return m, err
 	}
+
 	tmpl, err := chat.LoadFS(src.FS, chatTemplate)
 	switch {
 	case errors.Is(err, chat.ErrNoTemplate):
@@ -114,6 +140,21 @@ func FromSource(src *modelsrc.Source, chatTemplate, now string) (*Model, error) 
 // renderer), from the tokenizer version and special tokens of the file.
 // Every tool that loads a model's template asks this first.
 func MistralTemplate(src *modelsrc.Source) (t *chat.Template, ok bool, err error) {
+	if src.Format == modelsrc.FormatSentencePiece {
+		// mistral-common's SentencePiece models: the version is the file
+		// name's (tokenizer.model.v3), the special tokens its control
+		// pieces.
+		name := filepath.Base(src.TokenizerFile)
+		data, err := src.ReadFile(name)
+		if err != nil {
+			return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+		}
+		special, err := tokenizer.SentencePieceSpecials(data)
+		if err != nil {
+			return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
+		}
+		return &chat.Template{Mistral: &chat.MistralFormat{Version: modelsrc.SentencePieceVersion(name), Special: special}}, true, nil
+	}
 	if src.Format != modelsrc.FormatTekken {
 		return nil, false, nil
 	}
@@ -176,7 +217,7 @@ func (m *Model) SetRenderer(name string) error {
 	}
 	if r == serverprofile.RendererMistral && (m.Template == nil || m.Template.Mistral == nil) {
 		// mistral-common reads tekken.json; a tokenizer.json folder has none.
-		return cli.Usagef("--renderer mistral: %s is not a Mistral-format model (no tekken.json)", m.Source.Name)
+		return cli.Usagef("--renderer mistral: %s is not a Mistral-format model (no tekken.json nor tokenizer.model.v*; --tokenizer-mode mistral reads one beside a tokenizer.json)", m.Source.Name)
 	}
 	if r == serverprofile.RendererDeepSeekV32 {
 		if err := m.useDeepSeekV32(); err != nil {
@@ -260,7 +301,17 @@ func LoadPinned(pin records.ModelPin, o Options, named, fix string) (*Model, err
 	if o.Tokenizer == "" && pin.Tokenizer != modelsrc.DefaultName {
 		o.Tokenizer = pin.Tokenizer
 	}
-	src, err := modelsrc.Resolve(o.Tokenizer)
+	renderer, err := modeRenderer(o)
+	if err != nil {
+		return nil, err
+	}
+	mode := o.TokenizerMode
+	if pin.Renderer == serverprofile.RendererMistral || renderer == serverprofile.RendererMistral {
+		// The pin's tokenizer is the model's tekken.json (the probe's
+		// --tokenizer-mode mistral, or its Mistral-format folder).
+		mode = modelsrc.ModeMistral
+	}
+	src, err := modelsrc.ResolveMode(o.Tokenizer, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -268,10 +319,10 @@ func LoadPinned(pin records.ModelPin, o Options, named, fix string) (*Model, err
 	if err != nil {
 		return nil, err
 	}
-	if o.Renderer == "" {
+	if renderer == "" {
 		return m, nil // PinnedFromSource applied the pin's
 	}
-	return m, m.SetRenderer(o.Renderer)
+	return m, m.SetRenderer(renderer)
 }
 
 // PinnedFromSource is LoadPinned for a model already resolved.

@@ -124,18 +124,24 @@ func fromDir(name, dir string) (*Source, error) {
 	// Without a tokenizer.json, the files Mistral's and tiktoken-based
 	// models ship, in the order vLLM's tokenizer loaders look for them.
 	if file := otherTokenizerFile(dir); file != "" {
+		if formatOf(file) == FormatTekken {
+			if err := CheckParams(dir); err != nil {
+				return nil, err
+			}
+		}
 		return &Source{Name: name, Dir: dir, FS: os.DirFS(dir), TokenizerFile: filepath.Join(dir, file), Format: formatOf(file), tokName: file}, nil
 	}
-	return nil, cli.Usagef("%s: no tokenizer.json (nor tekken.json, tiktoken.model or *.tiktoken) in this folder", dir) // a bad --tokenizer: exit 2
+	return nil, cli.Usagef("%s: no tokenizer.json (nor tekken.json, one tokenizer.model.v*, tiktoken.model or *.tiktoken) in this folder", dir) // a bad --tokenizer: exit 2
 }
 
 // Format is a tokenizer file's format.
 type Format int
 
 const (
-	FormatHF       Format = iota // Hugging Face tokenizer.json
-	FormatTekken                 // Mistral's tekken.json (mistral-common)
-	FormatTiktoken               // a tiktoken rank file: *.tiktoken, tiktoken.model
+	FormatHF            Format = iota // Hugging Face tokenizer.json
+	FormatTekken                      // Mistral's tekken.json (mistral-common)
+	FormatTiktoken                    // a tiktoken rank file: *.tiktoken, tiktoken.model
+	FormatSentencePiece               // mistral-common's SentencePiece model: tokenizer.model.v*
 )
 
 // formatOf tells a tokenizer file's format by its name, as
@@ -147,6 +153,8 @@ func formatOf(name string) Format {
 		return FormatTekken
 	case strings.HasSuffix(name, ".tiktoken") || name == "tiktoken.model":
 		return FormatTiktoken
+	case spVersion(name) != "":
+		return FormatSentencePiece
 	}
 	return FormatHF
 }
@@ -156,6 +164,11 @@ func formatOf(name string) Format {
 func otherTokenizerFile(dir string) string {
 	if _, err := os.Stat(filepath.Join(dir, "tekken.json")); err == nil {
 		return "tekken.json"
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "tokenizer.model.v*")); len(m) == 1 {
+		// One mistral-common SentencePiece model (several: the user names
+		// the one, as a file).
+		return filepath.Base(m[0])
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tiktoken.model")); err == nil {
 		return "tiktoken.model"
@@ -228,13 +241,7 @@ var Stderr io.Writer = os.Stderr
 
 // hubSnapshot resolves a Hub model to its snapshot folder in the cache.
 func hubSnapshot(id, rev string) (string, error) {
-	c := hub.New()
-	prog := filepath.Base(os.Args[0])
-	c.Warn = func(msg string) { fmt.Fprintf(Stderr, "%s: warning: %s\n", prog, msg) }
-	if isTerminal(Stderr) && !hub.ProgressDisabled() {
-		c.Progress = Stderr
-	}
-	c.UserAgent = "islkit/" + version.String()
+	c := newHubClient()
 	ctx := context.Background()
 	snap, err := c.Snapshot(ctx, id, rev, HubFiles)
 	if err == nil {
@@ -262,6 +269,19 @@ func hubSnapshot(id, rev string) (string, error) {
 		return other.Dir, nil
 	}
 	return "", err // the tokenizer.json error: what most repos have
+}
+
+// newHubClient is the Hub client of the tools: warnings and progress on
+// Stderr, islkit's user agent.
+func newHubClient() *hub.Client {
+	c := hub.New()
+	prog := filepath.Base(os.Args[0])
+	c.Warn = func(msg string) { fmt.Fprintf(Stderr, "%s: warning: %s\n", prog, msg) }
+	if isTerminal(Stderr) && !hub.ProgressDisabled() {
+		c.Progress = Stderr
+	}
+	c.UserAgent = "islkit/" + version.String()
+	return c
 }
 
 // fetchTokenizerModule downloads the Python module a tiktoken model's
@@ -348,6 +368,8 @@ func (s *Source) Tokenizer() (*tokenizer.Tokenizer, error) {
 		switch s.Format {
 		case FormatTekken:
 			tok, err = tokenizerCache().LoadTekken(data, sum)
+		case FormatSentencePiece:
+			tok, err = tokenizerCache().LoadSentencePiece(data, sum)
 		case FormatTiktoken:
 			var cfg tokenizer.TiktokenConfig
 			if cfg, err = s.tiktokenConfig(name); err == nil {
@@ -554,3 +576,22 @@ func (i memInfo) Mode() fs.FileMode  { return 0o444 }
 func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return false }
 func (i memInfo) Sys() any           { return nil }
+
+// SentencePieceVersion is the mistral-common tokenizer version of a
+// SentencePiece model's file name ("" when the name has none).
+func SentencePieceVersion(name string) string { return spVersion(name) }
+
+// spVersion is the tokenizer version of a mistral-common SentencePiece
+// file name (tokenizer.model.v3, mistral_instruct_tokenizer_240323.model.v3:
+// "v3"; "v7m1" for .model.v7m1), "" for another name.
+func spVersion(name string) string {
+	i := strings.LastIndex(name, ".model.v")
+	if i < 0 || !strings.HasPrefix(name, "tokenizer.model.v") && !strings.Contains(name, "tokenizer_") {
+		return ""
+	}
+	v := name[i+len(".model."):]
+	if len(v) < 2 || v[1] < '0' || v[1] > '9' || strings.ContainsAny(v, "./") {
+		return ""
+	}
+	return v
+}

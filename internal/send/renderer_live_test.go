@@ -3,6 +3,8 @@ package send
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,7 +29,7 @@ import (
 // by the server's usage, and compose and send must both have rendered
 // with renderer (it travels from the probe through the conversations'
 // pin to send's sizer).
-func exactLiveRenderer(t *testing.T, src *modelsrc.Source, renderer string, forced bool, seed uint64) {
+func exactLiveRenderer(t *testing.T, src *modelsrc.Source, renderer string, forced bool, seed uint64, ep endpoint.Kind) {
 	t.Helper()
 	probeRenderer := ""
 	if forced {
@@ -40,7 +42,7 @@ func exactLiveRenderer(t *testing.T, src *modelsrc.Source, renderer string, forc
 	}
 	for _, target := range targets {
 		t.Run(target.String(), func(t *testing.T) {
-			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinnedNow, Renderer: probeRenderer})
+			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: target, Now: pinnedNow, Renderer: probeRenderer, Endpoint: ep})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +58,7 @@ func exactLiveRenderer(t *testing.T, src *modelsrc.Source, renderer string, forc
 			}
 			m.Now = pinnedNow
 			o := compose.Options{ISL: 300, OSL: 24, Conversations: 3, Turns: 3, Seed: 5, SharedSystemPromptLength: 80,
-				Exact: true, Live: true, Workers: 1, Model: "m", ISLSet: true, OSLSet: true, TurnsSet: true, Endpoint: endpoint.Chat,
+				Exact: true, Live: true, Workers: 1, Model: "m", ISLSet: true, OSLSet: true, TurnsSet: true, Endpoint: ep,
 				BenchmarkID: testutil.SeedBenchmarkID(5)} // the same markers, and replies, every run
 			c, err := compose.New(p, m, "", o)
 			if err != nil {
@@ -79,7 +81,7 @@ func exactLiveRenderer(t *testing.T, src *modelsrc.Source, renderer string, forc
 			}
 			var out bytes.Buffer
 			sum, err := Run(context.Background(), &out, convs, newBuilder(t, PayloadOptions{Stream: true}),
-				Config{URL: s.URL(), Endpoint: endpoint.Chat, Timeout: time.Minute, Concurrency: 2}, Wiring{Sizer: exact.NewSizer(sm, serverprofile.VLLM)})
+				Config{URL: s.URL(), Endpoint: ep, Timeout: time.Minute, Concurrency: 2}, Wiring{Sizer: exact.NewSizer(sm, serverprofile.VLLM)})
 			if err != nil || sum.Failed != 0 {
 				t.Fatalf("%+v %v", sum, err)
 			}
@@ -103,7 +105,16 @@ func exactLiveRenderer(t *testing.T, src *modelsrc.Source, renderer string, forc
 // scripts/renderers/check-harmony-exact.sh checks the same pipeline against
 // openai_harmony itself.
 func TestExactLiveHarmony(t *testing.T) {
-	exactLiveRenderer(t, testmodel.Source(t, "gptoss"), serverprofile.RendererHarmony, true, 11)
+	exactLiveRenderer(t, testmodel.Source(t, "gptoss"), serverprofile.RendererHarmony, true, 11, endpoint.Chat)
+}
+
+// TestExactLiveHarmonyResponses: the same pipeline on the Responses
+// endpoint (compose and send --endpoint responses): vLLM's Responses path
+// under Harmony, where the instructions (the shared system prompt) do not
+// count without a function tool (testserver.TestHarmonyResponsesOverHTTP:
+// openai_harmony's counts).
+func TestExactLiveHarmonyResponses(t *testing.T) {
+	exactLiveRenderer(t, testmodel.Source(t, "gptoss"), serverprofile.RendererHarmony, true, 11, endpoint.Responses)
 }
 
 // TestExactLiveMistral: a Mistral-format folder (mistral-common's
@@ -116,7 +127,7 @@ func TestExactLiveMistral(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exactLiveRenderer(t, src, serverprofile.RendererMistral, false, 13)
+	exactLiveRenderer(t, src, serverprofile.RendererMistral, false, 13, endpoint.Chat)
 }
 
 // TestExactLiveDeepSeekV32: a deepseek_v32 model, the renderer chosen by
@@ -128,5 +139,21 @@ func TestExactLiveDeepSeekV32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exactLiveRenderer(t, src, serverprofile.RendererDeepSeekV32, false, 11)
+	exactLiveRenderer(t, src, serverprofile.RendererDeepSeekV32, false, 11, endpoint.Chat)
+}
+
+// TestExactLiveMistralSentencePiece: a folder with mistral-common's v7
+// SentencePiece model alone (tokenizer.model.v7), the mistral renderer
+// chosen by the folder (serverprofile.TestMistralSentencePieceMatchesVLLM:
+// vLLM's own MistralTokenizer's ids).
+func TestExactLiveMistralSentencePiece(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.model.v7"), testutil.ZstdFile(t, filepath.Join(testutil.RepoRoot(t), "internal", "tokenizer", "testdata", "ranks", "sp_v7.model.zst")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := modelsrc.Resolve(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactLiveRenderer(t, src, serverprofile.RendererMistral, false, 13, endpoint.Chat)
 }

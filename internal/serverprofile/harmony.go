@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/islkit/islkit/internal/endpoint"
 	"github.com/islkit/islkit/internal/extract"
 	"github.com/islkit/islkit/internal/jsonobj"
 )
@@ -21,17 +22,16 @@ import (
 // parse_chat_inputs_to_harmony_messages, auto_drop_analysis_messages;
 // VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS unset), then rendered as
 // openai-harmony v0.0.8's src/encoding.rs renders them. The text is
-// returned with the special tokens spelled out, so that the model's
-// tokenizer.json (o200k_harmony) encodes it into Harmony's ids.
+// returned with the special tokens spelled out and placed by id (Fixed),
+// the text between them encoded ordinarily as openai_harmony does (a
+// content that spells "<|end|>" is text), with the model's tokenizer.json
+// (o200k_harmony's vocabulary).
 //
 // The tools are rendered whenever the request has them, whatever its
 // tool_choice (vLLM's should_include_tools with
 // --exclude-tools-when-tool-choice-none off, its default).
 //
-// Not reproduced: content that spells a special token ("<|end|>" as
-// text), which Harmony encodes as ordinary text but the tokenizer.json
-// encoding of Text reads as the token; Responses bodies (vLLM's
-// _construct_input_messages_with_harmony), refused here; a message whose
+// Not reproduced: a message whose
 // tool_calls is null, which vLLM's loop over it would fail on, is read as
 // one without tool calls.
 
@@ -64,9 +64,12 @@ const harmonyMaxDepth = 64
 // renderHarmony is Render for a chat body under Harmony; noTools leaves
 // the tools out and counts their texts bare on top (measure --no-tools).
 func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) (Prompt, error) {
+	if ex.Endpoint == endpoint.Responses {
+		return renderHarmonyResponses(ex, now, noTools, dst)
+	}
 	msgsRaw, ok := ex.Body.Get("messages")
 	if !ok {
-		return Prompt{}, refuse(VLLM, "harmony", `the Responses API under Harmony is not reproduced (vLLM's _construct_input_messages_with_harmony); only chat bodies with "messages" are`)
+		return Prompt{}, errors.New(`harmony: a chat body without "messages"`)
 	}
 	elems, err := jsonobj.Elements(msgsRaw)
 	if err != nil {
@@ -125,11 +128,19 @@ func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) 
 		return Prompt{}, err
 	}
 	out = append(out, conv...)
+	return appendHarmonyConversation(dst, out, nil, effort, now, len(tools) > 0, bare), nil
+}
 
+// appendHarmonyConversation renders out (its first message the system
+// message, whose text is set here: identity, nil for Harmony's default,
+// the effort, now as the start date, the functions note when a developer
+// message carries function tools) as render_conversation_for_completion
+// does, ending with the assistant's header.
+func appendHarmonyConversation(dst []byte, out []harmonyMessage, identity *string, effort string, now time.Time, functionTools bool, bare []string) Prompt {
 	if now.IsZero() {
 		now = time.Now() // unpinned: the server's clock, as vLLM's datetime.now()
 	}
-	out[0].text = systemText(effort, now, len(tools) > 0)
+	out[0].text = systemText(identity, effort, now, functionTools)
 
 	// openai-harmony's own auto_drop_analysis (render_conversation_into):
 	// when the last assistant message is final, analysis messages before
@@ -148,65 +159,99 @@ func renderHarmony(ex *extract.Inputs, now time.Time, noTools bool, dst []byte) 
 			break
 		}
 	}
-	var cuts []int
+	w := harmonyWriter{dst: dst}
 	for i, m := range out {
 		if lastFinal && firstFinal >= 0 && i < firstFinal && m.channel == "analysis" {
 			continue
 		}
-		dst, cuts = appendHarmonyMessage(dst, m, cuts)
+		w.message(m)
 	}
-	dst = append(dst, "<|start|>assistant"...)
-	return Prompt{Text: dst, Cuts: cuts, Bare: bare}, nil
+	w.special(harmonyStart)
+	w.dst = append(w.dst, "assistant"...)
+	return Prompt{Text: w.dst, Cuts: w.cuts, Fixed: w.fixed, Ordinary: true, Bare: bare}
 }
 
-// appendHarmonyMessage renders m, adding to cuts where the encoding of
-// its text contents restarts.
-func appendHarmonyMessage(dst []byte, m harmonyMessage, cuts []int) ([]byte, []int) {
-	dst = append(dst, "<|start|>"...)
+// Harmony's special tokens in o200k_harmony, the encoding openai_harmony
+// renders with (HARMONY_GPT_OSS), placed by id: the text around them is
+// encoded ordinarily, so a content that spells one is text.
+const (
+	harmonyStart      = "<|start|>"
+	harmonyEnd        = "<|end|>"
+	harmonyMessageTok = "<|message|>"
+	harmonyChannel    = "<|channel|>"
+	harmonyCall       = "<|call|>"
+)
+
+var harmonyTokenIDs = map[string]int{harmonyStart: 200006, harmonyEnd: 200007, harmonyMessageTok: 200008, harmonyChannel: 200005, harmonyCall: 200012}
+
+// harmonyWriter appends a Harmony prompt: its special tokens as Fixed
+// spans, the places where the encoding of a message's text contents
+// restarts as cuts.
+type harmonyWriter struct {
+	dst   []byte
+	fixed []FixedToken
+	cuts  []int
+}
+
+func (w *harmonyWriter) special(tok string) {
+	start := len(w.dst)
+	w.dst = append(w.dst, tok...)
+	w.fixed = append(w.fixed, FixedToken{Start: start, End: len(w.dst), ID: harmonyTokenIDs[tok]})
+}
+
+// message renders m as openai_harmony's render does.
+func (w *harmonyWriter) message(m harmonyMessage) {
+	w.special(harmonyStart)
 	if m.role == "tool" {
-		dst = append(dst, m.name...)
+		w.dst = append(w.dst, m.name...)
 	} else {
-		dst = append(dst, m.role...)
+		w.dst = append(w.dst, m.role...)
 	}
 	if m.recipient != "" && m.recipient != "all" {
-		dst = append(dst, " to="...)
-		dst = append(dst, m.recipient...)
+		w.dst = append(w.dst, " to="...)
+		w.dst = append(w.dst, m.recipient...)
 	}
 	if m.channel != "" {
-		dst = append(dst, "<|channel|>"...)
-		dst = append(dst, m.channel...)
+		w.special(harmonyChannel)
+		w.dst = append(w.dst, m.channel...)
 	}
 	if m.contentType != "" {
-		dst = append(dst, ' ')
-		dst = append(dst, m.contentType...)
+		w.dst = append(w.dst, ' ')
+		w.dst = append(w.dst, m.contentType...)
 	}
-	dst = append(dst, "<|message|>"...)
+	w.special(harmonyMessageTok)
 	if len(m.parts) > 1 {
 		for i, p := range m.parts {
 			if i > 0 {
-				cuts = append(cuts, len(dst))
+				w.cuts = append(w.cuts, len(w.dst))
 			}
-			dst = append(dst, p...)
+			w.dst = append(w.dst, p...)
 		}
 	} else {
-		dst = append(dst, m.text...)
+		w.dst = append(w.dst, m.text...)
 	}
 	if m.role == "assistant" && m.recipient != "" {
-		return append(dst, "<|call|>"...), cuts
+		w.special(harmonyCall)
+		return
 	}
-	return append(dst, "<|end|>"...), cuts
+	w.special(harmonyEnd)
 }
 
 // systemText is Harmony's SystemContent as vLLM's get_system_message
-// makes it: the default identity and knowledge cutoff, the conversation
-// start date (now, "%Y-%m-%d"), the reasoning effort (medium unless
-// given), the valid channels.
-func systemText(effort string, now time.Time, functionTools bool) string {
+// makes it: the model identity (Harmony's default when nil; the
+// Responses path sets it from a system input item), the knowledge
+// cutoff, the conversation start date (now, "%Y-%m-%d"), the reasoning
+// effort (medium unless given), the valid channels.
+func systemText(identity *string, effort string, now time.Time, functionTools bool) string {
 	if effort == "" {
 		effort = "medium"
 	}
 	var b strings.Builder
-	b.WriteString(harmonyIdentity)
+	if identity != nil {
+		b.WriteString(*identity)
+	} else {
+		b.WriteString(harmonyIdentity)
+	}
 	b.WriteString("\nKnowledge cutoff: ")
 	b.WriteString(harmonyKnowledgeCutoff)
 	b.WriteString("\nCurrent date: ")

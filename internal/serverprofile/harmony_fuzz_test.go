@@ -17,6 +17,10 @@ func FuzzHarmony(f *testing.F) {
 		`{"messages":[{"role":"system","content":[{"type":"text","text":"a"},"b"]},{"role":"assistant","content":null,"reasoning":"r","tool_calls":[{"id":"1","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"1","content":"x"}],"reasoning_effort":"high"}`,
 		`{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","description":"d\nd","parameters":{"type":"object","properties":{"a":{"oneOf":[{"type":"string","description":"x"},{"type":"array","items":{"type":"object","properties":{"b":{"type":["integer","null"],"default":1.5e300}}}}],"description":"x","default":"y"},"c":{"type":"string","enum":["p","q"],"default":"p","title":"T","examples":["e"]}},"required":["a"]}}}]}`,
 		`{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"oneOf":[{"nullable":true,"type":"number","default":{"k":[1,"\u0001"]}}]}}}]}`,
+		// Responses bodies (renderHarmonyResponses).
+		`{"input":"hi","instructions":"i","tools":[{"type":"function","name":"f","parameters":{"type":"object"}},{"type":"web_search_preview"}],"reasoning":{"effort":"high"}}`,
+		`{"input":[{"role":"system","content":[{"type":"input_text","text":"s"}]},{"type":"reasoning","id":"r","summary":[],"content":[{"text":"a"},{"text":"b"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"x"}]}]}`,
+		`{"input":"","previous_input_messages":[{"author":{"role":"tool","name":"functions.f"},"channel":"commentary","recipient":"assistant","content":"w"},{"role":"assistant","tool_calls":[{"function":{"name":"f"}}]},{"role":"tool","name":"f","content":[{"text":"t"}]}]}`,
 	} {
 		f.Add([]byte(b))
 	}
@@ -77,7 +81,11 @@ func TestHarmonyHostileSchema(t *testing.T) {
 		{`{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search"}]}`, "tools[0]"},
 		{`{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":[1]}}]}`, "tools[0].function.parameters"},
 		{`{"messages":[{"role":"function","content":"hi"}]}`, "messages[0]"},
-		{`{"input":"hi"}`, "Responses"},
+		{`{"input":"hi","previous_response_id":"resp_1"}`, "previous_response_id"},
+		{`{"input":"hi","tool_choice":{"type":"function","name":"f"}}`, "tool_choice"},
+		{`{"input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"o"}]}]}`, "input[1]"},
+		{`{"input":[{"type":"item_reference","id":"x"}]}`, "input[0]"},
+		{`{"input":"hi","tools":[{"type":"function","name":"f"},{"type":"mcp","server_label":"m"}]}`, "mcp"},
 	} {
 		ex, err := extract.Body([]byte(c.body))
 		if err != nil {

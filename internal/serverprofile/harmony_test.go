@@ -145,3 +145,56 @@ func TestHarmonyChosenByModelType(t *testing.T) {
 		}
 	}
 }
+
+// TestHarmonyResponsesMatchesOpenAIHarmony: vLLM's count and token ids of
+// every Responses body of the corpus
+// (testdata/harmony-responses-expect.jsonl.gz, harmony-ref.py --responses:
+// vLLM's Responses path transcribed over the real openai types, rendered
+// by the real openai_harmony) equal the reference's; the bodies vLLM
+// refuses are refused.
+func TestHarmonyResponsesMatchesOpenAIHarmony(t *testing.T) {
+	type expect struct {
+		Name  string          `json:"name"`
+		Now   string          `json:"now"`
+		Body  json.RawMessage `json:"body"`
+		Count int             `json:"count"`
+		IDs   []int           `json:"ids"`
+		Error string          `json:"error"`
+	}
+	all := testutil.ReadJSONL[expect](t, "testdata/harmony-responses-expect.jsonl.gz")
+	now, err := time.Parse("2006-01-02", all[0].Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := loadModel(t, "gptoss")
+	tmpl := harmonyTemplate(t, m)
+	rendered, refused := 0, 0
+	for _, c := range all[1:] {
+		ex, err := extract.Body(c.Body)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		pr, err := Render(VLLM, ex, tmpl, now, nil)
+		if c.Error != "" {
+			if !IsRefusal(err) {
+				t.Errorf("%s: vLLM refuses (%s); got %v", c.Name, c.Error, err)
+			}
+			refused++
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		rendered++
+		if n := pr.Count(m.tok); n != c.Count {
+			t.Errorf("%s: count %d, openai_harmony %d", c.Name, n, c.Count)
+		}
+		if ids := pr.IDs(m.tok); !slices.Equal(ids, c.IDs) {
+			t.Errorf("%s: ids differ\n go:  %q\n ref: %q", c.Name, m.tok.Decode(ids, false), m.tok.Decode(c.IDs, false))
+		}
+	}
+	if rendered < 30 || refused == 0 {
+		t.Fatalf("%d bodies rendered, %d refused: want at least 30, and refusals", rendered, refused)
+	}
+}

@@ -38,6 +38,8 @@ type mistralMessage struct {
 	content   string // text chunks aggregated
 	toolCalls []mistralToolCall
 	callID    string // tool message's tool_call_id
+	name      string // tool message's name (v2 writes it), "" for none
+	hasName   bool
 	prefix    bool
 }
 
@@ -46,9 +48,15 @@ type mistralToolCall struct {
 }
 
 func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Prompt, error) {
+	// v2 (InstructTokenizerV2) is v3 but for its tool messages and tool
+	// calls: see below; the rest goes as v3 (lv).
+	v2 := f.Version == "v2"
 	v := f.Version
+	if v2 {
+		v = "v3"
+	}
 	if v != "v3" && v != "v7" {
-		return Prompt{}, refuse(VLLM, mistralRule, "mistral-common's tokenizer version %s is not reproduced (v3 and v7 are)", v)
+		return Prompt{}, refuse(VLLM, mistralRule, "mistral-common's tokenizer version %s is not reproduced (v2, v3 and v7 are)", f.Version)
 	}
 	msgsRaw, ok := ex.Body.Get("messages")
 	if !ok {
@@ -96,6 +104,11 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 	}
 
 	systemPrompt, hasSystem, msgs := mistralNormalize(msgs, v)
+	if v2 {
+		if err := mistralV2ToolResults(msgs); err != nil {
+			return Prompt{}, refuse(VLLM, mistralRule, "%v", err)
+		}
+	}
 
 	w := mistralWriter{dst: dst, ids: f.Special}
 	if err := w.special("<s>"); err != nil {
@@ -128,6 +141,28 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 			w.text(m.content)
 			err = firstErr(err, w.special("[/SYSTEM_PROMPT]"))
 		case "tool":
+			if v2 {
+				// InstructTokenizerV2.encode_tool_message: nothing before
+				// the last user message; else a list of one result with
+				// its name (null without) and no call id.
+				if i < lastUser {
+					continue
+				}
+				var b strings.Builder
+				b.WriteString(`[{"name": `)
+				if m.hasName {
+					quoteJSON(&b, m.name)
+				} else {
+					b.WriteString("null")
+				}
+				b.WriteString(`, "content": `)
+				pyDumpsJSONOrString(&b, m.content)
+				b.WriteString("}]")
+				err = w.special("[TOOL_RESULTS]")
+				w.text(b.String())
+				err = firstErr(err, w.special("[/TOOL_RESULTS]"))
+				break
+			}
 			err = w.special("[TOOL_RESULTS]")
 			if v == "v3" {
 				var b strings.Builder
@@ -150,6 +185,9 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 			case len(m.toolCalls) == 0 && m.content == "":
 				return Prompt{}, refuse(VLLM, mistralRule, "an assistant message with neither content nor tool calls")
 			}
+			if v2 && len(m.toolCalls) > 0 && i < lastUser {
+				continue // v2 drops tool calls before the last user message, </s> too
+			}
 			if m.content != "" {
 				w.text(strings.TrimRight(m.content, " "))
 			}
@@ -165,7 +203,7 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 					quoteJSON(&b, c.name)
 					b.WriteString(`, "arguments": `)
 					pyDumpsJSONOrString(&b, c.arguments)
-					if c.id != "" && c.id != "null" {
+					if c.id != "" && c.id != "null" && !v2 {
 						b.WriteString(`, "id": `)
 						quoteJSON(&b, c.id)
 					}
@@ -238,6 +276,9 @@ func mistralConvert(raw json.RawMessage) (mistralMessage, error) {
 	switch m.role {
 	case "tool":
 		m.callID = truncateCallID(strField(o, "tool_call_id"))
+		if raw, ok := o.Get("name"); ok && jsonobj.IsString(raw) {
+			m.name, m.hasName = strField(o, "name"), true
+		}
 	case "assistant":
 		calls, err := toolCalls(o)
 		if err != nil {
@@ -590,4 +631,35 @@ func pyFloatRepr(f float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// mistralV2ToolResults is InstructTokenizerV2._validate_tool_results: from
+// the last user message on, an assistant turn with tool calls takes one
+// tool result at most.
+func mistralV2ToolResults(msgs []mistralMessage) error {
+	lastUser := -1
+	for i, m := range msgs {
+		if m.role == "user" {
+			lastUser = i
+		}
+	}
+	calls, results := false, 0
+	for i, m := range msgs {
+		if i < lastUser {
+			continue
+		}
+		switch m.role {
+		case "assistant":
+			calls, results = len(m.toolCalls) > 0, 0
+		case "tool":
+			if calls {
+				if results++; results > 1 {
+					return fmt.Errorf("tokenizer v2 does not support multiple tool results for one assistant turn")
+				}
+			}
+		default:
+			calls, results = false, 0
+		}
+	}
+	return nil
 }

@@ -36,6 +36,17 @@ type Prompt struct {
 	// text), in increasing order; the text between them is encoded on
 	// its own.
 	Fixed []FixedToken
+	// Ordinary: the text between Fixed tokens is encoded with no added
+	// token matched (openai_harmony's encode_ordinary of a message's
+	// text: "<|end|>" in a content is text).
+	Ordinary bool
+}
+
+// ordinaryCounter is a tokenizer that encodes text without matching its
+// added tokens (tokenizer.Tokenizer).
+type ordinaryCounter interface {
+	CountOrdinaryBytes(b []byte) int
+	EncodeOrdinary(text string) []int
 }
 
 // FixedToken is a span of a prompt's text that is the token ID.
@@ -80,7 +91,11 @@ func (pr *Prompt) Count(tok Counter) int {
 	var n int
 	switch {
 	case len(pr.Images) == 0:
-		pr.pieces(func(b []byte) { n += tok.CountBytes(b) }, func(int) { n++ })
+		count := tok.CountBytes
+		if o, ok := tok.(ordinaryCounter); ok && pr.Ordinary {
+			count = o.CountOrdinaryBytes
+		}
+		pr.pieces(func(b []byte) { n += count(b) }, func(int) { n++ })
 	case literal(pr.Images):
 		n = tok.CountBytes(pr.Expanded())
 	default:
@@ -107,8 +122,12 @@ func (pr *Prompt) IDs(tok Encoder) []int {
 		return tok.EncodeWithSpecialTokens(string(text))
 	}
 	if len(pr.Cuts) > 0 || len(pr.Fixed) > 0 {
+		encode := tok.Encode
+		if o, ok := tok.(ordinaryCounter); ok && pr.Ordinary {
+			encode = o.EncodeOrdinary
+		}
 		var ids []int
-		pr.pieces(func(b []byte) { ids = append(ids, tok.Encode(string(b))...) }, func(id int) { ids = append(ids, id) })
+		pr.pieces(func(b []byte) { ids = append(ids, encode(string(b))...) }, func(id int) { ids = append(ids, id) })
 		return ids
 	}
 	return tok.Encode(string(text))
@@ -213,6 +232,9 @@ func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Visio
 		return renderMistral(ex, t.Mistral, dst)
 	case RendererDeepSeekV32:
 		return renderDeepSeekV32(ex, noTools, dst)
+	}
+	if err := sglangModelRules(r, ex, t); err != nil {
+		return Prompt{}, err
 	}
 	req, err := PrepareVision(r, ex, t, vis)
 	if err != nil {

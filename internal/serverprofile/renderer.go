@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/islkit/islkit/internal/chat"
+	"github.com/islkit/islkit/internal/extract"
+	"github.com/islkit/islkit/internal/jsonobj"
 )
 
 // A renderer turns a chat request into the prompt a server prefills. Most
@@ -72,4 +74,45 @@ func rulesRenderer(r Rules, t *chat.Template) string {
 		}
 	}
 	return first
+}
+
+// sglangModelRules are what a server does with a model before (or
+// instead of) its template when it renders the model with the template
+// (docs/reference/server-preprocessing.md §7.1, SGLang 0.5.23):
+//   - a Mistral-format model (t.Mistral: tekken.json, no Jinja template)
+//     under a profile that does not render it with mistral-common:
+//     SGLang loads a bare tekken.json with transformers'
+//     MistralCommonTokenizer (hf_transformers/tokenizer.py get_tokenizer,
+//     is_bare_tekken_checkpoint) and passes it its own preprocessed
+//     messages, then encodes the returned text again: not reproduced,
+//     refused by name rather than counted bare;
+//   - gpt-oss under SGLang's chat_template_kwargs rule: SGLang renders it
+//     with the Jinja template (serving_chat.py: is_gpt_oss only keeps the
+//     special tokens of the output) but refuses chat_template_kwargs
+//     reasoning_effort "none" ("Harmony does not support reasoning effort
+//     none", _convert_to_internal_request).
+func sglangModelRules(r Rules, ex *extract.Inputs, t *chat.Template) error {
+	if t == nil {
+		return nil
+	}
+	if t.Mistral != nil {
+		return refuse(r[AxisKeys], "Mistral-format model", "a tekken.json model is rendered here only by mistral-common as vLLM runs it (--server vllm); SGLang's MistralCommonTokenizer path (its own message preprocessing, the text encoded again) is not reproduced")
+	}
+	if r[AxisKwargs] != SGLang || t.ModelType != "gpt_oss" {
+		return nil
+	}
+	raw, ok := ex.Body.Get("chat_template_kwargs")
+	if !ok || isNull(raw) {
+		return nil
+	}
+	kw, err := jsonobj.Members(raw)
+	if err != nil {
+		return nil // prepareKwargs reports it
+	}
+	if e, ok := kw.Get("reasoning_effort"); ok {
+		if s, _ := str(e); s == "none" {
+			return refuse(SGLang, "gpt-oss reasoning_effort none", "chat_template_kwargs reasoning_effort \"none\": Harmony does not support reasoning effort none")
+		}
+	}
+	return nil
 }

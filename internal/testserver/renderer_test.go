@@ -104,3 +104,48 @@ func TestDeepSeekV32OverHTTP(t *testing.T) {
 	}
 	servesCounts(t, StartTest(t, Config{Model: src, Profile: serverprofile.VLLM}), cases, "the encoder")
 }
+
+// TestHarmonyResponsesOverHTTP: the test server serving gpt-oss with
+// Harmony reports on /v1/responses, for every body of the Harmony
+// Responses corpus, the input_tokens of vLLM's Responses path rendered by
+// the real openai_harmony (harmony-ref.py --responses), and answers 400
+// to the bodies vLLM refuses.
+func TestHarmonyResponsesOverHTTP(t *testing.T) {
+	all := testutil.ReadJSONL[rendererCase](t, filepath.Join("..", "serverprofile", "testdata", "harmony-responses-expect.jsonl.gz"))
+	now, err := time.Parse("2006-01-02", all[0].Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := StartTest(t, Config{Model: testmodel.Source(t, "gptoss"), Now: now, Profile: serverprofile.VLLM, Renderer: serverprofile.RendererHarmony})
+	served := 0
+	for _, c := range all[1:] {
+		c.Body["max_output_tokens"] = json.RawMessage("1")
+		body, err := json.Marshal(c.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, text := post(t, s, "/v1/responses", string(body), nil)
+		if c.Error != "" {
+			if code != 400 {
+				t.Errorf("%s: vLLM refuses it (%s); status %d", c.Name, c.Error, code)
+			}
+			continue
+		}
+		var resp struct {
+			Usage struct {
+				InputTokens int `json:"input_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(text), &resp); err != nil || code != 200 {
+			t.Errorf("%s: status %d %v: %s", c.Name, code, err, text)
+			continue
+		}
+		served++
+		if resp.Usage.InputTokens != c.Count {
+			t.Errorf("%s: input_tokens %d, openai_harmony %d", c.Name, resp.Usage.InputTokens, c.Count)
+		}
+	}
+	if served < 30 {
+		t.Fatalf("%d Responses bodies served, want at least 30", served)
+	}
+}

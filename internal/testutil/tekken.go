@@ -52,3 +52,24 @@ func TekkenFolder(t testing.TB, name, version string) string {
 	}
 	return dir
 }
+
+// ZstdFile is the content of a zstd-compressed test file (the SentencePiece
+// models of internal/tokenizer/testdata/ranks, say).
+func ZstdFile(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := zstd.NewReader(f, zstd.WithDecoderMaxWindow(1<<27), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

@@ -21,8 +21,9 @@ import (
 )
 
 // rankModels are the tiktoken-format vocabularies with golden ids from
-// tiktoken and mistral-common (testdata/ranks/gen.py).
-var rankModels = []string{"tekken_240718", "tekken_240911", "o200k_base"}
+// tiktoken and mistral-common (testdata/ranks/gen.py), and mistral-common's
+// SentencePiece models with sentencepiece's (sp_*: gen_sentencepiece.py).
+var rankModels = []string{"tekken_240718", "tekken_240911", "o200k_base", "sp_v1", "sp_v2", "sp_v3", "sp_v7"}
 
 // o200kSHA256 is the SHA-256 tiktoken pins for o200k_base.tiktoken
 // (tiktoken_ext/openai_public.py).
@@ -33,8 +34,12 @@ const o200kSHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cf
 // gen.py rebuilds it, checked against tiktoken's pin.
 func rankFile(t testing.TB, model string) []byte {
 	t.Helper()
-	if strings.HasPrefix(model, "tekken") {
-		f, err := os.Open(filepath.Join("testdata", "ranks", model+".json.zst"))
+	if strings.HasPrefix(model, "tekken") || strings.HasPrefix(model, "sp_") {
+		name := model + ".json.zst"
+		if strings.HasPrefix(model, "sp_") {
+			name = model + ".model.zst"
+		}
+		f, err := os.Open(filepath.Join("testdata", "ranks", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,9 +99,12 @@ func loadRankModel(t testing.TB, c *Cache, model string) *Tokenizer {
 	sum := sha256.Sum256(data)
 	var tk *Tokenizer
 	var err error
-	if strings.HasPrefix(model, "tekken") {
+	switch {
+	case strings.HasPrefix(model, "tekken"):
 		tk, err = c.LoadTekken(data, sum)
-	} else {
+	case strings.HasPrefix(model, "sp_"):
+		tk, err = c.LoadSentencePiece(data, sum)
+	default:
 		cfg, _ := TiktokenPreset(model)
 		tk, err = c.LoadTiktoken(data, sum, cfg)
 	}

@@ -98,6 +98,8 @@ func (t *Tokenizer) finish() {
 
 // scratch holds the buffers of one encode call.
 type scratch struct {
+	// ordinary: added tokens are not matched in the text (EncodeOrdinary).
+	ordinary     bool
 	pieces, next []piece
 	seqA, seqB   []piece // sequencePreTokenizer's alternating buffers
 	spans        [][2]int
@@ -121,6 +123,32 @@ func (t *Tokenizer) Encode(text string) []int {
 	ids := t.encodeInto(text, sc, nil)
 	t.putScratch(sc)
 	return ids
+}
+
+// EncodeOrdinary is Encode with no added token matched in text: a
+// special token's spelling is encoded as ordinary text (tiktoken's
+// encode_ordinary, which openai_harmony uses for a message's text).
+func (t *Tokenizer) EncodeOrdinary(text string) []int {
+	sc := t.getScratch()
+	sc.ordinary = true
+	ids := t.encodeInto(text, sc, nil)
+	sc.ordinary = false
+	t.putScratch(sc)
+	return ids
+}
+
+// CountOrdinaryBytes is len(EncodeOrdinary(b)).
+func (t *Tokenizer) CountOrdinaryBytes(b []byte) int {
+	sc := t.getScratch()
+	sc.ordinary = true
+	n := 0
+	t.eachChunk(validText(unsafe.String(unsafe.SliceData(b), len(b))), sc, func(part string, atOrigin bool) {
+		sc.ids = t.encodeChunk(part, atOrigin, sc, sc.ids[:0])
+		n += len(sc.ids)
+	})
+	sc.ordinary = false
+	t.putScratch(sc)
+	return n
 }
 
 // Count returns len(Encode(text)) without keeping the ids.
@@ -279,7 +307,10 @@ func (t *Tokenizer) encodeChunk(text string, atOrigin bool, sc *scratch, ids []i
 	if text == "" {
 		return ids
 	}
-	pieces := t.rawMatcher.split(piece{text: text, atOrigin: atOrigin, id: -1}, sc.pieces[:0])
+	pieces := append(sc.pieces[:0], piece{text: text, atOrigin: atOrigin, id: -1})
+	if !sc.ordinary {
+		pieces = t.rawMatcher.split(pieces[0], pieces[:0])
+	}
 	if t.normalizer != nil || t.normMatcher != nil {
 		next := sc.next[:0]
 		for _, p := range pieces {
@@ -289,6 +320,10 @@ func (t *Tokenizer) encodeChunk(text string, atOrigin bool, sc *scratch, ids []i
 			}
 			if t.normalizer != nil {
 				p.text, p.atOrigin = t.normalizer.normalize(p.text, p.atOrigin)
+			}
+			if sc.ordinary {
+				next = append(next, p)
+				continue
 			}
 			next = t.normMatcher.split(p, next)
 		}

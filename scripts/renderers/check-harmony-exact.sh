@@ -7,7 +7,10 @@
 # server's real replies) counts exactly its target_isl with the reference,
 # and the test server (serving Harmony too) reported that count; a turn
 # compose marks unreachable (--isl 64 is below Harmony's system message)
-# counts exactly the expected_isl its record promises.
+# counts exactly the expected_isl its record promises. Both endpoints:
+# chat completions and Responses (vLLM's Responses path under Harmony,
+# harmony-ref.py's transcription of it); ENDPOINTS picks (default "chat
+# responses").
 #
 #   scripts/renderers/check-harmony-exact.sh [MODEL_DIR]
 #
@@ -30,19 +33,20 @@ port=$((20000 + RANDOM % 20000))
 echo $! >"$tmp/ts.pid"
 sleep 3
 fail=0 n=0
+for ep in ${ENDPOINTS:-chat responses}; do
 for target in none system_prefix system_suffix first_turn_prefix first_turn_suffix; do
-  "$tmp/probe" --tokenizer "$model" --apply-chat-template --renderer harmony --now ${now}T00:00:00 --cache-bust $target >"$tmp/probe.json"
+  "$tmp/probe" --tokenizer "$model" --apply-chat-template --renderer harmony --now ${now}T00:00:00 --cache-bust $target --endpoint "$ep" >"$tmp/probe.json"
   for isl in 64 300 2000 sys; do
     args=(--isl "$isl" --conversations 2 --turns 3 --osl 16 --seed 1 --live)
     [[ $isl == sys ]] && args=(--isl 1000 --conversations 2 --turns 3 --osl 16 --seed 1 --live --shared-system-prompt-length 200)
     if ! "$tmp/compose" --probe "$tmp/probe.json" "${args[@]}" >"$tmp/convs.jsonl" 2>"$tmp/err"; then
-      echo "$target isl=$isl: compose refused: $(cat "$tmp/err")"; continue
+      echo "$ep $target isl=$isl: compose refused: $(cat "$tmp/err")"; continue
     fi
-    "$tmp/send" --url http://127.0.0.1:$port --model gpt-oss --exact --now ${now}T00:00:00 <"$tmp/convs.jsonl" >"$tmp/sent.jsonl" 2>"$tmp/send.err"
+    "$tmp/send" --url http://127.0.0.1:$port --model gpt-oss --exact --now ${now}T00:00:00 --endpoint "$ep" <"$tmp/convs.jsonl" >"$tmp/sent.jsonl" 2>"$tmp/send.err"
     VLLM_SYSTEM_START_DATE=$now python3 "$root/scripts/renderers/harmony-ref.py" --count "$model" <"$tmp/sent.jsonl" >"$tmp/ref.txt"
     if ! out=$(python3 - "$tmp/sent.jsonl" "$tmp/ref.txt" "$target" "$isl" <<'PY'
 import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1])]
+recs = [r for r in map(json.loads, open(sys.argv[1])) if "payload" in r]  # send's run record aside
 ref = [int(x) for x in open(sys.argv[2])]
 bad = 0
 for r, c in zip(recs, ref):
@@ -57,8 +61,9 @@ print(f"{len(recs)} requests exact ({sum('unreachable' in r for r in recs)} unre
 sys.exit(1 if bad or len(recs) != len(ref) else 0)
 PY
     ); then fail=1; fi
-    echo "$target isl=$isl: $out" | tail -1
+    echo "$ep $target isl=$isl: $out" | tail -1
     n=$((n + 1))
   done
+done
 done
 [[ $fail == 0 ]] && echo "OK: $n runs, every request exact against openai_harmony" || { echo FAIL; exit 1; }

@@ -13,11 +13,18 @@ vocabulary is also loaded as tokenizer version v7 (the file's config.version
 rewritten), which mistral-common accepts: v7 needs only the default special
 tokens. v11 and v13 need [ARGS]/[CALL_ID]/[THINK], which these files lack.
 
+The SentencePiece expectations (--sentencepiece) encode the same corpus with
+mistral-common's shipped SentencePiece models v3 and v7
+(mistral_instruct_tokenizer_240323.model.v3, _241114.model.v7), each alone
+in a folder as tokenizer.model.vN.
+
 usage: mistral-ref.py OUT.jsonl.gz  (make renderers-reference-mistral)
+       mistral-ref.py --sentencepiece OUT.jsonl.gz
 """
 import gzip
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -128,6 +135,42 @@ def tokenizer(path, version):
     return MistralTokenizer.from_pretrained(folder)
 
 
+def sp_tokenizer(file):
+    """vLLM's MistralTokenizer of a model folder holding only one of
+    mistral-common's SentencePiece models, as tokenizer.model.vN."""
+    folder = tempfile.mkdtemp()
+    version = file.rsplit(".model.", 1)[1]
+    shutil.copy(os.path.join(DATA, file), os.path.join(folder, "tokenizer.model." + version))
+    return MistralTokenizer.from_pretrained(folder), version
+
+
+SP_FILES = ("mistral_instruct_tokenizer_240323.model.v3", "mistral_instruct_tokenizer_241114.model.v7",
+            "mistral_instruct_tokenizer_240216.model.v2", "tokenizer.model.v1")
+
+
+def main_sp(out):
+    """The SentencePiece expectations (mistral-ref.py --sentencepiece OUT)."""
+    cases = bodies()
+    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
+        f.write(json.dumps({"vllm": pkg_version("vllm"), "transformers": pkg_version("transformers"),
+                            "mistral_common": mistral_common.__version__, "sentencepiece": pkg_version("sentencepiece"),
+                            "note": "mistral-ref.py --sentencepiece: vLLM MistralTokenizer.apply_chat_template"}) + "\n")
+        for file in SP_FILES:
+            tok, version = sp_tokenizer(file)
+            n = 0
+            for name, body in cases:
+                rec = {"sentencepiece": file, "version": version, "name": name, "body": body}
+                try:
+                    ids = encode(tok, body)
+                except Exception as e:  # a request mistral-common refuses
+                    rec["error"] = type(e).__name__ + ": " + str(e)[:200]
+                else:
+                    rec["count"], rec["ids"] = len(ids), ids
+                    n += 1
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            print(file, version, n, "bodies", file=sys.stderr)
+
+
 def encode(tok, body):
     messages = copy.deepcopy(body["messages"])
     truncate_tool_call_ids(types.SimpleNamespace(messages=messages))
@@ -158,4 +201,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--sentencepiece":
+        main_sp(sys.argv[2])
+    else:
+        main()
