@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/corpus"
@@ -18,6 +20,7 @@ import (
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
+	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -54,9 +57,11 @@ type TraceOptions struct {
 // the first starts with a space followed by a non-space and ends with a
 // non-space, a boundary where the pre-tokenizers of the models we know
 // always cut: tokens then never merge across blocks, and identical text
-// means identical token ids. The whole request is encoded once at the end
+// means identical token ids. Where the tokenizer proves every cut before a
+// block (tokenizer.Seam), the request's counts are the sum of its parts'
+// (countFromParts); elsewhere the whole request is encoded once at the end
 // to check both claims (exact length, block token ids equal to the first
-// request that carried the block); a tokenizer that breaks them is an
+// request that carried the block), and a tokenizer that breaks them is an
 // error, not a silent miss. The last block, partial, is sized so that with
 // the tail the request counts exactly input_length.
 type Tracer struct {
@@ -75,6 +80,11 @@ type Tracer struct {
 
 	mu     sync.Mutex
 	blocks map[chainKey]*traceBlock
+
+	// encodeAll makes every request be encoded (tests compare the two
+	// ways); fromParts counts the requests that were not.
+	encodeAll bool
+	fromParts atomic.Int64
 }
 
 type chainKey [16]byte
@@ -89,6 +99,11 @@ type traceBlock struct {
 	// request that verified it (under Tracer.mu).
 	ids     [32]byte
 	checked bool
+	// seam: the tokenizer proves the cut before the text (after the block
+	// before it) encodes as its sides apart (tokenizer.Seam); bare is the
+	// first block's own count, set when the tokenizer proves seams.
+	seam bool
+	bare int
 }
 
 const sentinel = "ISLKIT7f3a9sentinel"
@@ -239,6 +254,12 @@ func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 			b.err = fmt.Errorf("cannot cut a block of exactly %d tokens (closest %d)", want, got.Wire)
 		default:
 			b.text = l + strings.TrimRight(got.Text, " ")
+			tok := t.model.Tokenizer
+			if j > 0 {
+				b.seam = tok.Seam(prev, b.text)
+			} else if tok.ProvesSeams() {
+				b.bare = tok.Count(b.text)
+			}
 		}
 	})
 	return b.text, b.err
@@ -328,6 +349,17 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	turn := &conv.Turns[0]
 	turn.Text = content.String()
 	conv.Trace.FullBlocks = full
+	if w, bare, ok, err := t.countFromParts(conv, marker, tail, keys[:full], prev, l+got.Text, got.Wire); err != nil {
+		return fail(err)
+	} else if ok {
+		turn.BareTokens = bare
+		turn.WireISL = &w
+		if out == sizing.Unreachable {
+			turn.Unreachable = &records.Unreachable{MinISL: w, Short: w - r.InputLength,
+				Reason: "the chat template and marker alone exceed input_length with a one-token text"}
+		}
+		return conv, nil
+	}
 	buf := idsBuffers.Get().(*[]int)
 	defer idsBuffers.Put(buf)
 	ids, bare, err := t.wireAndBare((*buf)[:0], conv, marker)
@@ -351,6 +383,52 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 		turn.CacheBlocks = prefixcache.Chain(ids, t.opts.CacheBlockSize)
 	}
 	return conv, nil
+}
+
+// countFromParts is the request's wire count and its text's bare count, taken
+// from the counts its parts were sized by, where the tokenizer proves that
+// the request encodes as those parts apart: the first block after the
+// header, each later block, and the last part with the tail. Each was
+// counted after the last word of the block before it (counterAfter), and
+// every cut before a block or the last part is a seam the tokenizer proves
+// from the cut's two sides alone (tokenizer.Seam), so the same cut holds
+// in the request, in the text alone and in the context the part was
+// counted in. The request must be the header, the text and the tail, as
+// the parts were sized for, encoded whole. ok is false where any of that
+// is not so (or the caller needs the ids: --cache-block-size); the
+// request is then encoded.
+func (t *Tracer) countFromParts(conv *records.Conversation, marker, tail string, keys []chainKey, prev, last string, wire int) (w, bare int, ok bool, err error) {
+	tok := t.model.Tokenizer
+	if t.opts.CacheBlockSize > 0 || !tok.ProvesSeams() || t.encodeAll {
+		return 0, 0, false, nil
+	}
+	for j := 1; j < len(keys); j++ {
+		if !t.blocks[keys[j]].seam {
+			return 0, 0, false, nil
+		}
+	}
+	if len(keys) > 0 && !tok.Seam(prev, last) {
+		return 0, 0, false, nil
+	}
+	pr, err := prompt(t.model, conv, 0, marker)
+	if err != nil {
+		return 0, 0, false, refused(err)
+	}
+	text := conv.Turns[0].Text
+	rendered := string(pr.Text)
+	if t.model.Template == nil || pr.AddSpecialTokens || len(pr.Bare) > 0 || len(pr.Cuts) > 0 || len(pr.Fixed) > 0 ||
+		len(rendered) != len(t.header)+len(text)+len(tail) || len(rendered) > tokenizer.MaxWhole ||
+		!strings.HasPrefix(rendered, t.header) || rendered[len(t.header):len(t.header)+len(text)] != text ||
+		!strings.HasSuffix(rendered, tail) || !utf8.ValidString(rendered) {
+		return 0, 0, false, nil
+	}
+	if len(keys) == 0 {
+		t.fromParts.Add(1)
+		return wire, tok.Count(text), true, nil
+	}
+	bare = t.blocks[keys[0]].bare + (len(keys)-1)*t.opts.BlockSize + tok.Count(last)
+	t.fromParts.Add(1)
+	return wire, bare, true, nil
 }
 
 // wireIDs is the request's wire tokens, built as send builds it.

@@ -59,6 +59,10 @@ func nfcOnly(n normalizer) bool {
 	return false
 }
 
+// ProvesSeams reports whether Seam can ever prove a cut with this
+// tokenizer (a caller skips preparing for it otherwise).
+func (t *Tokenizer) ProvesSeams() bool { return t.seamFirst != nil }
+
 // MaxWhole is the longest text Encode encodes whole (longer ones are cut
 // into chunks): Seam's proof is about the pipeline run on a whole text.
 const MaxWhole = 2 * chunkBytes
