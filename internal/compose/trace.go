@@ -81,8 +81,9 @@ type Tracer struct {
 	mu     sync.Mutex
 	blocks map[chainKey]*traceBlock
 
-	// encodeAll makes every request be encoded (tests compare the two
-	// ways); fromParts counts the requests that were not.
+	// encodeAll makes every text be counted whole and every request be
+	// encoded (tests compare the two ways); fromParts counts the requests
+	// that were not.
 	encodeAll bool
 	fromParts atomic.Int64
 }
@@ -230,6 +231,76 @@ func (t *Tracer) counterAfter(a string) func(s string) int {
 	return func(s string) int { return t.model.Tokenizer.Count(a+s) - n }
 }
 
+// windowEval is eval for a corpus window (anchor, lead, the window's text
+// trimmed as eval trims it, tail; counted after the anchor, plus base)
+// that counts only what it must: where the tokenizer proves the seam
+// before a part of the text (tokenizer.Seam), the count is the sum of
+// the counts on either side, and a part that is a corpus piece verbatim
+// has its count from the corpus's ids, so only the decoded ends of the
+// window, the anchor and the tail are encoded. Elsewhere it is eval.
+func (t *Tracer) windowEval(anchor, lead, tail string, base int, eval func(string) (sizing.Attempt, error)) sizing.WindowEval {
+	tok := t.model.Tokenizer
+	if !tok.ProvesSeams() || t.encodeAll {
+		return nil
+	}
+	anchorCount := tok.Count(anchor)
+	var items []sizing.Part
+	return func(parts []sizing.Part, text string) (sizing.Attempt, error) {
+		trimmed := strings.TrimRight(text, " ")
+		items = append(items[:0], sizing.Part{Text: anchor + lead, Count: -1})
+		n := len(anchor) + len(lead) + len(tail)
+		for i, p := range parts {
+			if i == len(parts)-1 {
+				if tr := strings.TrimRight(p.Text, " "); tr != p.Text {
+					p = sizing.Part{Text: tr, Count: -1}
+				}
+			}
+			if p.Text == "" {
+				return eval(text)
+			}
+			items = append(items, p)
+			n += len(p.Text)
+		}
+		if tail != "" {
+			items = append(items, sizing.Part{Text: tail, Count: -1})
+		}
+		if n > tokenizer.MaxWhole || n-len(anchor)-len(lead)-len(tail) != len(trimmed) {
+			return eval(text)
+		}
+		for _, it := range items {
+			if !utf8.ValidString(it.Text) {
+				return eval(text)
+			}
+		}
+		return sizing.Attempt{Text: trimmed, Wire: base + countJoined(tok, items) - anchorCount}, nil
+	}
+}
+
+// countJoined is the count of the items' texts joined: the items are cut
+// into runs at the seams the tokenizer proves (tokenizer.Seam), and each
+// run is counted on its own, a run of one item of known count by that
+// count.
+func countJoined(tok *tokenizer.Tokenizer, items []sizing.Part) int {
+	total, run := 0, 0
+	var sb strings.Builder
+	for i := 1; i <= len(items); i++ {
+		if i < len(items) && !tok.Seam(items[i-1].Text, items[i].Text) {
+			continue
+		}
+		if i-run == 1 && items[run].Count >= 0 {
+			total += items[run].Count
+		} else {
+			sb.Reset()
+			for _, it := range items[run:i] {
+				sb.WriteString(it.Text)
+			}
+			total += tok.Count(sb.String())
+		}
+		run = i
+	}
+	return total
+}
+
 // blockCap is block j's content tokens.
 func (t *Tracer) blockCap(j int) int {
 	if j == 0 {
@@ -241,12 +312,13 @@ func (t *Tracer) blockCap(j int) int {
 // block returns block j's text (computed once per chain).
 func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 	b.once.Do(func() {
-		after, l, want := t.counterAfter(t.anchor(j, prev)), lead(j), t.blockCap(j)
+		a := t.anchor(j, prev)
+		after, l, want := t.counterAfter(a), lead(j), t.blockCap(j)
 		eval := func(text string) (sizing.Attempt, error) {
 			text = strings.TrimRight(text, " ")
 			return sizing.Attempt{Text: text, Wire: after(l + text)}, nil
 		}
-		got, out, err := t.gen.Search(b.start, want, want, eval)
+		got, out, err := t.gen.SearchWindows(b.start, want, want, eval, t.windowEval(a, l, "", 0, eval))
 		switch {
 		case err != nil:
 			b.err = err
@@ -333,12 +405,13 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	// ending in the same chain share as much of it as their lengths allow.
 	j := full
 	start := t.blocks[keys[j]].start
-	after, l := t.counterAfter(t.anchor(j, prev)), lead(j)
+	a := t.anchor(j, prev)
+	after, l := t.counterAfter(a), lead(j)
 	eval := func(text string) (sizing.Attempt, error) {
 		text = strings.TrimRight(text, " ")
 		return sizing.Attempt{Text: text, Wire: used + after(l+text+tail)}, nil
 	}
-	got, out, err := t.gen.Search(start, r.InputLength-used-tailEst, r.InputLength, eval)
+	got, out, err := t.gen.SearchWindows(start, r.InputLength-used-tailEst, r.InputLength, eval, t.windowEval(a, l, tail, used, eval))
 	if err != nil {
 		return fail(err)
 	}
