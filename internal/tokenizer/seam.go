@@ -73,8 +73,9 @@ const MaxWhole = 2 * chunkBytes
 // for every x' ending in the same byte in place of x, as long as x+y+z is
 // valid UTF-8 of at most MaxWhole bytes.
 //
-// The proof: x ends in printable ASCII (not a space) and y opens with a
-// space, and y holds a later space after printable ASCII, at d; the window
+// The proof: x ends in printable ASCII (not a space) or common prose
+// punctuation (endsSeam) and y opens with a space, and y holds a later
+// space after such a character, at d; the window
 // y[:d+1] holds no added token and the normalizer leaves it unchanged. No
 // added token can then be found across the cut or past d (none holds a
 // space or strips one), and the normalizer acts on each side apart. The
@@ -87,12 +88,12 @@ const MaxWhole = 2 * chunkBytes
 // alone. Later steps and the model work piece by piece, and none of the
 // accepted steps or normalizers looks at where its input started.
 func (t *Tokenizer) Seam(x, y string) bool {
-	if t.seamFirst == nil || x == "" || !printableASCII(x[len(x)-1]) || len(y) < 3 || y[0] != ' ' {
+	if t.seamFirst == nil || !endsSeam(x) || len(y) < 3 || y[0] != ' ' {
 		return false
 	}
 	d := -1
 	for i := 2; i < len(y); i++ {
-		if y[i] == ' ' && printableASCII(y[i-1]) {
+		if y[i] == ' ' && endsSeam(y[:i]) {
 			d = i
 			break
 		}
@@ -120,4 +121,13 @@ func (t *Tokenizer) Seam(x, y string) bool {
 	return len(m) > 0 && m[0][0] == 0
 }
 
-func printableASCII(c byte) bool { return c > ' ' && c < 0x7f }
+// endsSeam reports whether s ends in a character a seam may follow:
+// printable ASCII other than the space, or punctuation of U+2010–U+2027
+// (dashes, quotation marks, the ellipsis, which prose uses at the end of a
+// word). Each is its own NFC form and composes with nothing after it, is
+// not whitespace, and none of the scanners reads past a space after it
+// (TestForwardCut).
+func endsSeam(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r > ' ' && r < 0x7f || r >= 0x2010 && r <= 0x2027
+}

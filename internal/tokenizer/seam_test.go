@@ -19,7 +19,8 @@ func seamHolds(tk *Tokenizer, x, y, z string) bool {
 	if !slices.Equal(whole, apart) {
 		return false
 	}
-	other := "<|im_start|>user\nSome words, 12 of them: " + x[len(x)-1:]
+	_, n := utf8.DecodeLastRuneInString(x)
+	other := "<|im_start|>user\nSome words, 12 of them: " + x[len(x)-n:]
 	return slices.Equal(tk.Encode(other+y+z), append(tk.Encode(other), tk.Encode(y+z)...))
 }
 
@@ -44,6 +45,7 @@ func TestSeamGolden(t *testing.T) {
 					{prev + "x", " " + l.Text, ""},
 					{"<|im_start|>user\nCall me Ishmael", " " + l.Text, "\n\n[rid:0123456789abcdef]<|im_end|>\n"},
 					{prev + ".", " " + strings.TrimLeft(l.Text, " "), " " + next},
+					{prev + "”", " " + strings.TrimLeft(l.Text, " "), " " + next},
 				} {
 					x, y, z := c[0], c[1], c[2]
 					if x == "" {
@@ -86,7 +88,8 @@ func TestSeamCases(t *testing.T) {
 		{"12", " 34 56", true},                     // digits on both sides
 		{"Call me ", " Ishmael. Some", false},      // x ends in a space
 		{"Call me\n", " Ishmael. Some", false},     // … or a newline
-		{"Call mé", " Ishmael. Some", false},       // non-ASCII before the cut
+		{"Call mé", " Ishmael. Some", false},       // a non-ASCII letter before the cut
+		{"Call “me”", " Ishmael— Some", true},      // quotation marks and dashes before spaces
 		{"Call me", "Ishmael. Some", false},        // y does not open with a space
 		{"Call me", "  Ishmael. Some", true},       // a run of spaces: a match starts at it
 		{"Call me", " Ishmael.", false},            // no later space to bound the first match
