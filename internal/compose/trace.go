@@ -276,6 +276,37 @@ func (t *Tracer) windowEval(anchor, lead, tail string, base int, eval func(strin
 	}
 }
 
+// countAttempt is Count(lead + a.Text), counted from the parts of the
+// window a was cut from (countJoined) where a's text is that window's,
+// trimmed as the evaluations trim it (not padded).
+func (t *Tracer) countAttempt(lead string, a sizing.Attempt) int {
+	tok := t.model.Tokenizer
+	text := lead + a.Text
+	if !tok.ProvesSeams() || t.encodeAll || a.Len < 1 || len(text) > tokenizer.MaxWhole {
+		return tok.Count(text)
+	}
+	parts := t.gen.Parts(nil, a.Start, a.Len)
+	parts[0] = sizing.Part{Text: lead + parts[0].Text, Count: parts[0].Count}
+	if lead != "" {
+		parts[0].Count = -1
+	}
+	last := &parts[len(parts)-1]
+	if tr := strings.TrimRight(last.Text, " "); tr != last.Text {
+		*last = sizing.Part{Text: tr, Count: -1}
+	}
+	n := 0
+	for _, p := range parts {
+		if !strings.HasPrefix(text[n:], p.Text) || !utf8.ValidString(p.Text) {
+			return tok.Count(text)
+		}
+		n += len(p.Text)
+	}
+	if n != len(text) {
+		return tok.Count(text)
+	}
+	return countJoined(tok, parts)
+}
+
 // countJoined is the count of the items' texts joined: the items are cut
 // into runs at the seams the tokenizer proves (tokenizer.Seam), and each
 // run is counted on its own, a run of one item of known count by that
@@ -330,7 +361,7 @@ func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 			if j > 0 {
 				b.seam = tok.Seam(prev, b.text)
 			} else if tok.ProvesSeams() {
-				b.bare = tok.Count(b.text)
+				b.bare = t.countAttempt(l, got)
 			}
 		}
 	})
@@ -422,7 +453,7 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	turn := &conv.Turns[0]
 	turn.Text = content.String()
 	conv.Trace.FullBlocks = full
-	if w, bare, ok, err := t.countFromParts(conv, marker, tail, keys[:full], prev, l+got.Text, got.Wire); err != nil {
+	if w, bare, ok, err := t.countFromParts(conv, marker, tail, keys[:full], prev, l, got); err != nil {
 		return fail(err)
 	} else if ok {
 		turn.BareTokens = bare
@@ -470,8 +501,9 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 // the parts were sized for, encoded whole. ok is false where any of that
 // is not so (or the caller needs the ids: --cache-block-size); the
 // request is then encoded.
-func (t *Tracer) countFromParts(conv *records.Conversation, marker, tail string, keys []chainKey, prev, last string, wire int) (w, bare int, ok bool, err error) {
+func (t *Tracer) countFromParts(conv *records.Conversation, marker, tail string, keys []chainKey, prev, lead string, got sizing.Attempt) (w, bare int, ok bool, err error) {
 	tok := t.model.Tokenizer
+	last, wire := lead+got.Text, got.Wire
 	if t.opts.CacheBlockSize > 0 || !tok.ProvesSeams() || t.encodeAll {
 		return 0, 0, false, nil
 	}
@@ -497,9 +529,9 @@ func (t *Tracer) countFromParts(conv *records.Conversation, marker, tail string,
 	}
 	if len(keys) == 0 {
 		t.fromParts.Add(1)
-		return wire, tok.Count(text), true, nil
+		return wire, t.countAttempt(lead, got), true, nil
 	}
-	bare = t.blocks[keys[0]].bare + (len(keys)-1)*t.opts.BlockSize + tok.Count(last)
+	bare = t.blocks[keys[0]].bare + (len(keys)-1)*t.opts.BlockSize + t.countAttempt(lead, got)
 	t.fromParts.Add(1)
 	return wire, bare, true, nil
 }
