@@ -105,6 +105,9 @@ type traceBlock struct {
 	// first block's own count, set when the tokenizer proves seams.
 	seam bool
 	bare int
+	// window is where the text was cut from (sizing.Attempt's Start, Len),
+	// to assemble its ids from the window's parts (appendAttempt).
+	windowStart, windowLen int
 }
 
 const sentinel = "ISLKIT7f3a9sentinel"
@@ -280,31 +283,75 @@ func (t *Tracer) windowEval(anchor, lead, tail string, base int, eval func(strin
 // window a was cut from (countJoined) where a's text is that window's,
 // trimmed as the evaluations trim it (not padded).
 func (t *Tracer) countAttempt(lead string, a sizing.Attempt) int {
+	if items := t.attemptItems(lead, a, ""); items != nil {
+		return countJoined(t.model.Tokenizer, items)
+	}
+	return t.model.Tokenizer.Count(lead + a.Text)
+}
+
+// appendAttempt appends Encode(lead + a.Text + tail) to dst, assembled
+// from the parts of a's window as countAttempt counts them.
+func (t *Tracer) appendAttempt(dst []int, lead string, a sizing.Attempt, tail string) []int {
+	if items := t.attemptItems(lead, a, tail); items != nil {
+		return appendJoined(t.model.Tokenizer, items, dst)
+	}
+	return t.model.Tokenizer.AppendEncode(dst, lead+a.Text+tail)
+}
+
+// attemptItems is lead + a.Text + tail as the parts of a's window, lead
+// and tail joined to the first and last; nil where a's text is not its
+// window's trimmed, or seams cannot be proved.
+func (t *Tracer) attemptItems(lead string, a sizing.Attempt, tail string) []sizing.Part {
 	tok := t.model.Tokenizer
-	text := lead + a.Text
+	text := lead + a.Text + tail
 	if !tok.ProvesSeams() || t.encodeAll || a.Len < 1 || len(text) > tokenizer.MaxWhole {
-		return tok.Count(text)
+		return nil
 	}
 	parts := t.gen.Parts(nil, a.Start, a.Len)
-	parts[0] = sizing.Part{Text: lead + parts[0].Text, Count: parts[0].Count}
 	if lead != "" {
-		parts[0].Count = -1
+		parts[0] = sizing.Part{Text: lead + parts[0].Text, Count: -1}
 	}
 	last := &parts[len(parts)-1]
 	if tr := strings.TrimRight(last.Text, " "); tr != last.Text {
 		*last = sizing.Part{Text: tr, Count: -1}
 	}
+	if tail != "" {
+		parts = append(parts, sizing.Part{Text: tail, Count: -1})
+	}
 	n := 0
 	for _, p := range parts {
 		if !strings.HasPrefix(text[n:], p.Text) || !utf8.ValidString(p.Text) {
-			return tok.Count(text)
+			return nil
 		}
 		n += len(p.Text)
 	}
 	if n != len(text) {
-		return tok.Count(text)
+		return nil
 	}
-	return countJoined(tok, parts)
+	return parts
+}
+
+// appendJoined is countJoined appending the ids: a run of one item with
+// ids is those ids, any other run is encoded.
+func appendJoined(tok *tokenizer.Tokenizer, items []sizing.Part, dst []int) []int {
+	run := 0
+	var sb strings.Builder
+	for i := 1; i <= len(items); i++ {
+		if i < len(items) && !tok.Seam(items[i-1].Text, items[i].Text) {
+			continue
+		}
+		if i-run == 1 && items[run].Count >= 0 && len(items[run].IDs) == items[run].Count {
+			dst = append(dst, items[run].IDs...)
+		} else {
+			sb.Reset()
+			for _, it := range items[run:i] {
+				sb.WriteString(it.Text)
+			}
+			dst = tok.AppendEncode(dst, sb.String())
+		}
+		run = i
+	}
+	return dst
 }
 
 // countJoined is the count of the items' texts joined: the items are cut
@@ -357,6 +404,7 @@ func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 			b.err = fmt.Errorf("cannot cut a block of exactly %d tokens (closest %d)", want, got.Wire)
 		default:
 			b.text = l + strings.TrimRight(got.Text, " ")
+			b.windowStart, b.windowLen = got.Start, got.Len
 			tok := t.model.Tokenizer
 			if j > 0 {
 				b.seam = tok.Seam(prev, b.text)
@@ -453,13 +501,25 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	turn := &conv.Turns[0]
 	turn.Text = content.String()
 	conv.Trace.FullBlocks = full
-	if w, bare, ok, err := t.countFromParts(conv, marker, tail, keys[:full], prev, l, got); err != nil {
+	pw, pbare, ok, err := t.countFromParts(conv, marker, tail, keys[:full], prev, l, got)
+	if err != nil {
 		return fail(err)
-	} else if ok {
-		turn.BareTokens = bare
-		turn.WireISL = &w
+	}
+	var chain string
+	if ok && t.opts.CacheBlockSize > 0 {
+		buf := idsBuffers.Get().(*[]int)
+		ids := t.assembleIDs((*buf)[:0], keys[:full], l, got, tail)
+		if ok = len(ids) == pw; ok {
+			chain = prefixcache.Chain(ids, t.opts.CacheBlockSize)
+		}
+		*buf = ids
+		idsBuffers.Put(buf)
+	}
+	if ok {
+		t.fromParts.Add(1)
+		turn.BareTokens, turn.WireISL, turn.CacheBlocks = pbare, &pw, chain
 		if out == sizing.Unreachable {
-			turn.Unreachable = &records.Unreachable{MinISL: w, Short: w - r.InputLength,
+			turn.Unreachable = &records.Unreachable{MinISL: pw, Short: pw - r.InputLength,
 				Reason: "the chat template and marker alone exceed input_length with a one-token text"}
 		}
 		return conv, nil
@@ -499,12 +559,11 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 // in the request, in the text alone and in the context the part was
 // counted in. The request must be the header, the text and the tail, as
 // the parts were sized for, encoded whole. ok is false where any of that
-// is not so (or the caller needs the ids: --cache-block-size); the
-// request is then encoded.
+// is not so; the request is then encoded.
 func (t *Tracer) countFromParts(conv *records.Conversation, marker, tail string, keys []chainKey, prev, lead string, got sizing.Attempt) (w, bare int, ok bool, err error) {
 	tok := t.model.Tokenizer
 	last, wire := lead+got.Text, got.Wire
-	if t.opts.CacheBlockSize > 0 || !tok.ProvesSeams() || t.encodeAll {
+	if !tok.ProvesSeams() || t.encodeAll {
 		return 0, 0, false, nil
 	}
 	for j := 1; j < len(keys); j++ {
@@ -528,12 +587,26 @@ func (t *Tracer) countFromParts(conv *records.Conversation, marker, tail string,
 		return 0, 0, false, nil
 	}
 	if len(keys) == 0 {
-		t.fromParts.Add(1)
 		return wire, t.countAttempt(lead, got), true, nil
 	}
 	bare = t.blocks[keys[0]].bare + (len(keys)-1)*t.opts.BlockSize + t.countAttempt(lead, got)
-	t.fromParts.Add(1)
 	return wire, bare, true, nil
+}
+
+// assembleIDs appends the request's ids to dst from its parts' (where
+// countFromParts proved the seams between them): the header with the
+// first block, each later block, and the last part with the tail, each
+// assembled from its window's parts (appendAttempt). With no full block
+// the last part follows the header.
+func (t *Tracer) assembleIDs(dst []int, keys []chainKey, lastLead string, got sizing.Attempt, tail string) []int {
+	head := t.header
+	for j, k := range keys {
+		b := t.blocks[k]
+		l := lead(j)
+		dst = t.appendAttempt(dst, head+l, sizing.Attempt{Text: b.text[len(l):], Start: b.windowStart, Len: b.windowLen}, "")
+		head = ""
+	}
+	return t.appendAttempt(dst, head+lastLead, got, tail)
 }
 
 // wireIDs is the request's wire tokens, built as send builds it.

@@ -15,6 +15,7 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/request"
 	"github.com/islkit/islkit/internal/testutil"
@@ -291,20 +292,23 @@ func TestTraceManyRows(t *testing.T) {
 // on DeepSeek-V3 (digits split first) and the SentencePiece ones, which
 // then encode. Every request's wire_isl is its encoding's length and its
 // bare_tokens its text's count, and requests sharing a block share its
-// tokens.
+// tokens; named cache blocks are those of the request's encoding.
 func TestTraceCountsFromParts(t *testing.T) {
 	n := 120
 	if testing.Short() {
 		n = 40
 	}
 	rows := traceRows(n, 700, 100)
-	for _, model := range traceModels {
+	for k, model := range traceModels {
+		// Cache blocks named on every other model: their ids are then
+		// assembled from the parts too.
+		cacheBlock := 16 * (1 - k%2)
 		t.Run(model, func(t *testing.T) {
 			p, m := realProbe(t, model, cachebust.FirstTurnSuffix)
 			var out [2]bytes.Buffer
 			var proved int64
 			for i, encodeAll := range []bool{false, true} {
-				tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 3, BenchmarkID: testutil.SeedBenchmarkID(3), Workers: 2})
+				tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 3, BenchmarkID: testutil.SeedBenchmarkID(3), Workers: 2, CacheBlockSize: cacheBlock})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -391,6 +395,9 @@ func checkTraceCounts(t *testing.T, tr *Tracer, out string) {
 		tu := c.Turns[0]
 		if *tu.WireISL != len(ids) || (tu.Unreachable == nil && len(ids) != tu.TargetISL) {
 			t.Errorf("line %d: wire_isl %d, target %d, the request encodes to %d", c.Trace.Line, *tu.WireISL, tu.TargetISL, len(ids))
+		}
+		if c.CacheBlockSize > 0 && tu.CacheBlocks != prefixcache.Chain(ids, c.CacheBlockSize) {
+			t.Errorf("line %d: cache blocks differ from the encoding's", c.Trace.Line)
 		}
 		if want := tr.model.Tokenizer.Count(tu.Text); tu.BareTokens != want {
 			t.Errorf("line %d: bare_tokens %d, the text counts %d", c.Trace.Line, tu.BareTokens, want)

@@ -99,28 +99,28 @@ func (g *Gen) pieceLen(p int) int {
 func (g *Gen) Text(start, n int) string {
 	var sb strings.Builder
 	sb.Grow(5 * n) // over a token's bytes in the corpora we ship: one allocation
-	g.eachPart(start, n, func(s string, _ int) { sb.WriteString(s) })
+	g.eachPart(start, n, func(p Part) { sb.WriteString(p.Text) })
 	return sb.String()
 }
 
 // Part is a stretch of a window's text: a piece of the text verbatim,
-// with Count its own encoding's length, or a decoded part of one, with
-// Count -1.
+// with IDs its own encoding (shared: do not modify) and Count their
+// number, or a decoded part of one, with Count -1 and no IDs.
 type Part struct {
 	Text  string
 	Count int
+	IDs   []int
 }
 
 // Parts is Text(start, n) in the parts it is made of, appended to dst:
 // their texts joined are Text(start, n).
 func (g *Gen) Parts(dst []Part, start, n int) []Part {
-	g.eachPart(start, n, func(s string, count int) { dst = append(dst, Part{s, count}) })
+	g.eachPart(start, n, func(p Part) { dst = append(dst, p) })
 	return dst
 }
 
-// eachPart calls fn with each part of Text(start, n) and its count (-1
-// where decoded).
-func (g *Gen) eachPart(start, n int, fn func(s string, count int)) {
+// eachPart calls fn with each part of Text(start, n).
+func (g *Gen) eachPart(start, n int, fn func(Part)) {
 	start %= len(g.ids)
 	p := sort.SearchInts(g.pieceStart, start+1) - 1
 	for first := true; n > 0; first = false {
@@ -128,8 +128,9 @@ func (g *Gen) eachPart(start, n int, fn func(s string, count int)) {
 		l := min(n, g.pieceStart[p]+g.pieceLen(p)-from)
 		var s string
 		count := -1
+		var ids []int
 		if from == g.pieceStart[p] && l == g.pieceLen(p) {
-			s, count = g.pieceText[p], l
+			s, count, ids = g.pieceText[p], l, g.ids[from:from+l:from+l]
 		} else {
 			s = g.tok.Decode(g.ids[from:from+l], false)
 			// SentencePiece decoders drop the leading space a piece has.
@@ -139,10 +140,10 @@ func (g *Gen) eachPart(start, n int, fn func(s string, count int)) {
 		}
 		if first {
 			if t := strings.TrimLeft(s, " "); t != s {
-				s, count = t, -1
+				s, count, ids = t, -1, nil
 			}
 		}
-		fn(s, count)
+		fn(Part{Text: s, Count: count, IDs: ids})
 		n -= l
 		start = 0
 		p = (p + 1) % len(g.pieceStart)

@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,8 +108,8 @@ func TestPartsMakeText(t *testing.T) {
 				sb.WriteString(p.Text)
 				if p.Count >= 0 {
 					whole++
-					if c := g.tok.Count(p.Text); c != p.Count {
-						t.Errorf("%s: window %v: part %.30q has count %d, counts %d", model, w, p.Text, p.Count, c)
+					if ids := g.tok.Encode(p.Text); len(ids) != p.Count || !slices.Equal(ids, p.IDs) {
+						t.Errorf("%s: window %v: part %.30q has count %d and ids %v, encodes to %v", model, w, p.Text, p.Count, p.IDs, ids)
 					}
 				}
 			}

@@ -63,6 +63,14 @@ func nfcOnly(n normalizer) bool {
 // tokenizer (a caller skips preparing for it otherwise).
 func (t *Tokenizer) ProvesSeams() bool { return t.seamFirst != nil }
 
+// AppendEncode is Encode appending the ids to dst.
+func (t *Tokenizer) AppendEncode(dst []int, text string) []int {
+	sc := t.getScratch()
+	dst = t.encodeInto(text, sc, dst)
+	t.putScratch(sc)
+	return dst
+}
+
 // MaxWhole is the longest text Encode encodes whole (longer ones are cut
 // into chunks): Seam's proof is about the pipeline run on a whole text.
 const MaxWhole = 2 * chunkBytes
