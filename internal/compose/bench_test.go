@@ -144,7 +144,7 @@ func countTexts(tok *tokenizer.Tokenizer, texts []string) int {
 // 4096 (block 512, embedded Qwen3, first_turn_suffix marker, corpus
 // tokenization included) against tokenizing the texts of that output once
 // on one goroutine, in the same run: compose/tokenize is the ratio the goal
-// bounds (issue #21: 1.5, not met yet; see the README's trace section) on
+// bounds (issue #21: 1.5; see docs/benchmarks.md) on
 // the wall clock; cpu-compose/tokenize is the same in process CPU time,
 // steadier on a shared machine.
 func BenchmarkComposeTrace(b *testing.B) {
