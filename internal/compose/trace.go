@@ -229,24 +229,24 @@ func (t *Tracer) anchor(j int, prev string) string {
 
 // counterAfter counts texts in the context of anchor a (a's own count
 // taken once: a search counts many texts after one anchor).
-func (t *Tracer) counterAfter(a string) func(s string) int {
-	n := t.model.Tokenizer.Count(a)
-	return func(s string) int { return t.model.Tokenizer.Count(a+s) - n }
+func (t *Tracer) counterAfter(a string) (after func(s string) int, n int) {
+	n = t.model.Tokenizer.Count(a)
+	return func(s string) int { return t.model.Tokenizer.Count(a+s) - n }, n
 }
 
 // windowEval is eval for a corpus window (anchor, lead, the window's text
-// trimmed as eval trims it, tail; counted after the anchor, plus base)
+// trimmed as eval trims it, tail; counted after the anchor, whose count is
+// anchorCount, plus base)
 // that counts only what it must: where the tokenizer proves the seam
 // before a part of the text (tokenizer.Seam), the count is the sum of
 // the counts on either side, and a part that is a corpus piece verbatim
 // has its count from the corpus's ids, so only the decoded ends of the
 // window, the anchor and the tail are encoded. Elsewhere it is eval.
-func (t *Tracer) windowEval(anchor, lead, tail string, base int, eval func(string) (sizing.Attempt, error)) sizing.WindowEval {
+func (t *Tracer) windowEval(anchor string, anchorCount int, lead, tail string, base int, eval func(string) (sizing.Attempt, error)) sizing.WindowEval {
 	tok := t.model.Tokenizer
 	if !tok.ProvesSeams() || t.encodeAll {
 		return nil
 	}
-	anchorCount := tok.Count(anchor)
 	var items []sizing.Part
 	return func(parts []sizing.Part, text string) (sizing.Attempt, error) {
 		trimmed := strings.TrimRight(text, " ")
@@ -391,12 +391,13 @@ func (t *Tracer) blockCap(j int) int {
 func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 	b.once.Do(func() {
 		a := t.anchor(j, prev)
-		after, l, want := t.counterAfter(a), lead(j), t.blockCap(j)
+		after, anchorCount := t.counterAfter(a)
+		l, want := lead(j), t.blockCap(j)
 		eval := func(text string) (sizing.Attempt, error) {
 			text = strings.TrimRight(text, " ")
 			return sizing.Attempt{Text: text, Wire: after(l + text)}, nil
 		}
-		got, out, err := t.gen.SearchWindows(b.start, want, want, eval, t.windowEval(a, l, "", 0, eval))
+		got, out, err := t.gen.SearchWindows(b.start, want, want, eval, t.windowEval(a, anchorCount, l, "", 0, eval))
 		switch {
 		case err != nil:
 			b.err = err
@@ -485,12 +486,13 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	j := full
 	start := t.blocks[keys[j]].start
 	a := t.anchor(j, prev)
-	after, l := t.counterAfter(a), lead(j)
+	after, anchorCount := t.counterAfter(a)
+	l := lead(j)
 	eval := func(text string) (sizing.Attempt, error) {
 		text = strings.TrimRight(text, " ")
 		return sizing.Attempt{Text: text, Wire: used + after(l+text+tail)}, nil
 	}
-	got, out, err := t.gen.SearchWindows(start, r.InputLength-used-tailEst, r.InputLength, eval, t.windowEval(a, l, tail, used, eval))
+	got, out, err := t.gen.SearchWindows(start, r.InputLength-used-tailEst, r.InputLength, eval, t.windowEval(a, anchorCount, l, tail, used, eval))
 	if err != nil {
 		return fail(err)
 	}
