@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/corpus"
@@ -18,6 +20,7 @@ import (
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/sizing"
+	"github.com/islkit/islkit/internal/tokenizer"
 	"github.com/islkit/islkit/internal/wire"
 	"github.com/islkit/islkit/internal/workload"
 )
@@ -54,9 +57,11 @@ type TraceOptions struct {
 // the first starts with a space followed by a non-space and ends with a
 // non-space, a boundary where the pre-tokenizers of the models we know
 // always cut: tokens then never merge across blocks, and identical text
-// means identical token ids. The whole request is encoded once at the end
+// means identical token ids. Where the tokenizer proves every cut before a
+// block (tokenizer.Seam), the request's counts are the sum of its parts'
+// (countFromParts); elsewhere the whole request is encoded once at the end
 // to check both claims (exact length, block token ids equal to the first
-// request that carried the block); a tokenizer that breaks them is an
+// request that carried the block), and a tokenizer that breaks them is an
 // error, not a silent miss. The last block, partial, is sized so that with
 // the tail the request counts exactly input_length.
 type Tracer struct {
@@ -75,6 +80,12 @@ type Tracer struct {
 
 	mu     sync.Mutex
 	blocks map[chainKey]*traceBlock
+
+	// encodeAll makes every text be counted whole and every request be
+	// encoded (tests compare the two ways); fromParts counts the requests
+	// that were not.
+	encodeAll bool
+	fromParts atomic.Int64
 }
 
 type chainKey [16]byte
@@ -89,6 +100,14 @@ type traceBlock struct {
 	// request that verified it (under Tracer.mu).
 	ids     [32]byte
 	checked bool
+	// seam: the tokenizer proves the cut before the text (after the block
+	// before it) encodes as its sides apart (tokenizer.Seam); bare is the
+	// first block's own count, set when the tokenizer proves seams.
+	seam bool
+	bare int
+	// window is where the text was cut from (sizing.Attempt's Start, Len),
+	// to assemble its ids from the window's parts (appendAttempt).
+	windowStart, windowLen int
 }
 
 const sentinel = "ISLKIT7f3a9sentinel"
@@ -210,9 +229,154 @@ func (t *Tracer) anchor(j int, prev string) string {
 
 // counterAfter counts texts in the context of anchor a (a's own count
 // taken once: a search counts many texts after one anchor).
-func (t *Tracer) counterAfter(a string) func(s string) int {
-	n := t.model.Tokenizer.Count(a)
-	return func(s string) int { return t.model.Tokenizer.Count(a+s) - n }
+func (t *Tracer) counterAfter(a string) (after func(s string) int, n int) {
+	n = t.model.Tokenizer.Count(a)
+	return func(s string) int { return t.model.Tokenizer.Count(a+s) - n }, n
+}
+
+// windowEval is eval for a corpus window (anchor, lead, the window's text
+// trimmed as eval trims it, tail; counted after the anchor, whose count is
+// anchorCount, plus base)
+// that counts only what it must: where the tokenizer proves the seam
+// before a part of the text (tokenizer.Seam), the count is the sum of
+// the counts on either side, and a part that is a corpus piece verbatim
+// has its count from the corpus's ids, so only the decoded ends of the
+// window, the anchor and the tail are encoded. Elsewhere it is eval.
+func (t *Tracer) windowEval(anchor string, anchorCount int, lead, tail string, base int, eval func(string) (sizing.Attempt, error)) sizing.WindowEval {
+	tok := t.model.Tokenizer
+	if !tok.ProvesSeams() || t.encodeAll {
+		return nil
+	}
+	var items []sizing.Part
+	return func(parts []sizing.Part, text string) (sizing.Attempt, error) {
+		trimmed := strings.TrimRight(text, " ")
+		items = append(items[:0], sizing.Part{Text: anchor + lead, Count: -1})
+		n := len(anchor) + len(lead) + len(tail)
+		for i, p := range parts {
+			if i == len(parts)-1 {
+				if tr := strings.TrimRight(p.Text, " "); tr != p.Text {
+					p = sizing.Part{Text: tr, Count: -1}
+				}
+			}
+			if p.Text == "" {
+				return eval(text)
+			}
+			items = append(items, p)
+			n += len(p.Text)
+		}
+		if tail != "" {
+			items = append(items, sizing.Part{Text: tail, Count: -1})
+		}
+		if n > tokenizer.MaxWhole || n-len(anchor)-len(lead)-len(tail) != len(trimmed) {
+			return eval(text)
+		}
+		for _, it := range items {
+			if !utf8.ValidString(it.Text) {
+				return eval(text)
+			}
+		}
+		return sizing.Attempt{Text: trimmed, Wire: base + countJoined(tok, items) - anchorCount}, nil
+	}
+}
+
+// countAttempt is Count(lead + a.Text), counted from the parts of the
+// window a was cut from (countJoined) where a's text is that window's,
+// trimmed as the evaluations trim it (not padded).
+func (t *Tracer) countAttempt(lead string, a sizing.Attempt) int {
+	if items := t.attemptItems(lead, a, ""); items != nil {
+		return countJoined(t.model.Tokenizer, items)
+	}
+	return t.model.Tokenizer.Count(lead + a.Text)
+}
+
+// appendAttempt appends Encode(lead + a.Text + tail) to dst, assembled
+// from the parts of a's window as countAttempt counts them.
+func (t *Tracer) appendAttempt(dst []int, lead string, a sizing.Attempt, tail string) []int {
+	if items := t.attemptItems(lead, a, tail); items != nil {
+		return appendJoined(t.model.Tokenizer, items, dst)
+	}
+	return t.model.Tokenizer.AppendEncode(dst, lead+a.Text+tail)
+}
+
+// attemptItems is lead + a.Text + tail as the parts of a's window, lead
+// and tail joined to the first and last; nil where a's text is not its
+// window's trimmed, or seams cannot be proved.
+func (t *Tracer) attemptItems(lead string, a sizing.Attempt, tail string) []sizing.Part {
+	tok := t.model.Tokenizer
+	text := lead + a.Text + tail
+	if !tok.ProvesSeams() || t.encodeAll || a.Len < 1 || len(text) > tokenizer.MaxWhole {
+		return nil
+	}
+	parts := t.gen.Parts(nil, a.Start, a.Len)
+	if lead != "" {
+		parts[0] = sizing.Part{Text: lead + parts[0].Text, Count: -1}
+	}
+	last := &parts[len(parts)-1]
+	if tr := strings.TrimRight(last.Text, " "); tr != last.Text {
+		*last = sizing.Part{Text: tr, Count: -1}
+	}
+	if tail != "" {
+		parts = append(parts, sizing.Part{Text: tail, Count: -1})
+	}
+	n := 0
+	for _, p := range parts {
+		if !strings.HasPrefix(text[n:], p.Text) || !utf8.ValidString(p.Text) {
+			return nil
+		}
+		n += len(p.Text)
+	}
+	if n != len(text) {
+		return nil
+	}
+	return parts
+}
+
+// appendJoined is countJoined appending the ids: a run of one item with
+// ids is those ids, any other run is encoded.
+func appendJoined(tok *tokenizer.Tokenizer, items []sizing.Part, dst []int) []int {
+	run := 0
+	var sb strings.Builder
+	for i := 1; i <= len(items); i++ {
+		if i < len(items) && !tok.Seam(items[i-1].Text, items[i].Text) {
+			continue
+		}
+		if i-run == 1 && items[run].Count >= 0 && len(items[run].IDs) == items[run].Count {
+			dst = append(dst, items[run].IDs...)
+		} else {
+			sb.Reset()
+			for _, it := range items[run:i] {
+				sb.WriteString(it.Text)
+			}
+			dst = tok.AppendEncode(dst, sb.String())
+		}
+		run = i
+	}
+	return dst
+}
+
+// countJoined is the count of the items' texts joined: the items are cut
+// into runs at the seams the tokenizer proves (tokenizer.Seam), and each
+// run is counted on its own, a run of one item of known count by that
+// count.
+func countJoined(tok *tokenizer.Tokenizer, items []sizing.Part) int {
+	total, run := 0, 0
+	var sb strings.Builder
+	for i := 1; i <= len(items); i++ {
+		if i < len(items) && !tok.Seam(items[i-1].Text, items[i].Text) {
+			continue
+		}
+		if i-run == 1 && items[run].Count >= 0 {
+			total += items[run].Count
+		} else {
+			sb.Reset()
+			for _, it := range items[run:i] {
+				sb.WriteString(it.Text)
+			}
+			total += tok.Count(sb.String())
+		}
+		run = i
+	}
+	return total
 }
 
 // blockCap is block j's content tokens.
@@ -226,12 +390,14 @@ func (t *Tracer) blockCap(j int) int {
 // block returns block j's text (computed once per chain).
 func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 	b.once.Do(func() {
-		after, l, want := t.counterAfter(t.anchor(j, prev)), lead(j), t.blockCap(j)
+		a := t.anchor(j, prev)
+		after, anchorCount := t.counterAfter(a)
+		l, want := lead(j), t.blockCap(j)
 		eval := func(text string) (sizing.Attempt, error) {
 			text = strings.TrimRight(text, " ")
 			return sizing.Attempt{Text: text, Wire: after(l + text)}, nil
 		}
-		got, out, err := t.gen.Search(b.start, want, want, eval)
+		got, out, err := t.gen.SearchWindows(b.start, want, want, eval, t.windowEval(a, anchorCount, l, "", 0, eval))
 		switch {
 		case err != nil:
 			b.err = err
@@ -239,6 +405,13 @@ func (t *Tracer) block(b *traceBlock, j int, prev string) (string, error) {
 			b.err = fmt.Errorf("cannot cut a block of exactly %d tokens (closest %d)", want, got.Wire)
 		default:
 			b.text = l + strings.TrimRight(got.Text, " ")
+			b.windowStart, b.windowLen = got.Start, got.Len
+			tok := t.model.Tokenizer
+			if j > 0 {
+				b.seam = tok.Seam(prev, b.text)
+			} else if tok.ProvesSeams() {
+				b.bare = t.countAttempt(l, got)
+			}
 		}
 	})
 	return b.text, b.err
@@ -312,12 +485,14 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	// ending in the same chain share as much of it as their lengths allow.
 	j := full
 	start := t.blocks[keys[j]].start
-	after, l := t.counterAfter(t.anchor(j, prev)), lead(j)
+	a := t.anchor(j, prev)
+	after, anchorCount := t.counterAfter(a)
+	l := lead(j)
 	eval := func(text string) (sizing.Attempt, error) {
 		text = strings.TrimRight(text, " ")
 		return sizing.Attempt{Text: text, Wire: used + after(l+text+tail)}, nil
 	}
-	got, out, err := t.gen.Search(start, r.InputLength-used-tailEst, r.InputLength, eval)
+	got, out, err := t.gen.SearchWindows(start, r.InputLength-used-tailEst, r.InputLength, eval, t.windowEval(a, anchorCount, l, tail, used, eval))
 	if err != nil {
 		return fail(err)
 	}
@@ -328,6 +503,29 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 	turn := &conv.Turns[0]
 	turn.Text = content.String()
 	conv.Trace.FullBlocks = full
+	pw, pbare, ok, err := t.countFromParts(conv, marker, tail, keys[:full], prev, l, got)
+	if err != nil {
+		return fail(err)
+	}
+	var chain string
+	if ok && t.opts.CacheBlockSize > 0 {
+		buf := idsBuffers.Get().(*[]int)
+		ids := t.assembleIDs((*buf)[:0], keys[:full], l, got, tail)
+		if ok = len(ids) == pw; ok {
+			chain = prefixcache.Chain(ids, t.opts.CacheBlockSize)
+		}
+		*buf = ids
+		idsBuffers.Put(buf)
+	}
+	if ok {
+		t.fromParts.Add(1)
+		turn.BareTokens, turn.WireISL, turn.CacheBlocks = pbare, &pw, chain
+		if out == sizing.Unreachable {
+			turn.Unreachable = &records.Unreachable{MinISL: pw, Short: pw - r.InputLength,
+				Reason: "the chat template and marker alone exceed input_length with a one-token text"}
+		}
+		return conv, nil
+	}
 	buf := idsBuffers.Get().(*[]int)
 	defer idsBuffers.Put(buf)
 	ids, bare, err := t.wireAndBare((*buf)[:0], conv, marker)
@@ -351,6 +549,66 @@ func (t *Tracer) Conversation(i int, r workload.TraceRow, keys []chainKey) (*rec
 		turn.CacheBlocks = prefixcache.Chain(ids, t.opts.CacheBlockSize)
 	}
 	return conv, nil
+}
+
+// countFromParts is the request's wire count and its text's bare count, taken
+// from the counts its parts were sized by, where the tokenizer proves that
+// the request encodes as those parts apart: the first block after the
+// header, each later block, and the last part with the tail. Each was
+// counted after the last word of the block before it (counterAfter), and
+// every cut before a block or the last part is a seam the tokenizer proves
+// from the cut's two sides alone (tokenizer.Seam), so the same cut holds
+// in the request, in the text alone and in the context the part was
+// counted in. The request must be the header, the text and the tail, as
+// the parts were sized for, encoded whole. ok is false where any of that
+// is not so; the request is then encoded.
+func (t *Tracer) countFromParts(conv *records.Conversation, marker, tail string, keys []chainKey, prev, lead string, got sizing.Attempt) (w, bare int, ok bool, err error) {
+	tok := t.model.Tokenizer
+	last, wire := lead+got.Text, got.Wire
+	if !tok.ProvesSeams() || t.encodeAll {
+		return 0, 0, false, nil
+	}
+	for j := 1; j < len(keys); j++ {
+		if !t.blocks[keys[j]].seam {
+			return 0, 0, false, nil
+		}
+	}
+	if len(keys) > 0 && !tok.Seam(prev, last) {
+		return 0, 0, false, nil
+	}
+	pr, err := prompt(t.model, conv, 0, marker)
+	if err != nil {
+		return 0, 0, false, refused(err)
+	}
+	text := conv.Turns[0].Text
+	rendered := string(pr.Text)
+	if t.model.Template == nil || pr.AddSpecialTokens || len(pr.Bare) > 0 || len(pr.Cuts) > 0 || len(pr.Fixed) > 0 ||
+		len(rendered) != len(t.header)+len(text)+len(tail) || len(rendered) > tokenizer.MaxWhole ||
+		!strings.HasPrefix(rendered, t.header) || rendered[len(t.header):len(t.header)+len(text)] != text ||
+		!strings.HasSuffix(rendered, tail) || !utf8.ValidString(rendered) {
+		return 0, 0, false, nil
+	}
+	if len(keys) == 0 {
+		return wire, t.countAttempt(lead, got), true, nil
+	}
+	bare = t.blocks[keys[0]].bare + (len(keys)-1)*t.opts.BlockSize + t.countAttempt(lead, got)
+	return wire, bare, true, nil
+}
+
+// assembleIDs appends the request's ids to dst from its parts' (where
+// countFromParts proved the seams between them): the header with the
+// first block, each later block, and the last part with the tail, each
+// assembled from its window's parts (appendAttempt). With no full block
+// the last part follows the header.
+func (t *Tracer) assembleIDs(dst []int, keys []chainKey, lastLead string, got sizing.Attempt, tail string) []int {
+	head := t.header
+	for j, k := range keys {
+		b := t.blocks[k]
+		l := lead(j)
+		dst = t.appendAttempt(dst, head+l, sizing.Attempt{Text: b.text[len(l):], Start: b.windowStart, Len: b.windowLen}, "")
+		head = ""
+	}
+	return t.appendAttempt(dst, head+lastLead, got, tail)
 }
 
 // wireIDs is the request's wire tokens, built as send builds it.

@@ -15,6 +15,7 @@ import (
 	"github.com/islkit/islkit/internal/cachebust"
 	"github.com/islkit/islkit/internal/cli"
 	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/prefixcache"
 	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/request"
 	"github.com/islkit/islkit/internal/testutil"
@@ -255,10 +256,10 @@ func TestTraceRefusesPrefixTargets(t *testing.T) {
 
 // TestTraceManyRows composes 400 random rows (lengths uniform around 800,
 // half sharing a random number of leading blocks of 100 tokens with an
-// earlier row) on every model, with and without a suffix marker. compose
-// encodes every request it writes and refuses one whose length is off or
-// whose shared blocks tokenize differently from the first row that carried
-// them, so success means all of it held.
+// earlier row) on every model, with and without a suffix marker, and
+// encodes every request: its length is its wire_isl (the target), its
+// text counts its bare_tokens, and shared blocks tokenize as the first row
+// that carried them.
 func TestTraceManyRows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("composes 5 600 requests on 7 real models")
@@ -272,9 +273,141 @@ func TestTraceManyRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := tr.Run(context.Background(), jsonl.NewWriter(&buf), rows); err != nil {
+			w := jsonl.NewWriter(&buf)
+			if err := tr.Run(context.Background(), w, rows); err != nil {
 				t.Errorf("%s %s: %v", model, target, err)
 			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			checkTraceCounts(t, tr, buf.String())
+		}
+	}
+}
+
+// TestTraceCountsFromParts: compose --trace writes the same bytes whether
+// it takes a request's counts from its parts where the tokenizer proves
+// the seams between them (Tracer.countFromParts) or encodes every request
+// (the way before it), on every model: proofs on the byte-level ones, none
+// on DeepSeek-V3 (digits split first) and the SentencePiece ones, which
+// then encode. Every request's wire_isl is its encoding's length and its
+// bare_tokens its text's count, and requests sharing a block share its
+// tokens; named cache blocks are those of the request's encoding.
+func TestTraceCountsFromParts(t *testing.T) {
+	n := 120
+	if testing.Short() {
+		n = 40
+	}
+	rows := traceRows(n, 700, 100)
+	for k, model := range traceModels {
+		// Cache blocks named on every other model: their ids are then
+		// assembled from the parts too.
+		cacheBlock := 16 * (1 - k%2)
+		t.Run(model, func(t *testing.T) {
+			p, m := realProbe(t, model, cachebust.FirstTurnSuffix)
+			var out [2]bytes.Buffer
+			var proved int64
+			for i, encodeAll := range []bool{false, true} {
+				tr, err := NewTracer(p, m, "", TraceOptions{BlockSize: 100, Seed: 3, BenchmarkID: testutil.SeedBenchmarkID(3), Workers: 2, CacheBlockSize: cacheBlock})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr.encodeAll = encodeAll
+				w := jsonl.NewWriter(&out[i])
+				if err := tr.Run(context.Background(), w, rows); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				if !encodeAll {
+					proved = tr.fromParts.Load()
+					checkTraceCounts(t, tr, out[i].String())
+				}
+			}
+			if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
+				t.Fatalf("the output differs from encoding every request")
+			}
+			t.Logf("%d of %d requests counted from their parts", proved, n)
+			switch model {
+			case "deepseek_v3", "mistral7b", "mistral7b-metaspace":
+				if proved != 0 {
+					t.Errorf("%d requests counted from their parts, want none (no seam is provable)", proved)
+				}
+			default:
+				if proved < int64(n)/2 {
+					t.Errorf("only %d of %d requests counted from their parts", proved, n)
+				}
+			}
+		})
+	}
+}
+
+// TestTraceCountsFromPartsUnproved: where no seam can be proved (every
+// block ends in a Greek letter, not printable ASCII), requests with full
+// blocks are encoded, and the output is still the same.
+func TestTraceCountsFromPartsUnproved(t *testing.T) {
+	words := strings.Fields("λόγος κόσμος ψυχή ἀρετή δίκη φύσις ἀλήθεια σοφία πόλις νόμος χρόνος θάλασσα")
+	var corpus strings.Builder
+	for i := range 3000 {
+		corpus.WriteString(words[(i*7+i/5)%len(words)])
+		corpus.WriteString(" ")
+	}
+	rows := traceRows(30, 700, 100)
+	p, m := realProbe(t, "qwen3", cachebust.FirstTurnSuffix)
+	var out [2]bytes.Buffer
+	for i, encodeAll := range []bool{false, true} {
+		tr, err := NewTracer(p, m, corpus.String(), TraceOptions{BlockSize: 100, Seed: 3, BenchmarkID: testutil.SeedBenchmarkID(3), Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.encodeAll = encodeAll
+		w := jsonl.NewWriter(&out[i])
+		if err := tr.Run(context.Background(), w, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if n := tr.fromParts.Load(); n != 0 {
+			t.Errorf("%d requests counted from their parts, want none", n)
+		}
+		checkTraceCounts(t, tr, out[i].String())
+	}
+	if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
+		t.Fatalf("the output differs from encoding every request")
+	}
+}
+
+// checkTraceCounts encodes every request of out.
+func checkTraceCounts(t *testing.T, tr *Tracer, out string) {
+	t.Helper()
+	blocks := map[int64]string{} // by the last hash id of a full block's chain (traceRows' ids are unique per chain)
+	for l := range strings.Lines(out) {
+		var c records.Conversation
+		if err := records.Decode(jsonl.Line{File: "out", Data: []byte(l)}, records.KindConversation, &c); err != nil {
+			t.Fatal(err)
+		}
+		ids, err := tr.wireIDs(&c, wire.Marker(&c, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tu := c.Turns[0]
+		if *tu.WireISL != len(ids) || (tu.Unreachable == nil && len(ids) != tu.TargetISL) {
+			t.Errorf("line %d: wire_isl %d, target %d, the request encodes to %d", c.Trace.Line, *tu.WireISL, tu.TargetISL, len(ids))
+		}
+		if c.CacheBlockSize > 0 && tu.CacheBlocks != prefixcache.Chain(ids, c.CacheBlockSize) {
+			t.Errorf("line %d: cache blocks differ from the encoding's", c.Trace.Line)
+		}
+		if want := tr.model.Tokenizer.Count(tu.Text); tu.BareTokens != want {
+			t.Errorf("line %d: bare_tokens %d, the text counts %d", c.Trace.Line, tu.BareTokens, want)
+		}
+		for j, sum := range blockSums(ids, 100)[:c.Trace.FullBlocks] {
+			id := c.Trace.HashIDs[j]
+			if prev, ok := blocks[id]; ok && prev != sum {
+				t.Errorf("line %d: block %d's tokens differ from an earlier request's", c.Trace.Line, j)
+			}
+			blocks[id] = sum
 		}
 	}
 }

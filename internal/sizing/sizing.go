@@ -97,16 +97,40 @@ func (g *Gen) pieceLen(p int) int {
 // likely across a thousand conversations). The leading space is dropped.
 // Callers count the result: merges at the seams can move it by a token.
 func (g *Gen) Text(start, n int) string {
-	start %= len(g.ids)
-	p := sort.SearchInts(g.pieceStart, start+1) - 1
 	var sb strings.Builder
 	sb.Grow(5 * n) // over a token's bytes in the corpora we ship: one allocation
+	g.eachPart(start, n, func(p Part) { sb.WriteString(p.Text) })
+	return sb.String()
+}
+
+// Part is a stretch of a window's text: a piece of the text verbatim,
+// with IDs its own encoding (shared: do not modify) and Count their
+// number, or a decoded part of one, with Count -1 and no IDs.
+type Part struct {
+	Text  string
+	Count int
+	IDs   []int
+}
+
+// Parts is Text(start, n) in the parts it is made of, appended to dst:
+// their texts joined are Text(start, n).
+func (g *Gen) Parts(dst []Part, start, n int) []Part {
+	g.eachPart(start, n, func(p Part) { dst = append(dst, p) })
+	return dst
+}
+
+// eachPart calls fn with each part of Text(start, n).
+func (g *Gen) eachPart(start, n int, fn func(Part)) {
+	start %= len(g.ids)
+	p := sort.SearchInts(g.pieceStart, start+1) - 1
 	for first := true; n > 0; first = false {
 		from := max(start, g.pieceStart[p])
 		l := min(n, g.pieceStart[p]+g.pieceLen(p)-from)
 		var s string
+		count := -1
+		var ids []int
 		if from == g.pieceStart[p] && l == g.pieceLen(p) {
-			s = g.pieceText[p]
+			s, count, ids = g.pieceText[p], l, g.ids[from:from+l:from+l]
 		} else {
 			s = g.tok.Decode(g.ids[from:from+l], false)
 			// SentencePiece decoders drop the leading space a piece has.
@@ -115,12 +139,26 @@ func (g *Gen) Text(start, n int) string {
 			}
 		}
 		if first {
-			s = strings.TrimLeft(s, " ")
+			if t := strings.TrimLeft(s, " "); t != s {
+				s, count, ids = t, -1, nil
+			}
 		}
-		sb.WriteString(s)
+		fn(Part{Text: s, Count: count, IDs: ids})
 		n -= l
 		start = 0
 		p = (p + 1) % len(g.pieceStart)
+	}
+}
+
+func joinParts(parts []Part) string {
+	n := 0
+	for _, p := range parts {
+		n += len(p.Text)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, p := range parts {
+		sb.WriteString(p.Text)
 	}
 	return sb.String()
 }
@@ -228,10 +266,21 @@ const (
 // steps where the count jumps, then single-token pads on the closest text
 // below the target, then other windows of the text. Every path is bounded.
 func (g *Gen) Search(start, guess, target int, eval func(text string) (Attempt, error)) (Attempt, Outcome, error) {
+	return g.SearchWindows(start, guess, target, eval, nil)
+}
+
+// WindowEval evaluates a window's text from its parts (Parts): it must
+// give what eval gives for the text, and may count the parts instead of
+// the text.
+type WindowEval func(parts []Part, text string) (Attempt, error)
+
+// SearchWindows is Search with the windows it cuts evaluated by window
+// (when not nil) from their parts; pads and other edits go to eval.
+func (g *Gen) SearchWindows(start, guess, target int, eval func(text string) (Attempt, error), window WindowEval) (Attempt, Outcome, error) {
 	var below, padded *Attempt // padded: the below last padded (padding it again changes nothing)
 	for try := 0; try < 4; try++ {
 		s := start + try*(len(g.ids)/5+1)
-		if a, out, done, err := g.walk(s, guess, target, eval, &below); done {
+		if a, out, done, err := g.walk(s, guess, target, eval, window, &below); done {
 			return a, out, err
 		}
 		if below != nil && below != padded {
@@ -264,7 +313,7 @@ func (g *Gen) Search(start, guess, target int, eval func(text string) (Attempt, 
 // means another g (another continuation) may do.
 func (g *Gen) SearchPrefix(guess, target int, eval func(text string) (Attempt, error)) (Attempt, Outcome, error) {
 	var below *Attempt
-	if a, out, done, err := g.walk(0, guess, target, eval, &below); done {
+	if a, out, done, err := g.walk(0, guess, target, eval, nil, &below); done {
 		return a, out, err
 	}
 	if below == nil {
@@ -284,14 +333,22 @@ func (g *Gen) SearchPrefix(guess, target int, eval func(text string) (Attempt, e
 // steps (the count is nearly linear in b), then ±1 steps where the count
 // jumps. done is set with an exact or unreachable attempt (or an error);
 // otherwise *below is left at the closest attempt under the target.
-func (g *Gen) walk(s, guess, target int, eval func(text string) (Attempt, error), below **Attempt) (Attempt, Outcome, bool, error) {
+func (g *Gen) walk(s, guess, target int, eval func(text string) (Attempt, error), window WindowEval, below **Attempt) (Attempt, Outcome, bool, error) {
 	tried := map[int]bool{}
 	b := max(1, guess)
+	var parts []Part
 	for range 24 {
 		// The window's own bare count may differ from b by a merge at its
 		// ends; only the wire count matters here, and the bare count is
 		// taken once for the text that is kept.
-		a, err := eval(g.Text(s, b))
+		var a Attempt
+		var err error
+		if window != nil {
+			parts = g.Parts(parts[:0], s, b)
+			a, err = window(parts, joinParts(parts))
+		} else {
+			a, err = eval(g.Text(s, b))
+		}
 		if err != nil {
 			return Attempt{}, Stuck, true, err
 		}

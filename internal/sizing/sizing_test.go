@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,5 +87,74 @@ func TestVerbatimKeepsText(t *testing.T) {
 	}
 	if got := g.Text(0, len(g.IDs())); got != text {
 		t.Errorf("whole text differs:\n%q\n%q", got, text)
+	}
+}
+
+// TestPartsMakeText: a window's parts joined are its text, and a part
+// given a count is a corpus piece verbatim whose own count it is; the
+// corpus's first piece (no leading space) comes back whole after a wrap.
+func TestPartsMakeText(t *testing.T) {
+	text, _ := corpus.Default()
+	for _, model := range []string{"", "mistral7b-metaspace"} {
+		g, err := New(tokenizerOf(t, model), text, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := 0
+		for _, w := range [][2]int{{0, 10}, {1000, 37}, {5000, 300}, {123456, 1}, {77, 2000}, {len(g.ids) - 20, 200}} {
+			parts := g.Parts(nil, w[0], w[1])
+			var sb strings.Builder
+			for _, p := range parts {
+				sb.WriteString(p.Text)
+				if p.Count >= 0 {
+					whole++
+					if ids := g.tok.Encode(p.Text); len(ids) != p.Count || !slices.Equal(ids, p.IDs) {
+						t.Errorf("%s: window %v: part %.30q has count %d and ids %v, encodes to %v", model, w, p.Text, p.Count, p.IDs, ids)
+					}
+				}
+			}
+			if got := g.Text(w[0], w[1]); sb.String() != got {
+				t.Errorf("%s: window %v: parts make %.60q, Text %.60q", model, w, sb.String(), got)
+			}
+		}
+		if whole < 10 {
+			t.Errorf("%s: only %d whole pieces among the parts", model, whole)
+		}
+	}
+}
+
+// TestSearchWindowsSameAsSearch: a window evaluator that gives eval's
+// answer from the parts makes the search find what Search finds.
+func TestSearchWindowsSameAsSearch(t *testing.T) {
+	text, _ := corpus.Default()
+	g, err := New(tokenizerOf(t, ""), text, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := func(s string) (Attempt, error) {
+		s = strings.TrimRight(s, " ")
+		return Attempt{Text: s, Wire: g.tok.Count("Header: " + s)}, nil
+	}
+	windows := 0
+	window := func(parts []Part, s string) (Attempt, error) {
+		windows++
+		var sb strings.Builder
+		for _, p := range parts {
+			sb.WriteString(p.Text)
+		}
+		if sb.String() != s {
+			t.Fatalf("window text %.40q is not its parts joined", s)
+		}
+		return eval(s)
+	}
+	for _, c := range [][3]int{{0, 100, 103}, {4321, 500, 498}, {99999, 7, 9}} {
+		a, out, err := g.Search(c[0], c[1], c[2], eval)
+		b, outW, errW := g.SearchWindows(c[0], c[1], c[2], eval, window)
+		if err != nil || errW != nil || a != b || out != outW {
+			t.Errorf("%v: Search %+v %v %v, SearchWindows %+v %v %v", c, a, out, err, b, outW, errW)
+		}
+	}
+	if windows == 0 {
+		t.Error("the window evaluator was never called")
 	}
 }

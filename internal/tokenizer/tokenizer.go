@@ -17,6 +17,8 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/islkit/islkit/internal/tokenizer/regex"
 )
 
 // Tokenizer encodes text to ids and back. It is safe for concurrent use.
@@ -43,6 +45,9 @@ type Tokenizer struct {
 	// spanPre is the pre-tokenizer's steps when EncodeSpan can prove
 	// span counts (see spanSteps), else nil.
 	spanPre []preTokenizer
+	// seamFirst is the first pre-tokenizer step's matcher when Seam can
+	// prove cuts (see seamMatcher), else nil.
+	seamFirst regex.Matcher
 }
 
 func (t *Tokenizer) setAddedTokens(tokens []AddedToken) error {
@@ -80,7 +85,7 @@ func (t *Tokenizer) setAddedTokens(tokens []AddedToken) error {
 func (t *Tokenizer) finish() {
 	t.scratch.New = func() any { return &scratch{} }
 	t.caches = make(chan map[string][]int32, 64)
-	defer func() { t.spanPre = t.spanSteps() }()
+	defer func() { t.spanPre = t.spanSteps(); t.seamFirst = t.seamMatcher() }()
 	// A trailing ByteLevel step only maps bytes to characters that the BPE
 	// vocabulary then looks up; a byte-keyed model skips the round trip.
 	m, ok := t.model.(*bpe)

@@ -34,9 +34,12 @@ func Whitespace() Matcher { return scanFunc(scanRegexWhitespace) }
 
 // Forward reports whether m is one of the hand-written scanners. Each of them decides the match
 // at a position from the text at and after it only (no look-behind, no anchors), and, where the
-// character before a space is an ASCII letter, no match starting before that space looks past it
-// (runs stop at the space; contractions and optional prefixes read at most two characters
-// ahead): the tokenizer's span counts (EncodeSpan) rely on both.
+// character before a space is printable ASCII (an ASCII letter in particular) or punctuation of
+// U+2010–U+2027, no match starting
+// before that space looks past it, nor tells it from the end of the text (runs stop at the space;
+// contractions and optional prefixes read at most two characters ahead, and a space is none of
+// what they look for): the tokenizer's span counts (EncodeSpan) and seams (Seam) rely on both
+// (TestForwardCut).
 func Forward(m Matcher) bool {
 	_, ok := m.(scanFunc)
 	return ok
