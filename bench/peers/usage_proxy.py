@@ -9,10 +9,13 @@ streamed request that does not ask for usage gets
 stream_options.include_usage (the server then adds one last chunk with
 empty choices, which OpenAI clients skip); nothing else is changed. One
 line per request: path, the requested output length and ignore_eos, the
-last chat message's text, the server's status and usage.
+last chat message's text, the server's status and usage, and the
+request's arrival time (t, seconds since the epoch, taken before its body
+is read: rate.py judges each client's schedule by it).
 """
 import json
 import sys
+import time
 
 from aiohttp import ClientSession, ClientTimeout, web
 
@@ -39,8 +42,9 @@ def usage_of(raw, streamed):
 
 
 async def handle(request):
+    t = time.time()
     body = await request.read()
-    rec = {"path": request.path}
+    rec = {"path": request.path, "t": t}
     data = None
     if body:
         try:
