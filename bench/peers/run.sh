@@ -4,8 +4,10 @@
 # file) and GuideLLM, each asked for the same work against one real vLLM
 # server (scripts/vllm-cpu.sh; qwen3's tokenizer and template), every
 # request's ISL and output length read from the server's own usage through
-# a proxy; writes the table to bench/peers/RESULTS.md (run.py says how).
-# PEERS_N requests per tool (default 20). Not part of `make test`.
+# a proxy; writes the table to bench/peers/RESULTS.md (run.py says how);
+# then rate.sh appends each client's own limit against islkit's test
+# server (PEERS_NO_RATE=1 leaves it out). PEERS_N requests per tool
+# (default 20). Not part of `make test`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/islkit
@@ -54,3 +56,9 @@ echo "probe --verify-url against vllm serve (qwen3):" >&2
 "$tmp/probe" --tokenizer "$cache/vllm-cpu/models/qwen3" --apply-chat-template --verify-url "http://127.0.0.1:$vport" --model m \
   >"$out/verify.json" 2>"$out/verify.err" && echo "  agrees" >&2 || { echo "  FAILED:" >&2; cat "$out/verify.err" >&2; }
 if [ -n "${PEERS_KEEP:-}" ]; then cp -r "$out" "$PEERS_KEEP"; cp "$tmp/usage.jsonl" "$PEERS_KEEP/"; fi
+# The vLLM server is stopped first: the client's own limit is measured
+# against islkit's test server, with the machine otherwise idle.
+cleanup
+pids=()
+tmp=$(mktemp -d)
+if [ -z "${PEERS_NO_RATE:-}" ]; then PEERS_RATE_OUT=${PEERS_KEEP:+$PEERS_KEEP/rate} bash "$root/bench/peers/rate.sh"; fi

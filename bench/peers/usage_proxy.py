@@ -56,8 +56,12 @@ async def handle(request):
         rec["max_tokens"] = data.get("max_completion_tokens") or data.get("max_tokens") or data.get("max_output_tokens")
         rec["ignore_eos"] = data.get("ignore_eos")
         msgs = data.get("messages")
-        if isinstance(msgs, list) and msgs and isinstance(msgs[-1], dict) and isinstance(msgs[-1].get("content"), str):
-            rec["last_text"] = msgs[-1]["content"]  # a dataset request's target is its text's count
+        if isinstance(msgs, list) and msgs and isinstance(msgs[-1], dict):
+            c = msgs[-1].get("content")
+            if isinstance(c, list):  # vllm bench's openai-chat sends [{"type": "text", "text": ...}]
+                c = "".join(p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text")
+            if isinstance(c, str):
+                rec["last_text"] = c  # a dataset request's target is its text's count
         streamed = bool(data.get("stream"))
         if streamed and "/responses" not in request.path:
             so = data.get("stream_options") or {}
@@ -66,21 +70,30 @@ async def handle(request):
                 rec["usage_injected"] = True
                 body = json.dumps(data).encode()
     headers = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "authorization", "accept")}
-    async with request.app["session"].request(request.method, upstream + request.path_qs, data=body, headers=headers) as r:
-        resp = web.StreamResponse(status=r.status)
-        resp.content_type = r.content_type
-        await resp.prepare(request)
-        buf = bytearray()
-        async for chunk in r.content.iter_any():
-            buf += chunk
-            await resp.write(chunk)
-        await resp.write_eof()
-    if request.method == "POST":
-        rec["status"] = r.status
-        u = usage_of(bytes(buf), streamed) or {}
-        rec["prompt_tokens"] = u.get("prompt_tokens", u.get("input_tokens"))
-        rec["completion_tokens"] = u.get("completion_tokens", u.get("output_tokens"))
-        log.write(json.dumps(rec) + "\n")
+    buf, status, resp = bytearray(), None, None
+    try:
+        async with request.app["session"].request(request.method, upstream + request.path_qs, data=body, headers=headers) as r:
+            status = r.status
+            resp = web.StreamResponse(status=r.status)
+            resp.content_type = r.content_type
+            await resp.prepare(request)
+            async for chunk in r.content.iter_any():
+                buf += chunk
+                await resp.write(chunk)
+            # A client may close as soon as it has read [DONE] (GuideLLM
+            # does), before the last chunk's terminator: the request was
+            # still served and is still logged.
+            await resp.write_eof()
+    except ConnectionError:
+        if resp is None:
+            raise
+    finally:
+        if request.method == "POST":
+            rec["status"] = status
+            u = usage_of(bytes(buf), streamed) or {}
+            rec["prompt_tokens"] = u.get("prompt_tokens", u.get("input_tokens"))
+            rec["completion_tokens"] = u.get("completion_tokens", u.get("output_tokens"))
+            log.write(json.dumps(rec) + "\n")
     return resp
 
 
