@@ -35,7 +35,7 @@ func FuzzMistral(f *testing.F) {
 		if err != nil || ex.Body == nil {
 			return
 		}
-		pr, err := renderMistral(ex, formats[v7], nil)
+		pr, err := renderMistral(ex, formats[v7], nil, nil)
 		if err != nil {
 			return
 		}
