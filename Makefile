@@ -198,6 +198,9 @@ renderers-reference:
 renderers-reference-mistral:
 	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-ref.py internal/serverprofile/testdata/mistral-expect.jsonl.gz
 	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-ref.py --sentencepiece internal/serverprofile/testdata/mistral-sp-expect.jsonl.gz
+	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-images-ref.py internal/serverprofile/testdata/mistral-images-expect.jsonl.gz
+	$(GO) test -count=1 -run 'TestImagesMistral$$' ./internal/compose/ -mistral-image-bodies /tmp/islkit-mistral-image-bodies.jsonl
+	nice -n 10 $${MISTRAL_REF_PYTHON:-python3} scripts/renderers/mistral-compose-images-ref.py /tmp/islkit-mistral-image-bodies.jsonl internal/compose/testdata/mistral-images-reference.jsonl.gz
 	$(GO) test -count=1 -run 'TestMistral' ./internal/serverprofile/
 
 ## vision-reference: regenerate internal/vision's per-image references and the whole-body image references of every family with transformers and mistral-common (a venv from scripts/vision/requirements.txt, VISION_VENV, default /tmp/islkit-vision-venv), then check measure and compose against them

@@ -12,6 +12,7 @@ import (
 // (internal/serverprofile/testdata/*-expect.jsonl.gz, written by
 // scripts/renderers/*-ref.py with the real library).
 type rendererExpect struct {
+	Name    string          `json:"name"`
 	Now     string          `json:"now"`
 	Tekken  string          `json:"tekken"`
 	Version string          `json:"version"`

@@ -25,10 +25,11 @@ import (
 //
 // Reproduced: tokenizer versions v3 and v7 (text content, system
 // prompts, tools, tool calls and results, consecutive messages of a
-// role, continue_final_message). Not reproduced, and refused by name:
-// v1/v2 (SentencePiece only), v11 and later (their [ARGS]/[CALL_ID]
-// and think chunks), images and audio, and mistral-common's validation
-// beyond the rules below.
+// role, continue_final_message), and images in user messages where the
+// model's tekken.json has image settings (mistral_images.go). Not
+// reproduced, and refused by name: v1 (SentencePiece only), v11 and
+// later (their [ARGS]/[CALL_ID] and think chunks), audio, and
+// mistral-common's validation beyond the rules below.
 
 // mistralRule names the refusals of this renderer.
 const mistralRule = "mistral"
@@ -41,13 +42,16 @@ type mistralMessage struct {
 	name      string // tool message's name (v2 writes it), "" for none
 	hasName   bool
 	prefix    bool
+	// chunks is a user message's content where it holds images (nil:
+	// content is all of it).
+	chunks []mistralChunk
 }
 
 type mistralToolCall struct {
 	id, name, arguments string
 }
 
-func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Prompt, error) {
+func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, vis *Vision, dst []byte) (Prompt, error) {
 	// v2 (InstructTokenizerV2) is v3 but for its tool messages and tool
 	// calls: see below; the rest goes as v3 (lv).
 	v2 := f.Version == "v2"
@@ -70,8 +74,12 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 		return Prompt{}, refuse(VLLM, mistralRule, "no messages")
 	}
 	msgs := make([]mistralMessage, 0, len(elems))
+	images := &mistralImages{vis: vis}
 	for i, e := range elems {
-		m, err := mistralConvert(e)
+		m, err := mistralConvert(e, i, images)
+		if IsRefusal(err) {
+			return Prompt{}, err
+		}
 		if err != nil {
 			return Prompt{}, refuse(VLLM, mistralRule, "messages[%d]: %v", i, err)
 		}
@@ -130,11 +138,17 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 				err = firstErr(err, w.special("[/AVAILABLE_TOOLS]"))
 			}
 			err = firstErr(err, w.special("[INST]"))
-			content := m.content
+			system := ""
 			if v == "v3" && i == lastUser && hasSystem && systemPrompt != "" {
-				content = systemPrompt + "\n\n" + content
+				system = systemPrompt
 			}
-			w.text(content)
+			if m.chunks != nil {
+				err = firstErr(err, w.userChunks(m.chunks, system))
+			} else if system != "" {
+				w.text(system + "\n\n" + m.content)
+			} else {
+				w.text(m.content)
+			}
 			err = firstErr(err, w.special("[/INST]"))
 		case "system": // v7 only: v3 folds system prompts into the last user message
 			err = w.special("[SYSTEM_PROMPT]")
@@ -220,7 +234,11 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, dst []byte) (Promp
 			return Prompt{}, err
 		}
 	}
-	return Prompt{Text: w.dst, Fixed: w.fixed}, nil
+	imgs, err := mistralExpand(images, w.order, ex, f)
+	if err != nil {
+		return Prompt{}, err
+	}
+	return Prompt{Text: w.dst, Fixed: w.fixed, Cuts: w.cuts, Images: imgs}, nil
 }
 
 func firstErr(a, b error) error {
@@ -236,6 +254,8 @@ type mistralWriter struct {
 	dst   []byte
 	fixed []FixedToken
 	ids   map[string]int
+	cuts  []int // where a text chunk ends: the next is encoded on its own
+	order []int // the images placed, in prompt order (mistralImages refs, 1-based)
 }
 
 func (w *mistralWriter) special(name string) error {
@@ -253,7 +273,7 @@ func (w *mistralWriter) text(s string) { w.dst = append(w.dst, s...) }
 
 // mistralConvert is mistral-common's from_openai of one message, after
 // vLLM's truncate_tool_call_ids.
-func mistralConvert(raw json.RawMessage) (mistralMessage, error) {
+func mistralConvert(raw json.RawMessage, msg int, images *mistralImages) (mistralMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return mistralMessage{}, fmt.Errorf("not an object")
@@ -270,7 +290,7 @@ func mistralConvert(raw json.RawMessage) (mistralMessage, error) {
 	default:
 		return m, fmt.Errorf("role %q is not one mistral-common knows", m.role)
 	}
-	if m.content, err = mistralContent(o); err != nil {
+	if m.content, m.chunks, err = mistralContent(o, m.role, msg, images); err != nil {
 		return m, err
 	}
 	switch m.role {
@@ -317,33 +337,50 @@ func truncateCallID(id string) string {
 
 // mistralContent is a message's text: a string, null, or text parts
 // joined as mistral-common's _aggregate_content_chunks_impl joins the
-// chunks of one message ("\n\n", empty parts skipped).
-func mistralContent(o jsonobj.Object) (string, error) {
+// chunks of one message ("\n\n", empty parts skipped); and, where it has
+// image_url parts, its chunks in order (images collects them).
+func mistralContent(o jsonobj.Object, role string, msg int, images *mistralImages) (string, []mistralChunk, error) {
 	raw := bytes.TrimSpace(rawField(o, "content"))
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	if raw[0] == '"' {
-		return jsonobj.String(raw)
+		s, err := jsonobj.String(raw)
+		return s, nil, err
 	}
 	parts, err := jsonobj.Elements(raw)
 	if err != nil {
-		return "", fmt.Errorf("content: neither a string nor a list of parts")
+		return "", nil, fmt.Errorf("content: neither a string nor a list of parts")
 	}
 	var texts []string
+	var chunks []mistralChunk
+	hasImage := false
 	for k, p := range parts {
 		po, err := harmonyObject(p)
 		if err != nil {
-			return "", fmt.Errorf("content[%d]: not an object", k)
+			return "", nil, fmt.Errorf("content[%d]: not an object", k)
 		}
-		if t := strField(po, "type"); t != "text" {
-			return "", fmt.Errorf("content[%d]: a %q part (only text parts are reproduced for Mistral-format models)", k, t)
-		}
-		if s := strField(po, "text"); s != "" {
-			texts = append(texts, s)
+		switch t := strField(po, "type"); t {
+		case "text":
+			if s := strField(po, "text"); s != "" {
+				texts = append(texts, s)
+				chunks = append(chunks, mistralChunk{text: s})
+			}
+		case "image_url":
+			c, err := images.part(po, role, msg, k)
+			if err != nil {
+				return "", nil, err
+			}
+			chunks = append(chunks, c)
+			hasImage = true
+		default:
+			return "", nil, fmt.Errorf("content[%d]: a %q part (only text and image_url parts are reproduced for Mistral-format models)", k, t)
 		}
 	}
-	return strings.Join(texts, "\n\n"), nil
+	if !hasImage {
+		chunks = nil
+	}
+	return strings.Join(texts, "\n\n"), chunks, nil
 }
 
 // mistralValidate is the part of mistral-common's MistralRequestValidator
@@ -428,6 +465,9 @@ func mistralNormalize(in []mistralMessage, v string) (systemPrompt string, hasSy
 			agg := mistralMessage{role: in[i].role}
 			var texts []string
 			for _, m := range group {
+				if m.chunks != nil {
+					agg.chunks = mistralAggregate(group)
+				}
 				if m.content != "" {
 					texts = append(texts, m.content)
 				}

@@ -49,12 +49,15 @@ type ordinaryCounter interface {
 	EncodeOrdinary(text string) []int
 }
 
-// FixedToken is a span of a prompt's text that is the token ID.
-type FixedToken struct{ Start, End, ID int }
+// FixedToken is a span of a prompt's text that is the token ID, or,
+// where Image is k > 0, the k-th image of Prompt.Images placed by id
+// (mistral-common's image chunk): the span holds its placeholder, the
+// server prefills the image's expansion.
+type FixedToken struct{ Start, End, ID, Image int }
 
 // pieces calls text with each part of Text that is encoded on its own,
 // and fixed with each Fixed token, in order.
-func (pr *Prompt) pieces(text func([]byte), fixed func(int)) {
+func (pr *Prompt) pieces(text func([]byte), fixed func(FixedToken)) {
 	from, cut := 0, 0
 	emit := func(to int) {
 		for cut < len(pr.Cuts) && pr.Cuts[cut] <= to {
@@ -71,7 +74,7 @@ func (pr *Prompt) pieces(text func([]byte), fixed func(int)) {
 	}
 	for _, f := range pr.Fixed {
 		emit(f.Start)
-		fixed(f.ID)
+		fixed(f)
 		from = f.End
 	}
 	if from < len(pr.Text) || len(pr.Fixed) == 0 {
@@ -80,8 +83,37 @@ func (pr *Prompt) pieces(text func([]byte), fixed func(int)) {
 }
 
 // Expanded is the text the server tokenizes: Text with every image
-// placeholder replaced by its image's text.
-func (pr *Prompt) Expanded() []byte { return expanded(pr.Text, pr.Images) }
+// placeholder replaced by its image's text (for images placed as Fixed
+// tokens, the Fixed spans).
+func (pr *Prompt) Expanded() []byte {
+	if pr.fixedImages() {
+		out := make([]byte, 0, len(pr.Text))
+		from := 0
+		for _, f := range pr.Fixed {
+			if f.Image > 0 {
+				out = append(out, pr.Text[from:f.Start]...)
+				out = append(out, pr.Images[f.Image-1].Expansion.Text()...)
+				from = f.End
+			}
+		}
+		return append(out, pr.Text[from:]...)
+	}
+	return expanded(pr.Text, pr.Images)
+}
+
+// fixedImages reports whether the images are placed as Fixed tokens
+// (the Mistral renderer), not by placeholder text.
+func (pr *Prompt) fixedImages() bool {
+	return len(pr.Images) > 0 && len(pr.Fixed) > 0 && pr.Images[0].ids != nil
+}
+
+// fixedCount is a Fixed token's count: 1, or its image's tokens.
+func (pr *Prompt) fixedCount(f FixedToken) int {
+	if f.Image > 0 {
+		return pr.Images[f.Image-1].Expansion.Tokens()
+	}
+	return 1
+}
 
 // Count is the server's prompt_tokens for the prompt. Images whose
 // replacement is only special tokens add their Tokens() in place of the
@@ -90,12 +122,12 @@ func (pr *Prompt) Expanded() []byte { return expanded(pr.Text, pr.Images) }
 func (pr *Prompt) Count(tok Counter) int {
 	var n int
 	switch {
-	case len(pr.Images) == 0:
+	case len(pr.Images) == 0 || pr.fixedImages():
 		count := tok.CountBytes
 		if o, ok := tok.(ordinaryCounter); ok && pr.Ordinary {
 			count = o.CountOrdinaryBytes
 		}
-		pr.pieces(func(b []byte) { n += count(b) }, func(int) { n++ })
+		pr.pieces(func(b []byte) { n += count(b) }, func(f FixedToken) { n += pr.fixedCount(f) })
 	case literal(pr.Images):
 		n = tok.CountBytes(pr.Expanded())
 	default:
@@ -117,9 +149,8 @@ func (pr *Prompt) Count(tok Counter) int {
 // IDs is the token ids the server prefills for the prompt (Bare is not
 // prefilled).
 func (pr *Prompt) IDs(tok Encoder) []int {
-	text := pr.Expanded()
 	if pr.AddSpecialTokens {
-		return tok.EncodeWithSpecialTokens(string(text))
+		return tok.EncodeWithSpecialTokens(string(pr.Expanded()))
 	}
 	if len(pr.Cuts) > 0 || len(pr.Fixed) > 0 {
 		encode := tok.Encode
@@ -127,10 +158,16 @@ func (pr *Prompt) IDs(tok Encoder) []int {
 			encode = o.EncodeOrdinary
 		}
 		var ids []int
-		pr.pieces(func(b []byte) { ids = append(ids, encode(string(b))...) }, func(id int) { ids = append(ids, id) })
+		pr.pieces(func(b []byte) { ids = append(ids, encode(string(b))...) }, func(f FixedToken) {
+			if f.Image > 0 {
+				ids = append(ids, pr.Images[f.Image-1].ids...)
+				return
+			}
+			ids = append(ids, f.ID)
+		})
 		return ids
 	}
-	return tok.Encode(string(text))
+	return tok.Encode(string(pr.Expanded()))
 }
 
 // ImageTokens is each image's share of the count: its replacement's
@@ -229,7 +266,7 @@ func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Visio
 		if noTools {
 			return Prompt{}, errors.New("--no-tools is not reproduced under the mistral renderer")
 		}
-		return renderMistral(ex, t.Mistral, dst)
+		return renderMistral(ex, t.Mistral, vis, dst)
 	case RendererDeepSeekV32:
 		return renderDeepSeekV32(ex, noTools, dst)
 	}

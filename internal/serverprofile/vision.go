@@ -40,6 +40,34 @@ type Vision struct {
 	// entries, bounded by maxCachedSizes.
 	expansions sync.Map // [2]int → vision.Expansion
 	sizes      atomic.Int32
+	// tekken is the view of Dir's tekken.json image settings, for the
+	// Mistral renderer when Processor is transformers' format (a Mistral
+	// repo ships both; vLLM in tokenizer mode mistral reads tekken.json).
+	tekkenOnce sync.Once
+	tekken     *Vision
+	tekkenErr  error
+}
+
+// tekkenView is v for the Mistral renderer: v itself when it reads
+// tekken.json's image settings, else those of Dir's tekken.json (read
+// once).
+func (v *Vision) tekkenView() (*Vision, error) {
+	if v.Processor.Family() == vision.MistralTekken {
+		return v, nil
+	}
+	v.tekkenOnce.Do(func() {
+		if v.Dir == "" {
+			v.tekkenErr = fmt.Errorf("no model folder to read tekken.json from")
+			return
+		}
+		p, err := vision.LoadFormat(v.Dir, vision.FormatMistral)
+		if err != nil {
+			v.tekkenErr = err
+			return
+		}
+		v.tekken = &Vision{Processor: p, Limit: v.Limit, Fetch: v.Fetch, Dir: v.Dir}
+	})
+	return v.tekken, v.tekkenErr
 }
 
 // maxCachedSizes bounds Vision's cache of expansions by size.
@@ -62,12 +90,12 @@ func (v *Vision) expand(w, h int, o vision.Overrides) (vision.Expansion, error) 
 	return e, err
 }
 
-// NewVision is the vLLM view of a model's image processor. Mistral-format
-// models are refused: mistral-common's encoder inserts their image tokens
-// itself, with no placeholder in the chat template's text to expand.
+// NewVision is the vLLM view of a model's image processor. A
+// Mistral-format model's images (no placeholder: mistral-common's encoder
+// inserts their tokens itself) are counted by the Mistral renderer only.
 func NewVision(p vision.Processor, limit int) (*Vision, error) {
-	if vllmImagePlaceholder(p.Family()) == "" {
-		return nil, fmt.Errorf("image counting for %s models is not supported yet: mistral-common's encoder inserts the image tokens, not the chat template", p.Family())
+	if vllmImagePlaceholder(p.Family()) == "" && p.Family() != vision.MistralTekken {
+		return nil, fmt.Errorf("image counting for %s models is not supported yet", p.Family())
 	}
 	return &Vision{Processor: p, Limit: limit}, nil
 }
@@ -126,6 +154,14 @@ func (c *imageRefs) add(part jsonobj.Object, msg, j int) error {
 	if c.vis.unsupported != nil {
 		return refuse(VLLM, "image", "%s: %v", ref.where(), c.vis.unsupported)
 	}
+	if c.vis.Processor != nil && vllmImagePlaceholder(c.vis.Processor.Family()) == "" {
+		return refuse(VLLM, "image", "%s: %s images are counted only with the Mistral renderer (tokenizer mode mistral): mistral-common's encoder inserts their image tokens, not a chat template", ref.where(), c.vis.Processor.Family())
+	}
+	return c.addRef(part, ref)
+}
+
+// addRef reads an image part's URL and detail into ref and appends it.
+func (c *imageRefs) addRef(part jsonobj.Object, ref imageRef) error {
 	v, _ := part.Get("image_url")
 	if u, ok := urlBytes(v); ok {
 		ref.url = u // Responses input_image, or a bare string
@@ -166,6 +202,9 @@ func urlBytes(raw []byte) ([]byte, bool) {
 type Image struct {
 	Width, Height int
 	Expansion     vision.Expansion
+	// ids are the expansion's token ids where the renderer places the
+	// image by id (mistral-common's image chunk); nil otherwise.
+	ids []int
 }
 
 // expandImages reads every image's size, applies the server's limits and

@@ -158,8 +158,18 @@ func TestVisionRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewVision(p, -1); err == nil || !strings.Contains(err.Error(), "mistral-common") {
-		t.Errorf("Mistral format: %v", err)
+	// A Mistral-format processor is counted by the Mistral renderer only
+	// (mistral_images.go); under a chat template its images are refused.
+	mv, err := NewVision(p, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := extract.Body([]byte(chatBody(part(img))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RenderVision(VLLM, ex, qwen3, mv, time.Time{}, nil); err == nil || !IsRefusal(err) || !strings.Contains(err.Error(), "Mistral renderer") {
+		t.Errorf("Mistral format under a chat template: %v", err)
 	}
 }
 
