@@ -16,7 +16,7 @@ const (
 	RendererJinja       = "jinja"
 	RendererHarmony     = "harmony"      // gpt-oss: openai_harmony
 	RendererMistral     = "mistral"      // Mistral-format models: mistral_common
-	RendererDeepSeekV32 = "deepseek_v32" // DeepSeek's encoding_dsv32.py, as vLLM runs it
+	RendererDeepSeekV32 = "deepseek_v32" // DeepSeek's encoding_dsv32.py, as vLLM or SGLang runs it
 )
 
 // RendererNames lists the --renderer values.
@@ -56,7 +56,9 @@ func RendererOf(p Profile, t *chat.Template) string {
 	if p == VLLM && t.Mistral != nil {
 		return RendererMistral
 	}
-	if p == VLLM && t.ModelType == "deepseek_v32" {
+	// SGLang's resolve_chat_encoding_spec picks "dsv32" for a DeepseekV3*
+	// architecture without a chat template (DeepSeek-V3.2's case).
+	if (p == VLLM || p == SGLang) && t.ModelType == "deepseek_v32" {
 		return RendererDeepSeekV32
 	}
 	return RendererJinja
