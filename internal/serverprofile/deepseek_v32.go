@@ -248,8 +248,9 @@ func renderDeepSeekV32(v dsVariant, ex *extract.Inputs, noTools bool, dst []byte
 }
 
 // dsRequestTools are the request's tools the server hands the encoder:
-// all of them under vLLM; under SGLang none when tool_choice is "none"
-// (_process_messages), a named tool_choice not reproduced.
+// all of them under vLLM; under SGLang (_process_messages, then
+// _apply_jinja_template's request.tools if tools) none when tool_choice
+// is "none" or names a function no tool has, else all of them.
 func dsRequestTools(v dsVariant, body jsonobj.Object) ([]tool, error) {
 	raw, ok := body.Get("tools")
 	if !ok || isNull(raw) {
@@ -265,10 +266,10 @@ func dsRequestTools(v dsVariant, body jsonobj.Object) ([]tool, error) {
 	if v.sglang {
 		if c, ok := body.Get("tool_choice"); ok && !isNull(c) {
 			choice, named := toolChoice(c)
-			if named {
-				return nil, refuse(SGLang, "deepseek_v32", "a named tool_choice is not reproduced")
+			if named && !slices.ContainsFunc(tools, func(t tool) bool { return t.fn.nameString == choice }) {
+				return nil, nil
 			}
-			if choice == "none" {
+			if !named && choice == "none" {
 				return nil, nil
 			}
 		}
@@ -332,9 +333,10 @@ func dsReadMessage(v dsVariant, raw json.RawMessage, i int) (dsMessage, error) {
 		return dsMessage{}, fmt.Errorf("deepseek_v32: messages[%d] is not an object", i)
 	}
 	m := dsMessage{role: strField(o, "role")}
-	if v.sglang && m.role != "user" {
-		// ChatCompletionMessageGenericParam lower-cases its roles.
-		m.role = strings.ToLower(m.role)
+	if lower := strings.ToLower(m.role); v.sglang && lower != "user" {
+		// ChatCompletionMessageGenericParam lower-cases its roles;
+		// ChatCompletionMessageUserParam takes "user" only.
+		m.role = lower
 	}
 	switch m.role {
 	case "system", "user", "developer", "assistant", "tool":
@@ -349,10 +351,12 @@ func dsReadMessage(v dsVariant, raw json.RawMessage, i int) (dsMessage, error) {
 	if m.content, err = dsContent(v, o); err != nil {
 		return dsMessage{}, fmt.Errorf("deepseek_v32: messages[%d].content: %w", i, err)
 	}
-	if m.role == "developer" {
+	if m.role == "developer" || (v.sglang && m.role == "system") {
 		if t, ok := o.Get("tools"); ok && !isNull(t) {
-			return dsMessage{}, refuse(v.server, "deepseek_v32", "messages[%d].tools: a developer message's own tools are not reproduced", i)
+			return dsMessage{}, refuse(v.server, "deepseek_v32", "messages[%d].tools: a %s message's own tools are not reproduced", i, m.role)
 		}
+	}
+	if m.role == "developer" {
 		if m.content == "" {
 			return dsMessage{}, refuse(v.server, "deepseek_v32", "messages[%d]: the encoder asserts a developer message has content", i)
 		}

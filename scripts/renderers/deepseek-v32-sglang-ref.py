@@ -19,7 +19,8 @@ get_tokenizer loads. The serving object is built without a server
 The corpus is the bodies of the vLLM expectations
 (deepseek-v32-expect.jsonl.gz) plus bodies where SGLang differs (a final
 assistant message, continue_final_message, "reasoning" against
-"reasoning_content", arguments that are not JSON objects).
+"reasoning_content", arguments that are not JSON objects, tool_choice,
+the tools' fields, role case).
 
 The model folder is the V3.2 stand-in (deepseek-v32-ref.py --model-dir): the
 deepseek_v3 conformance tokenizer with <think> and </think> at 128798/128799;
@@ -69,12 +70,15 @@ chat.tool_call_parser = None
 chat._reasoning_detector = None
 
 
+chat.default_chat_template_kwargs = None
+chat.template_manager.chat_template_name = None
+
+
 def render(body):
     req = ChatCompletionRequest.model_validate(body)
-    # serving_chat passes the tools on when tool_choice is not "none"
-    # (_process_messages); none of the corpus sets it.
-    tools = [t.model_dump() for t in req.tools] if req.tools else None
-    res = chat._apply_jinja_template(req, tools, False)
+    # _process_messages: tool_choice, the tools handed on, then
+    # _apply_jinja_template.
+    res = chat._process_messages(req, False)
     return list(res.prompt_ids)
 
 
@@ -88,6 +92,20 @@ def extra_bodies():
     yield "args-list", {"model": m, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "[1]"}}]}, {"role": "tool", "tool_call_id": "c0", "content": "ok"}]}
     yield "args-invalid", {"model": m, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{x"}}]}, {"role": "tool", "tool_call_id": "c0", "content": "ok"}]}
     yield "system-with-tools", {"model": m, "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "weather?"}], "tools": [{"type": "function", "function": {"name": "ping"}}]}
+    ping = {"type": "function", "function": {"name": "ping"}}
+    fancy = {"type": "function", "function": {"strict": False, "parameters": {"type": "object"}, "x-extra": 1, "name": "fancy", "description": "d"}}
+    ask = [{"role": "user", "content": "go"}]
+    yield "tool-choice-none", {"model": m, "messages": ask, "tools": [ping], "tool_choice": "none"}
+    yield "tool-choice-auto", {"model": m, "messages": ask, "tools": [ping], "tool_choice": "auto"}
+    yield "tool-choice-required", {"model": m, "messages": ask, "tools": [ping, fancy], "tool_choice": "required"}
+    yield "tool-choice-named", {"model": m, "messages": ask, "tools": [ping, fancy], "tool_choice": {"type": "function", "function": {"name": "fancy"}}}
+    yield "tool-choice-named-missing", {"model": m, "messages": ask, "tools": [ping], "tool_choice": {"type": "function", "function": {"name": "nope"}}}
+    yield "tool-fields-order", {"model": m, "messages": ask, "tools": [fancy, {"type": "function", "function": {"description": None, "name": "n", "strict": None}}]}
+    yield "role-upper", {"model": m, "messages": [{"role": "System", "content": "S"}, {"role": "user", "content": "u"}, {"role": "ASSISTANT", "content": "a"}, {"role": "user", "content": "v"}]}
+    yield "role-user-upper", {"model": m, "messages": [{"role": "User", "content": "u"}]}
+    yield "enable-thinking-only", {"model": m, "messages": ask, "chat_template_kwargs": {"enable_thinking": True}}
+    yield "thinking-dropped-before-tool", {"model": m, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b", "reasoning_content": "r1"}, {"role": "user", "content": "c"}, {"role": "assistant", "content": "", "reasoning_content": "r2", "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c0", "content": "ok"}], "chat_template_kwargs": {"thinking": True}}
+    yield "final-assistant-tool-calls", {"model": m, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{\"k\": [1, 2]}"}}]}]}
     yield "tool-parts", {"model": m, "messages": [{"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}, {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c0", "content": [{"type": "text", "text": "r1"}, {"type": "text", "text": "r2"}]}]}
 
 
