@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,29 @@ func TestDeepSeekV32SGLangMatchesServer(t *testing.T) {
 		}
 		if ids := pr.IDs(m.tok); !slices.Equal(ids, c.IDs) {
 			t.Errorf("%s: ids differ\n go:  %v\n ref: %v", c.Name, ids, c.IDs)
+		}
+	}
+}
+
+// TestDeepSeekV32SGLangBadInput: what SGLang's models refuse or islkit
+// does not reproduce under SGLang is refused, naming the field.
+func TestDeepSeekV32SGLangBadInput(t *testing.T) {
+	_, tmpl := dsv32Model(t)
+	for body, want := range map[string]string{
+		`{"messages":[{"role":"system","content":"s","tools":[{"function":{"name":"f"}}]},{"role":"user","content":"u"}]}`: "messages[0].tools",
+		`{"messages":[{"role":"user","content":"u"}],"tools":[{"function":{"name":"f","strict":"yes"}}]}`:                  "tools[0].function.strict",
+		`{"messages":[{"role":"user","content":"u"}],"tools":[{"function":{"name":"f","description":3}}]}`:                 "tools[0].function.description",
+		`{"messages":[{"role":"user","content":"u"}],"tools":[{"defer_loading":true,"function":{"name":"f"}}]}`:            "tools[0].defer_loading",
+		`{"messages":[{"role":"user","content":null}]}`:                                                                    "messages[0].content",
+		`{"messages":[{"role":"user","content":"u"},{"role":"assistant","content":"a"}],"continue_final_message":true}`:    "continue_final_message",
+	} {
+		ex, err := extract.Body([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Render(SGLang, ex, tmpl, time.Time{}, nil)
+		if !IsRefusal(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a refusal naming %s", body, err, want)
 		}
 	}
 }

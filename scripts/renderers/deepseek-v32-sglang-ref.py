@@ -9,7 +9,8 @@ raises on it.
 Nothing is transcribed: the bodies go through SGLang's own code, as installed
 (pip install -r scripts/renderers/requirements-sglang.txt): the request is
 validated by its ChatCompletionRequest, and OpenAIServingChat's
-_apply_jinja_template renders it with chat_encoding_spec "dsv32" (what
+_process_messages (which picks the tools by tool_choice) calls
+_apply_jinja_template, which renders it with chat_encoding_spec "dsv32" (what
 chat_encoding.resolve_chat_encoding_spec picks for a DeepseekV3* architecture
 without a chat template, DeepSeek-V3.2's case), which runs SGLang's
 encoding_dsv32.encode_messages and encodes the text with the tokenizer SGLang's
@@ -131,7 +132,7 @@ for name, body in corpus():
     rows.append(row)
 
 header = {"sglang": sglang.__version__, "transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
-          "python": sys.version.split()[0], "path": "OpenAIServingChat._apply_jinja_template, chat_encoding_spec dsv32",
+          "python": sys.version.split()[0], "path": "OpenAIServingChat._process_messages, chat_encoding_spec dsv32",
           "tokenizer": "deepseek_v3 conformance tokenizer.json, ids 128798/128799 renamed <think>/</think>, no chat template"}
 with gzip.GzipFile(out_path, "wb", mtime=0) as f:
     f.write((json.dumps(header, ensure_ascii=False) + "\n").encode())
