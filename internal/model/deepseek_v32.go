@@ -7,12 +7,13 @@ import (
 	"github.com/islkit/islkit/internal/serverprofile"
 )
 
-// DeepSeek-V3.2 ships no chat template: vLLM renders it with DeepSeek's
-// encoder (serverprofile.RendererDeepSeekV32). Its model still gets a
-// template, one that raises, so that the model type and --renderer reach
-// the renderer and a server that would need a template (SGLang's
-// profile here) refuses the request instead of counting bare text.
-const dsv32NoTemplate = `{{ raise_exception("this model ships no chat template: DeepSeek-V3.2's encoder renders its requests (--server vllm, or --renderer deepseek_v32)") }}`
+// DeepSeek-V3.2 ships no chat template: vLLM and SGLang render it with
+// DeepSeek's encoder, each its own copy (serverprofile.RendererDeepSeekV32).
+// Its model still gets a template, one that raises, so that the model
+// type and --renderer reach the renderer and a server that would need a
+// template (transformers' profile here) refuses the request instead of
+// counting bare text.
+const dsv32NoTemplate = `{{ raise_exception("this model ships no chat template: DeepSeek-V3.2's encoder renders its requests (--server vllm or sglang, or --renderer deepseek_v32)") }}`
 
 // dsv32Tokens are the tokens DeepSeek-V3.2's encoder spells that are not
 // in every DeepSeek vocabulary: DeepSeek-V3's tokenizer.json has place

@@ -56,8 +56,14 @@ func TestDeepSeekV32WithoutTemplate(t *testing.T) {
 	if err != nil || pr.Count(m.Tokenizer) != 5 {
 		t.Errorf("vllm: %v, %d tokens of %q", err, pr.Count(m.Tokenizer), pr.Text)
 	}
-	if _, err := serverprofile.Render(serverprofile.SGLang, ex, m.Template, time.Time{}, nil); err == nil || !strings.Contains(err.Error(), "no chat template") {
-		t.Errorf("sglang: %v, want the template's refusal", err)
+	// SGLang's encoding_dsv32 variant: the tokenizer's BOS before the
+	// encoder's (serverprofile.TestDeepSeekV32SGLangMatchesServer).
+	pr, err = serverprofile.Render(serverprofile.SGLang, ex, m.Template, time.Time{}, nil)
+	if err != nil || pr.Count(m.Tokenizer) != 6 {
+		t.Errorf("sglang: %v, %d tokens of %q", err, pr.Count(m.Tokenizer), pr.Text)
+	}
+	if _, err := serverprofile.Render(serverprofile.Transformers, ex, m.Template, time.Time{}, nil); err == nil || !strings.Contains(err.Error(), "no chat template") {
+		t.Errorf("transformers: %v, want the template's refusal", err)
 	}
 }
 

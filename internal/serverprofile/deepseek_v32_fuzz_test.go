@@ -8,7 +8,8 @@ import (
 	"github.com/islkit/islkit/internal/extract"
 )
 
-// FuzzDeepSeekV32 feeds chat bodies to DeepSeek-V3.2's renderer: no
+// FuzzDeepSeekV32 feeds chat bodies to DeepSeek-V3.2's renderer (vLLM's
+// and SGLang's variants): no
 // panic, and the text is bounded by the body's size (the encoder's fixed
 // texts, plus each value dumped at most a few times longer: Python
 // spells 1e15 as 1000000000000000.0).
@@ -25,12 +26,14 @@ func FuzzDeepSeekV32(f *testing.F) {
 		if err != nil || ex.Body == nil {
 			return
 		}
-		pr, err := renderDeepSeekV32(ex, false, nil)
-		if err != nil {
-			return
-		}
-		if limit := 4096 + 24*len(body); len(pr.Text) > limit {
-			t.Fatalf("%d bytes rendered from a %d-byte body", len(pr.Text), len(body))
+		for _, v := range []dsVariant{dsVLLM, dsSGLang} {
+			pr, err := renderDeepSeekV32(v, ex, false, nil)
+			if err != nil {
+				continue
+			}
+			if limit := 4096 + 24*len(body); len(pr.Text) > limit {
+				t.Fatalf("%s: %d bytes rendered from a %d-byte body", v.server, len(pr.Text), len(body))
+			}
 		}
 	})
 }
@@ -48,7 +51,8 @@ func TestDeepSeekV32HostileNesting(t *testing.T) {
 			continue // refused before rendering
 		}
 		start := time.Now()
-		_, _ = renderDeepSeekV32(ex, false, nil)
+		_, _ = renderDeepSeekV32(dsVLLM, ex, false, nil)
+		_, _ = renderDeepSeekV32(dsSGLang, ex, false, nil)
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%d-byte body: %v", len(body), d)
 		}

@@ -124,16 +124,19 @@ func TestDeepSeekV32MatchesEncoder(t *testing.T) {
 	}
 }
 
-// TestDeepSeekV32ChosenByModelType: under vLLM a deepseek_v32 model is
-// rendered by its encoder; SGLang and other model types use the template;
-// --renderer deepseek_v32 is accepted.
+// TestDeepSeekV32ChosenByModelType: under vLLM and SGLang a deepseek_v32
+// model is rendered by its encoder (each server's variant); other model
+// types use the template; --renderer deepseek_v32 is accepted.
 func TestDeepSeekV32ChosenByModelType(t *testing.T) {
 	_, tmpl := dsv32Model(t)
 	if got := RendererOf(VLLM, tmpl); got != RendererDeepSeekV32 {
 		t.Errorf("vllm, deepseek_v32: %s", got)
 	}
-	if got := RendererOf(SGLang, tmpl); got != RendererJinja {
+	if got := RendererOf(SGLang, tmpl); got != RendererDeepSeekV32 {
 		t.Errorf("sglang, deepseek_v32: %s", got)
+	}
+	if got := RendererOf(Transformers, tmpl); got != RendererJinja {
+		t.Errorf("transformers, deepseek_v32: %s", got)
 	}
 	if got := RendererOf(VLLM, loadModel(t, "deepseek_v3").tmpl); got != RendererJinja {
 		t.Errorf("vllm, no model type: %s", got)

@@ -268,7 +268,11 @@ func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Visio
 		}
 		return renderMistral(ex, t.Mistral, vis, dst)
 	case RendererDeepSeekV32:
-		return renderDeepSeekV32(ex, noTools, dst)
+		v, err := dsVariantOf(r)
+		if err != nil {
+			return Prompt{}, err
+		}
+		return renderDeepSeekV32(v, ex, noTools, dst)
 	}
 	if err := sglangModelRules(r, ex, t); err != nil {
 		return Prompt{}, err

@@ -16,7 +16,7 @@ const (
 	RendererJinja       = "jinja"
 	RendererHarmony     = "harmony"      // gpt-oss: openai_harmony
 	RendererMistral     = "mistral"      // Mistral-format models: mistral_common
-	RendererDeepSeekV32 = "deepseek_v32" // DeepSeek's encoding_dsv32.py, as vLLM runs it
+	RendererDeepSeekV32 = "deepseek_v32" // DeepSeek's encoding_dsv32.py, as vLLM or SGLang runs it
 )
 
 // RendererNames lists the --renderer values.
@@ -56,7 +56,9 @@ func RendererOf(p Profile, t *chat.Template) string {
 	if p == VLLM && t.Mistral != nil {
 		return RendererMistral
 	}
-	if p == VLLM && t.ModelType == "deepseek_v32" {
+	// SGLang's resolve_chat_encoding_spec picks "dsv32" for a DeepseekV3*
+	// architecture without a chat template (DeepSeek-V3.2's case).
+	if (p == VLLM || p == SGLang) && t.ModelType == "deepseek_v32" {
 		return RendererDeepSeekV32
 	}
 	return RendererJinja
@@ -84,8 +86,12 @@ func rulesRenderer(r Rules, t *chat.Template) string {
 //     SGLang loads a bare tekken.json with transformers'
 //     MistralCommonTokenizer (hf_transformers/tokenizer.py get_tokenizer,
 //     is_bare_tekken_checkpoint) and passes it its own preprocessed
-//     messages, then encodes the returned text again: not reproduced,
-//     refused by name rather than counted bare;
+//     messages (apply_chat_template(tokenize=True): its probe finds the
+//     text round trip lossy). That preprocessing differs from vLLM's on
+//     chat bodies (text parts joined with a space, empty tool-call
+//     arguments refused: scripts/sglang/mistral-sglang-check.py), so
+//     vLLM's renderer is not SGLang's: refused by name rather than
+//     counted bare;
 //   - gpt-oss under SGLang's chat_template_kwargs rule: SGLang renders it
 //     with the Jinja template (serving_chat.py: is_gpt_oss only keeps the
 //     special tokens of the output) but refuses chat_template_kwargs
@@ -96,7 +102,7 @@ func sglangModelRules(r Rules, ex *extract.Inputs, t *chat.Template) error {
 		return nil
 	}
 	if t.Mistral != nil {
-		return refuse(r[AxisKeys], "Mistral-format model", "a tekken.json model is rendered here only by mistral-common as vLLM runs it (--server vllm); SGLang's MistralCommonTokenizer path (its own message preprocessing, the text encoded again) is not reproduced")
+		return refuse(r[AxisKeys], "Mistral-format model", "a tekken.json model is rendered here only by mistral-common as vLLM runs it (--server vllm); SGLang's MistralCommonTokenizer path (its own message preprocessing: text parts joined with a space, empty tool-call arguments refused) is not reproduced")
 	}
 	if r[AxisKwargs] != SGLang || t.ModelType != "gpt_oss" {
 		return nil

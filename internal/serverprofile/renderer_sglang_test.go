@@ -19,9 +19,11 @@ import (
 //   - a Mistral-format folder is not rendered by mistral-common as vLLM
 //     runs it: refused by name (SGLang's MistralCommonTokenizer path is
 //     not reproduced), never counted bare;
-//   - DeepSeek-V3.2 is not rendered by vLLM's encoder path (SGLang's
-//     chat_encoding.resolve_chat_encoding_spec runs its own
-//     encoding_dsv32 variant): its template raises, so it is refused.
+//   - DeepSeek-V3.2 is rendered by SGLang's own encoding_dsv32 variant
+//     (chat_encoding.resolve_chat_encoding_spec's "dsv32"), not vLLM's:
+//     the same body gives SGLang's prompt, which differs from vLLM's
+//     (TestDeepSeekV32SGLangMatchesServer holds the whole corpus), and a
+//     mix of the two servers' rules is refused.
 func TestRendererOfSGLang(t *testing.T) {
 	m := loadModel(t, "gptoss")
 	gptoss := harmonyTemplate(t, m)
@@ -79,7 +81,28 @@ func TestRendererOfSGLang(t *testing.T) {
 	}
 
 	_, dsv32 := dsv32Model(t)
-	if got := RendererOf(SGLang, dsv32); got != RendererJinja {
+	if got := RendererOf(SGLang, dsv32); got != RendererDeepSeekV32 {
 		t.Errorf("sglang, deepseek_v32: %s", got)
+	}
+	body := `{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`
+	sg, err := render(SGLang, body, dsv32)
+	if want := "<｜begin▁of▁sentence｜><｜begin▁of▁sentence｜><｜User｜>a b<｜Assistant｜></think>"; err != nil || sg != want {
+		t.Errorf("sglang, deepseek_v32: %v %q, want %q", err, sg, want)
+	}
+	vl, err := render(VLLM, body, dsv32)
+	if want := "<｜begin▁of▁sentence｜><｜User｜>a\nb<｜Assistant｜></think>"; err != nil || vl != want {
+		t.Errorf("vllm, deepseek_v32: %v %q, want %q", err, vl, want)
+	}
+	ex, err := extract.Body([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mixed Rules
+	for i := range mixed {
+		mixed[i] = VLLM
+	}
+	mixed[AxisKwargs] = SGLang
+	if _, err := RenderRules(mixed, ex, dsv32, now, false, nil); !IsRefusal(err) {
+		t.Errorf("a vLLM and SGLang mix, deepseek_v32: %v, want a refusal", err)
 	}
 }
