@@ -110,7 +110,7 @@ func (f *flags) run(stdout, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	// Loaded once: probe and --verify-url share the parsed model.
-	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode})
+	m, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode, Server: f.Server})
 	if err != nil {
 		return 0, err
 	}
