@@ -185,3 +185,35 @@ func TestTransformers5Exempt(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTransformers5Llama: any tokenizer.json and tokenizer_config.json
+// give an error, "not BPE", or a tokenizer.json that is JSON with the
+// rebuilt pipeline.
+func FuzzTransformers5Llama(f *testing.F) {
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0},"merges":["a b"]},"normalizer":{"type":"Prepend","prepend":"▁"}}`), []byte(`{"legacy":true}`))
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{},"merges":null}}`), []byte(`{"add_prefix_space":false}`))
+	f.Add([]byte(`{"model":{"type":"Unigram","vocab":[]}}`), []byte(``))
+	f.Add([]byte(`{"model":7}`), []byte(`{"legacy":"x"}`))
+	f.Add([]byte(`[]`), []byte(`null`))
+	f.Fuzz(func(t *testing.T, tokJSON, cfg []byte) {
+		out, ok, err := transformers5Llama(tokJSON, cfg)
+		if err != nil || !ok {
+			return
+		}
+		var file struct {
+			Normalizer   json.RawMessage `json:"normalizer"`
+			PreTokenizer struct {
+				Type string `json:"type"`
+			} `json:"pre_tokenizer"`
+			Model struct {
+				Type string `json:"type"`
+			} `json:"model"`
+		}
+		if err := json.Unmarshal(out, &file); err != nil {
+			t.Fatalf("rebuilt file is not JSON: %v\n%s", err, out)
+		}
+		if string(file.Normalizer) != "null" || file.PreTokenizer.Type != "Metaspace" || file.Model.Type != "BPE" {
+			t.Fatalf("rebuilt pipeline: %s", out)
+		}
+	})
+}
