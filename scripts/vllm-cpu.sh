@@ -9,7 +9,12 @@
 #                                      OUT: the tokenizer folder SRC as this
 #                                      vLLM's transformers builds it
 #                                      (scripts/vllm/transformers5_tokenizer.py);
-#                                      islkit given OUT counts as vLLM does
+#                                      (islkit's --server vllm builds the same
+#                                      itself: modelsrc.AsTransformers5)
+#   scripts/vllm-cpu.sh transformers5-ids
+#                                      rewrites testdata/vllm/transformers5-ids.jsonl.gz
+#                                      (scripts/vllm/transformers5_ids.py), what
+#                                      modelsrc.TestTransformers5Rebuild holds islkit to
 #   scripts/vllm-cpu.sh check          count every body (scripts/vllm/bodies.sh)
 #                                      with vLLM, compare with the checked-in
 #                                      testdata/vllm/expectations.jsonl.gz, then
@@ -173,6 +178,15 @@ transformers5-tokenizer)
   install
   HF_HUB_OFFLINE=1 "$venv/bin/python" "$root/scripts/vllm/transformers5_tokenizer.py" "${2:?SRC}" "${3:?OUT}"
   ;;
+transformers5-ids)
+  install
+  ref=$(refdir)
+  tmp=$(mktemp)
+  HF_HUB_OFFLINE=1 "$venv/bin/python" "$root/scripts/vllm/transformers5_ids.py" "$ref/models" "$ref/golden/tokens" "$tmp" \
+    mistral7b mistral7b-metaspace
+  gzip -9n <"$tmp" >"$root/testdata/vllm/transformers5-ids.jsonl.gz"
+  rm -f "$tmp"
+  ;;
 serve)
   install
   trap stop_server EXIT
@@ -237,7 +251,7 @@ PY
   [ "$live_fail" = 0 ]
   ;;
 *)
-  echo "usage: scripts/vllm-cpu.sh install|models|serve MODEL|check|update|transformers5-tokenizer SRC OUT" >&2
+  echo "usage: scripts/vllm-cpu.sh install|models|serve MODEL|check|update|transformers5-tokenizer SRC OUT|transformers5-ids" >&2
   exit 2
   ;;
 esac

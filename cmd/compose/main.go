@@ -246,7 +246,7 @@ func (f *flags) load(ctx context.Context, stdin io.Reader) (*records.Probe, *com
 			return nil, nil, cli.Usagef("--cache-bust %s disagrees with the probe record (%s): the marker cost was measured for %s; rerun probe with --cache-bust %s", t, p.CacheBust, p.CacheBust, t)
 		}
 	}
-	m, err := compose.LoadModelWith(p, model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode})
+	m, err := compose.LoadModelWith(p, model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode, Server: f.Server})
 	if err != nil {
 		return nil, nil, err
 	}

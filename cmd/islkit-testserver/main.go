@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/islkit/islkit/internal/cli"
+	islmodel "github.com/islkit/islkit/internal/model"
 	"github.com/islkit/islkit/internal/modelsrc"
 	"github.com/islkit/islkit/internal/serverprofile"
 	"github.com/islkit/islkit/internal/testserver"
@@ -100,6 +101,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		if err != nil {
 			return cli.Fail(stderr, name, err)
 		}
+		islmodel.AsServer(src, string(profile))
 		if *tokMode == modelsrc.ModeMistral {
 			if cfg.Renderer != "" && cfg.Renderer != serverprofile.RendererMistral {
 				fmt.Fprintf(stderr, "%s: -renderer %s with -tokenizer-mode mistral: that mode renders with mistral-common\n", name, cfg.Renderer)

@@ -224,7 +224,7 @@ func (f *flags) run(stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	opts.StartSkewLimit = f.MaxStartSkew
 	// The template is loaded even without --apply-chat-template: counts
 	// stay bare then, but a gap to the server's count is explained with it.
-	mdl, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode})
+	mdl, err := model.Load(model.Options{Tokenizer: modelsrc.Spec(f.Tokenizer, f.Revision), ChatTemplate: f.ChatTemplate, Now: f.Now, Renderer: f.Renderer, TokenizerMode: f.TokenizerMode, Server: f.Server})
 	if err != nil {
 		return 0, err
 	}

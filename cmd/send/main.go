@@ -394,7 +394,7 @@ func (c *flags) sizer(convs []records.Conversation, name string) (*exact.Sizer, 
 	if err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", name, err))
 	}
-	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now, Renderer: c.Renderer, TokenizerMode: c.TokenizerMode}, c.Processor)
+	m, err := exact.LoadModel(*f, model.Options{Tokenizer: modelsrc.Spec(c.Tokenizer, c.Revision), ChatTemplate: c.ChatTemplate, Now: c.Now, Renderer: c.Renderer, TokenizerMode: c.TokenizerMode, Server: string(profile)}, c.Processor)
 	if cli.IsUsage(err) {
 		return nil, fmt.Errorf("%s: %w", name, err) // another model than the records' (exit 2 still)
 	}

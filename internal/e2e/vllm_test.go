@@ -209,6 +209,30 @@ func readServerExpectations(t *testing.T, path string) (serverHeader, []serverCa
 	return header, cases
 }
 
+// servedConfig is the config.json beside the tokenizer the server was
+// given where the reference folder has none: the tiny DeepSeek-V3's
+// tokenizer folder (scripts/vllm/tiny_model.py) has the real model's
+// model_type, which transformers 5 keeps the tokenizer.json of
+// (huggingface/transformers#45488; modelsrc.AsTransformers5).
+var servedConfig = map[string]string{"deepseek_v3": `{"model_type": "deepseek_v3"}`}
+
+// servedTokenizer is the reference model's folder as the server got it.
+func servedTokenizer(t *testing.T, model string) string {
+	dir := testutil.RefModel(t, model)
+	cfg, ok := servedConfig[model]
+	if !ok {
+		return dir
+	}
+	out := filepath.Join(t.TempDir(), model)
+	if err := os.CopyFS(out, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 var failedLine = regexp.MustCompile(`(?m)^measure: [^\n]*bodies\.jsonl:(\d+): (.*)$`)
 
 // measureAs runs the built measure on the model's bodies, one a line,
@@ -226,7 +250,7 @@ func measureAs(t *testing.T, bin, server, model, now string, cases []serverCase)
 	if err := os.WriteFile(bodies, in.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(bin, "measure"), "--tokenizer", testutil.RefModel(t, model),
+	cmd := exec.Command(filepath.Join(bin, "measure"), "--tokenizer", servedTokenizer(t, model),
 		"--apply-chat-template", "--server", server, "--now", now, bodies)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -36,6 +36,21 @@ type Options struct {
 	// renderer, as vLLM's MistralTokenizer; hf refuses a model without
 	// tokenizer.json; "" or auto is the folder's own choice.
 	TokenizerMode string
+	// Server is the --server profile the tool counts for: one that loads
+	// tokenizers through transformers 5 (vllm) gets a Llama-class folder's
+	// tokenizer as transformers 5 builds it (modelsrc.AsTransformers5),
+	// which the pin records. "": tokenizer.json as it is.
+	Server string
+}
+
+// AsServer makes src's tokenizer the one server (a --server profile)
+// loads; call it before the tokenizer is first read. Every tool that
+// knows its server goes through it (Load, LoadPinned, the test server).
+// The embedded default is shared and never a Llama-class folder.
+func AsServer(src *modelsrc.Source, server string) {
+	if src.Dir != "" && serverprofile.Profile(server).BuildsTokenizerAsTransformers5() {
+		src.AsTransformers5 = true
+	}
 }
 
 // Model is a loaded model.
@@ -73,6 +88,7 @@ func Load(o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	AsServer(src, o.Server)
 	m, err := FromSource(src, o.ChatTemplate, o.Now)
 	if err != nil {
 		return nil, err
@@ -250,6 +266,9 @@ func (m *Model) Pin(templateApplied bool) (records.ModelPin, error) {
 		return records.ModelPin{}, err
 	}
 	pin := records.ModelPin{Tokenizer: m.Source.Name, TokenizerSHA256: sum, ChatTemplateApplied: templateApplied}
+	if pin.TokenizerBuild, err = m.Source.Build(); err != nil {
+		return records.ModelPin{}, err
+	}
 	if templateApplied {
 		if pin.ChatTemplateSHA256, err = m.TemplateSHA256(); err != nil {
 			return records.ModelPin{}, err
@@ -276,6 +295,11 @@ func (m *Model) Differs(pin records.ModelPin, applyTemplate bool) (string, error
 	}
 	if sum != pin.TokenizerSHA256 {
 		return fmt.Sprintf("tokenizer %s (tokenizer.json sha256 %s), not %s (%s)", m.Source.Name, sum, pin.Tokenizer, pin.TokenizerSHA256), nil
+	}
+	if build, err := m.Source.Build(); err != nil {
+		return "", err
+	} else if pin.TokenizerBuild != "" && build != pin.TokenizerBuild {
+		return fmt.Sprintf("tokenizer %s read as tokenizer.json says, not built as %s (%s)", m.Source.Name, pin.TokenizerBuild, modelsrc.Transformers5Issue), nil
 	}
 	if !pin.ChatTemplateApplied || !applyTemplate {
 		return "", nil
@@ -315,6 +339,7 @@ func LoadPinned(pin records.ModelPin, o Options, named, fix string) (*Model, err
 	if err != nil {
 		return nil, err
 	}
+	AsServer(src, o.Server)
 	m, err := PinnedFromSource(src, pin, o.ChatTemplate, o.Now, named, fix)
 	if err != nil {
 		return nil, err
@@ -353,6 +378,14 @@ func (m *Model) check(pin records.ModelPin, named, fix string) error {
 	if sum != pin.TokenizerSHA256 {
 		return cli.Usagef("model mismatch: %s: made with %s (tokenizer.json sha256 %s) but --tokenizer %s has sha256 %s; %s",
 			named, pin.Tokenizer, pin.TokenizerSHA256, m.Source.Name, sum, fix)
+	}
+	// A pin without a build is tokenizer.json as it is, or a record older
+	// than the field: the tool's own --server decides then.
+	if build, err := m.Source.Build(); err != nil {
+		return err
+	} else if pin.TokenizerBuild != "" && build != pin.TokenizerBuild {
+		return cli.Usagef("tokenizer mismatch: %s: counted with the tokenizer built as %s (%s) but this tool's --server reads %s's tokenizer.json as it is; %s",
+			named, pin.TokenizerBuild, modelsrc.Transformers5Issue, m.Source.Name, fix)
 	}
 	if m.Now.IsZero() && pin.Now != "" {
 		if m.Now, err = chat.ParseNow(pin.Now); err != nil {

@@ -55,6 +55,14 @@ type Source struct {
 	// tokName is the tokenizer file's name in FS ("tokenizer.json" when
 	// empty).
 	tokName string
+	// AsTransformers5, set before Tokenizer is first called, builds the
+	// tokenizer as transformers 5 does (the vllm profile: vLLM 0.32
+	// requires transformers>=5.16.1,<5.20): a Llama-class tokenizer_config
+	// gets LlamaTokenizer's pipeline, not tokenizer.json's
+	// (Transformers5Issue). Build then says so.
+	AsTransformers5 bool
+	// build is Build's value, set by Tokenizer.
+	build string
 
 	once sync.Once
 	tok  *tokenizer.Tokenizer
@@ -376,7 +384,13 @@ func (s *Source) Tokenizer() (*tokenizer.Tokenizer, error) {
 				tok, err = tokenizerCache().LoadTiktoken(data, sum, cfg)
 			}
 		default:
-			tok, err = tokenizerCache().LoadJSON(data, sum)
+			var rebuilt []byte
+			if rebuilt, err = s.asTransformers5(data); err == nil {
+				if rebuilt != nil {
+					data, sum = rebuilt, sha256.Sum256(rebuilt)
+				}
+				tok, err = tokenizerCache().LoadJSON(data, sum)
+			}
 		}
 		if err != nil {
 			s.err = fmt.Errorf("%s: %w", s.TokenizerFile, err)
@@ -385,6 +399,38 @@ func (s *Source) Tokenizer() (*tokenizer.Tokenizer, error) {
 		s.tok = tok
 	})
 	return s.tok, s.err
+}
+
+// asTransformers5 is tokenizer.json as transformers 5 builds it when
+// AsTransformers5 asks and transformers would rebuild it, nil when it is
+// read as it is.
+func (s *Source) asTransformers5(data []byte) ([]byte, error) {
+	if !s.AsTransformers5 {
+		return nil, nil
+	}
+	rebuilds, err := s.transformers5Rebuilds()
+	if err != nil || !rebuilds {
+		return nil, err
+	}
+	cfg, _ := fs.ReadFile(s.FS, "tokenizer_config.json")
+	out, ok, err := transformers5Llama(data, cfg)
+	if err != nil || !ok {
+		return nil, err
+	}
+	s.build = Transformers5Llama
+	prog := filepath.Base(os.Args[0])
+	fmt.Fprintf(Stderr, "%s: warning: %s: tokenizer built as vLLM's transformers 5 builds its LlamaTokenizer, not as tokenizer.json says (no normalizer, a Metaspace pre-tokenizer; %s)\n",
+		prog, s.TokenizerFile, Transformers5Issue)
+	return out, nil
+}
+
+// Build is how the tokenizer was built when not from its file as it is:
+// Transformers5Llama, or "".
+func (s *Source) Build() (string, error) {
+	if _, err := s.Tokenizer(); err != nil {
+		return "", err
+	}
+	return s.build, nil
 }
 
 // tiktokenConfig finds what a tiktoken rank file leaves out: the split

@@ -170,6 +170,7 @@ func Run(opts Options) (*records.Probe, error) {
 		return nil, err
 	}
 	sum, _ := src.TokenizerSHA256()
+	build, _ := src.Build()
 	// chat's errors name the file within the model; the folder says whose.
 	origin, tsum, err := TemplateSource(src, opts.ChatTemplate)
 	if err != nil {
@@ -186,6 +187,7 @@ func Run(opts Options) (*records.Probe, error) {
 		Tokenizer: records.ProbeTokenizer{
 			Source:                src.Name,
 			SHA256:                sum,
+			Build:                 build,
 			NumSpecialTokensToAdd: tok.NumSpecialTokensToAdd(false),
 			SpecialTokens:         special,
 		},

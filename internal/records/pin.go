@@ -31,12 +31,18 @@ type ModelPin struct {
 	// counted with (compose --processor), when it is not the tokenizer's
 	// folder: send --exact's default --processor.
 	Processor string `json:"processor,omitempty"`
+	// TokenizerBuild says the tokenizer was not read as tokenizer.json
+	// says but built as the server's library builds it:
+	// "transformers5-llama" (the vllm profile, a Llama-class folder:
+	// modelsrc.AsTransformers5). Empty: tokenizer.json as it is, or a
+	// record older than the field.
+	TokenizerBuild string `json:"tokenizer_build,omitempty"`
 }
 
 // Pin is the model the probe record measured.
 func (p *Probe) Pin() ModelPin {
 	pin := ModelPin{Tokenizer: p.Tokenizer.Source, TokenizerSHA256: p.Tokenizer.SHA256,
-		ChatTemplateApplied: p.ChatTemplate.Applied, Now: p.Now}
+		ChatTemplateApplied: p.ChatTemplate.Applied, Now: p.Now, TokenizerBuild: p.Tokenizer.Build}
 	if pin.ChatTemplateApplied {
 		pin.ChatTemplate, pin.ChatTemplateSHA256 = p.ChatTemplate.Override, p.ChatTemplate.SHA256
 		pin.Renderer = p.ChatTemplate.Renderer

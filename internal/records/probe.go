@@ -50,6 +50,9 @@ type ProbeTokenizer struct {
 	Source string `json:"source"`
 	// SHA256 is the hex SHA-256 of tokenizer.json; compose compares it.
 	SHA256 string `json:"sha256"`
+	// Build is how the tokenizer was built when not as tokenizer.json
+	// says (ModelPin.TokenizerBuild).
+	Build string `json:"build,omitempty"`
 	// NumSpecialTokensToAdd is what the post-processor adds to a single
 	// sequence (BOS for Llama 3.1), which a chat template renders itself.
 	NumSpecialTokensToAdd int `json:"num_special_tokens_to_add"`

@@ -54,6 +54,12 @@ func Names() []string {
 	return []string{string(VLLM), string(SGLang), string(Transformers), string(AIPerf)}
 }
 
+// BuildsTokenizerAsTransformers5 says whether the server loads a model's
+// tokenizer through transformers 5, which rebuilds a Llama-class one
+// (modelsrc.Source.AsTransformers5): vLLM 0.32 requires
+// transformers>=5.16.1,<5.20.
+func (p Profile) BuildsTokenizerAsTransformers5() bool { return p == VLLM }
+
 // Parse reads a --server value ("" is Default).
 func Parse(s string) (Profile, error) {
 	if s == "" {
