@@ -72,7 +72,7 @@ type flags struct {
 	Model     string        `help:"Model name for --verify-url requests." default:"default"`
 	APIKey    string        `name:"api-key" help:"Bearer token for --verify-url." env:"OPENAI_API_KEY"`
 	Timeout   time.Duration `help:"Timeout of each --verify-url request." default:"60s"`
-	Server    string        `help:"The server behind --verify-url, whose preprocessing our counts follow: vllm, sglang, transformers or aiperf; the record's verify.profile names it. vllm also builds a Llama-class tokenizer as its transformers 5 does (huggingface/transformers#45488; the record's tokenizer.build says so), which compose --server vllm expects." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
+	Server    string        `help:"The server behind --verify-url, whose preprocessing our counts follow: vllm, sglang, transformers or aiperf; the record's verify.profile names it. vllm and sglang also build a Llama-class tokenizer as their transformers 5 does (huggingface/transformers#45488; the record's tokenizer.build says so), which compose --server vllm or sglang expects." default:"vllm" enum:"vllm,sglang,transformers,aiperf"`
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

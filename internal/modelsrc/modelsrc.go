@@ -419,7 +419,7 @@ func (s *Source) asTransformers5(data []byte) ([]byte, error) {
 	}
 	s.build = Transformers5Llama
 	prog := filepath.Base(os.Args[0])
-	fmt.Fprintf(Stderr, "%s: warning: %s: tokenizer built as vLLM's transformers 5 builds its LlamaTokenizer, not as tokenizer.json says (no normalizer, a Metaspace pre-tokenizer; %s)\n",
+	fmt.Fprintf(Stderr, "%s: warning: %s: tokenizer built as the server's transformers 5 (vLLM 0.32, SGLang 0.5.23) builds its LlamaTokenizer, not as tokenizer.json says (no normalizer, a Metaspace pre-tokenizer; %s)\n",
 		prog, s.TokenizerFile, Transformers5Issue)
 	return out, nil
 }
