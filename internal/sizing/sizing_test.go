@@ -2,6 +2,7 @@ package sizing
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -156,5 +157,62 @@ func TestSearchWindowsSameAsSearch(t *testing.T) {
 	}
 	if windows == 0 {
 		t.Error("the window evaluator was never called")
+	}
+}
+
+// TestPartsStretchesBetweenSeams: a partial corpus piece keeps its stretch
+// between proved seams verbatim, with the count and ids its text encodes
+// to (Encode, the reference), and the parts still make the text that
+// decoding each piece's part of the window gives (worked out here from the
+// corpus's ids, piece by piece).
+func TestPartsStretchesBetweenSeams(t *testing.T) {
+	text, _ := corpus.Default()
+	for _, model := range []string{"", "llama3", "mistral7b-metaspace"} {
+		tok := tokenizerOf(t, model)
+		g, err := New(tok, text, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stretches := 0
+		for i := range 400 {
+			start, n := (i*7919)%len(g.ids), 1+(i*131)%700
+			var want strings.Builder
+			pos, left := start, n
+			for left > 0 {
+				p := sort.SearchInts(g.pieceStart, pos+1) - 1
+				end := min(pos+left, g.pieceStart[p]+g.pieceLen(p))
+				s := tok.Decode(g.ids[pos:end], false)
+				if pos == g.pieceStart[p] && strings.HasPrefix(g.pieceText[p], " ") && !strings.HasPrefix(s, " ") {
+					s = " " + s
+				}
+				want.WriteString(s)
+				left -= end - pos
+				pos = end % len(g.ids)
+			}
+			wantText := strings.TrimLeft(want.String(), " ")
+			var got strings.Builder
+			for _, p := range g.Parts(nil, start, n) {
+				got.WriteString(p.Text)
+				if p.Count < 0 {
+					continue
+				}
+				if !slices.Contains(g.pieceText, p.Text) {
+					stretches++
+				}
+				if ids := tok.Encode(p.Text); len(ids) != p.Count || !slices.Equal(ids, p.IDs) {
+					t.Fatalf("%s: window (%d, %d): part %.40q has count %d and ids %v, encodes to %v", model, start, n, p.Text, p.Count, p.IDs, ids)
+				}
+			}
+			if got.String() != wantText {
+				t.Fatalf("%s: window (%d, %d): parts make %.60q, want %.60q", model, start, n, got.String(), wantText)
+			}
+		}
+		if model == "mistral7b-metaspace" {
+			if stretches > 0 {
+				t.Errorf("%s: %d stretches where seams are never proved", model, stretches)
+			}
+		} else if stretches < 100 {
+			t.Errorf("%s: only %d stretches of partial pieces among the parts", model, stretches)
+		}
 	}
 }
