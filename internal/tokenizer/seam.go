@@ -109,7 +109,25 @@ func (t *Tokenizer) Seam(x, y string) bool {
 	if d < 0 {
 		return false
 	}
-	w := y[:d+1]
+	return t.seamWindow(y[:d+1])
+}
+
+// SeamEnd is Seam for a y that ends the text (nothing follows it, z
+// empty): it reports whether Encode(x+y) == Encode(x) ++ Encode(y) for
+// every x' ending in the same byte in place of x, x+y being valid UTF-8
+// of at most MaxWhole bytes. y needs no later space: Seam's proof holds
+// with y itself as the window, since no match looks past the text's end.
+func (t *Tokenizer) SeamEnd(x, y string) bool {
+	if t.seamFirst == nil || !endsSeam(x) || len(y) < 2 || y[0] != ' ' {
+		return false
+	}
+	return t.seamWindow(y)
+}
+
+// seamWindow checks Seam's window w (a space, then what the cut's first
+// match may read): valid UTF-8, no added token, unchanged by the
+// normalizer, and a first-step match starts at its beginning.
+func (t *Tokenizer) seamWindow(w string) bool {
 	if !utf8.ValidString(w) {
 		return false
 	}
