@@ -345,7 +345,7 @@ func (g *Gen) SearchWindows(start, guess, target int, eval func(text string) (At
 			return a, out, err
 		}
 		if below != nil && below != padded {
-			a, err := g.pad(eval, *below, target)
+			a, err := g.pad(g.padEval(eval, window, *below), *below, target)
 			if err != nil {
 				return Attempt{}, Stuck, err
 			}
@@ -485,6 +485,33 @@ func (g *Gen) pad(eval func(string) (Attempt, error), a Attempt, target int) (At
 		}
 	}
 	return a, nil
+}
+
+// padEval is eval for a's text with pads appended, by window from the
+// parts of a's window and the pads as one more part where a's text is its
+// window's text (trimmed), else eval: a padded window is then counted
+// from its parts too.
+func (g *Gen) padEval(eval func(string) (Attempt, error), window WindowEval, a Attempt) func(string) (Attempt, error) {
+	if window == nil || a.Len < 1 {
+		return eval
+	}
+	base := g.Parts(nil, a.Start, a.Len)
+	last := &base[len(base)-1]
+	if tr := strings.TrimRight(last.Text, " "); tr != last.Text {
+		*last = Part{Text: tr, Count: -1}
+	}
+	if last.Text == "" || joinParts(base) != a.Text {
+		return eval
+	}
+	var parts []Part
+	return func(text string) (Attempt, error) {
+		pads, ok := strings.CutPrefix(text, a.Text)
+		if !ok || pads == "" {
+			return eval(text)
+		}
+		parts = append(append(parts[:0], base...), Part{Text: pads, Count: -1})
+		return window(parts, text)
+	}
 }
 
 // PadBackOff is the last resort of Search, when every window got stuck

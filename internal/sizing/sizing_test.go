@@ -216,3 +216,43 @@ func TestPartsStretchesBetweenSeams(t *testing.T) {
 		}
 	}
 }
+
+// TestPadsThroughWindow: a padded window is evaluated by the window
+// evaluator, from the window's parts and the pads as a last part, and
+// anything else by eval.
+func TestPadsThroughWindow(t *testing.T) {
+	text, _ := corpus.Default()
+	g, err := New(tokenizerOf(t, ""), text, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evals, windows := 0, 0
+	eval := func(s string) (Attempt, error) {
+		evals++
+		return Attempt{Text: strings.TrimRight(s, " "), Wire: g.tok.Count(s)}, nil
+	}
+	var last []Part
+	window := func(parts []Part, s string) (Attempt, error) {
+		windows++
+		last = append(last[:0], parts...)
+		return Attempt{Text: strings.TrimRight(s, " "), Wire: g.tok.Count(s)}, nil
+	}
+	a := Attempt{Text: strings.TrimRight(g.Text(4321, 200), " "), Start: 4321, Len: 200}
+	pe := g.padEval(eval, window, a)
+	got, _ := pe(a.Text + " the and")
+	if windows != 1 || evals != 0 {
+		t.Fatalf("a padded window: %d window calls, %d evals, want 1 and 0", windows, evals)
+	}
+	if p := last[len(last)-1]; p.Text != " the and" || p.Count != -1 || joinParts(last) != a.Text+" the and" {
+		t.Errorf("the parts end in %+v and join to %.40q", p, joinParts(last))
+	}
+	if want := g.tok.Count(a.Text + " the and"); got.Wire != want {
+		t.Errorf("padded window counts %d, want %d", got.Wire, want)
+	}
+	if pe("Something else"); evals != 1 {
+		t.Errorf("another text: %d evals, want 1", evals)
+	}
+	if g.padEval(eval, nil, a)("x"); evals != 2 {
+		t.Errorf("without a window evaluator: %d evals, want 2", evals)
+	}
+}
