@@ -355,14 +355,17 @@ func appendJoined(tok *tokenizer.Tokenizer, items []sizing.Part, dst []int) []in
 }
 
 // countJoined is the count of the items' texts joined: the items are cut
-// into runs at the seams the tokenizer proves (tokenizer.Seam), and each
-// run is counted on its own, a run of one item of known count by that
-// count.
+// into runs at the seams the tokenizer proves (tokenizer.Seam; before the
+// last item, which ends the text, tokenizer.SeamEnd), and each run is
+// counted on its own, a run of one item of known count by that count.
 func countJoined(tok *tokenizer.Tokenizer, items []sizing.Part) int {
 	total, run := 0, 0
 	var sb strings.Builder
 	for i := 1; i <= len(items); i++ {
-		if i < len(items) && !tok.Seam(items[i-1].Text, items[i].Text) {
+		if i < len(items)-1 && !tok.Seam(items[i-1].Text, items[i].Text) {
+			continue
+		}
+		if i == len(items)-1 && !tok.SeamEnd(items[i-1].Text, items[i].Text) {
 			continue
 		}
 		if i-run == 1 && items[run].Count >= 0 {

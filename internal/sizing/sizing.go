@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/islkit/islkit/internal/corpus"
@@ -25,6 +26,8 @@ type Gen struct {
 	ids        []int
 	pieceStart []int
 	pieceText  []string
+	// seams is each piece's tokenizer.TextSeams, found on first use.
+	seams []atomic.Pointer[[][2]int32]
 }
 
 // New tokenizes a corpus (corpus.Pieces: lines trimmed and joined by one
@@ -74,6 +77,7 @@ func fromPieces(tok *tokenizer.Tokenizer, pieces []string, workers int) (*Gen, e
 	if len(g.ids) == 0 {
 		return nil, fmt.Errorf("text encodes to no tokens")
 	}
+	g.seams = make([]atomic.Pointer[[][2]int32], len(g.pieceStart))
 	return g, nil
 }
 
@@ -119,35 +123,92 @@ func (g *Gen) Parts(dst []Part, start, n int) []Part {
 	return dst
 }
 
-// eachPart calls fn with each part of Text(start, n).
+// eachPart calls fn with each part of Text(start, n). A partial piece
+// keeps its stretch between the piece's seams verbatim (stretch), so only
+// its ends are decoded parts.
 func (g *Gen) eachPart(start, n int, fn func(Part)) {
 	start %= len(g.ids)
 	p := sort.SearchInts(g.pieceStart, start+1) - 1
-	for first := true; n > 0; first = false {
-		from := max(start, g.pieceStart[p])
-		l := min(n, g.pieceStart[p]+g.pieceLen(p)-from)
-		var s string
-		count := -1
-		var ids []int
-		if from == g.pieceStart[p] && l == g.pieceLen(p) {
-			s, count, ids = g.pieceText[p], l, g.ids[from:from+l:from+l]
-		} else {
-			s = g.tok.Decode(g.ids[from:from+l], false)
-			// SentencePiece decoders drop the leading space a piece has.
-			if from == g.pieceStart[p] && strings.HasPrefix(g.pieceText[p], " ") && !strings.HasPrefix(s, " ") {
-				s = " " + s
-			}
-		}
+	first := true
+	emit := func(s string, count int, ids []int) {
 		if first {
+			first = false
 			if t := strings.TrimLeft(s, " "); t != s {
 				s, count, ids = t, -1, nil
 			}
 		}
 		fn(Part{Text: s, Count: count, IDs: ids})
+	}
+	for n > 0 {
+		ps := g.pieceStart[p]
+		from := max(start, ps)
+		l := min(n, ps+g.pieceLen(p)-from)
+		switch a, b, offA, offB, ok := g.stretch(p, from-ps, from-ps+l); {
+		case from == ps && l == g.pieceLen(p):
+			emit(g.pieceText[p], l, g.ids[from:from+l:from+l])
+		case ok:
+			if a > from-ps {
+				emit(g.tok.Decode(g.ids[from:ps+a], false), -1, nil)
+			}
+			emit(g.pieceText[p][offA:offB], b-a, g.ids[ps+a:ps+b:ps+b])
+			if end := from + l; ps+b < end {
+				emit(g.tok.Decode(g.ids[ps+b:end], false), -1, nil)
+			}
+		default:
+			s := g.tok.Decode(g.ids[from:from+l], false)
+			// SentencePiece decoders drop the leading space a piece has.
+			if from == ps && strings.HasPrefix(g.pieceText[p], " ") && !strings.HasPrefix(s, " ") {
+				s = " " + s
+			}
+			emit(s, -1, nil)
+		}
 		n -= l
 		start = 0
 		p = (p + 1) % len(g.pieceStart)
 	}
+}
+
+// stretch is the longest stretch [a, b) of piece p's ids within [from,
+// end) (indexes into the piece) whose ends are the piece's ends or its
+// seams (tokenizer.TextSeams): the encoding of the piece's text
+// [offA, offB) is those ids. ok is false where there is none. Decoding
+// the ids before a and after b apart gives the text decoding [from, end)
+// gives, the cuts being before a space (an ASCII byte, which no invalid
+// UTF-8 sequence spans).
+func (g *Gen) stretch(p, from, end int) (a, b, offA, offB int, ok bool) {
+	seams := g.pieceSeams(p)
+	if len(seams) == 0 {
+		return 0, 0, 0, 0, false
+	}
+	a, b, offB = -1, -1, len(g.pieceText[p])
+	if from == 0 {
+		a = 0
+	} else if i := sort.Search(len(seams), func(i int) bool { return int(seams[i][0]) > from }); i < len(seams) {
+		a, offA = int(seams[i][0]), int(seams[i][1])
+	}
+	if end == g.pieceLen(p) {
+		b = end
+	} else if i := sort.Search(len(seams), func(i int) bool { return int(seams[i][0]) >= end }) - 1; i >= 0 {
+		b, offB = int(seams[i][0]), int(seams[i][1])
+	}
+	if a < 0 || b < 0 || a >= b {
+		return 0, 0, 0, 0, false
+	}
+	return a, b, offA, offB, true
+}
+
+// pieceSeams is tokenizer.TextSeams of piece p, found on first use.
+func (g *Gen) pieceSeams(p int) [][2]int32 {
+	if p >= len(g.seams) {
+		return nil // a Gen built without New
+	}
+	if s := g.seams[p].Load(); s != nil {
+		return *s
+	}
+	ps := g.pieceStart[p]
+	s := g.tok.TextSeams(g.pieceText[p], g.ids[ps:ps+g.pieceLen(p)])
+	g.seams[p].Store(&s)
+	return s
 }
 
 func joinParts(parts []Part) string {
@@ -284,7 +345,7 @@ func (g *Gen) SearchWindows(start, guess, target int, eval func(text string) (At
 			return a, out, err
 		}
 		if below != nil && below != padded {
-			a, err := g.pad(eval, *below, target)
+			a, err := g.pad(g.padEval(eval, window, *below), *below, target)
 			if err != nil {
 				return Attempt{}, Stuck, err
 			}
@@ -399,6 +460,7 @@ func (g *Gen) Continued(own string, ownIDs []int, start, need int) *Gen {
 		c.ids = append(c.ids, g.ids[g.pieceStart[p]:g.pieceStart[p]+g.pieceLen(p)]...)
 		got += g.pieceLen(p)
 	}
+	c.seams = make([]atomic.Pointer[[][2]int32], len(c.pieceStart))
 	return c
 }
 
@@ -423,6 +485,33 @@ func (g *Gen) pad(eval func(string) (Attempt, error), a Attempt, target int) (At
 		}
 	}
 	return a, nil
+}
+
+// padEval is eval for a's text with pads appended, by window from the
+// parts of a's window and the pads as one more part where a's text is its
+// window's text (trimmed), else eval: a padded window is then counted
+// from its parts too.
+func (g *Gen) padEval(eval func(string) (Attempt, error), window WindowEval, a Attempt) func(string) (Attempt, error) {
+	if window == nil || a.Len < 1 {
+		return eval
+	}
+	base := g.Parts(nil, a.Start, a.Len)
+	last := &base[len(base)-1]
+	if tr := strings.TrimRight(last.Text, " "); tr != last.Text {
+		*last = Part{Text: tr, Count: -1}
+	}
+	if last.Text == "" || joinParts(base) != a.Text {
+		return eval
+	}
+	var parts []Part
+	return func(text string) (Attempt, error) {
+		pads, ok := strings.CutPrefix(text, a.Text)
+		if !ok || pads == "" {
+			return eval(text)
+		}
+		parts = append(append(parts[:0], base...), Part{Text: pads, Count: -1})
+		return window(parts, text)
+	}
 }
 
 // PadBackOff is the last resort of Search, when every window got stuck

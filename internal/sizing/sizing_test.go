@@ -2,6 +2,7 @@ package sizing
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -156,5 +157,102 @@ func TestSearchWindowsSameAsSearch(t *testing.T) {
 	}
 	if windows == 0 {
 		t.Error("the window evaluator was never called")
+	}
+}
+
+// TestPartsStretchesBetweenSeams: a partial corpus piece keeps its stretch
+// between proved seams verbatim, with the count and ids its text encodes
+// to (Encode, the reference), and the parts still make the text that
+// decoding each piece's part of the window gives (worked out here from the
+// corpus's ids, piece by piece).
+func TestPartsStretchesBetweenSeams(t *testing.T) {
+	text, _ := corpus.Default()
+	for _, model := range []string{"", "llama3", "mistral7b-metaspace"} {
+		tok := tokenizerOf(t, model)
+		g, err := New(tok, text, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stretches := 0
+		for i := range 400 {
+			start, n := (i*7919)%len(g.ids), 1+(i*131)%700
+			var want strings.Builder
+			pos, left := start, n
+			for left > 0 {
+				p := sort.SearchInts(g.pieceStart, pos+1) - 1
+				end := min(pos+left, g.pieceStart[p]+g.pieceLen(p))
+				s := tok.Decode(g.ids[pos:end], false)
+				if pos == g.pieceStart[p] && strings.HasPrefix(g.pieceText[p], " ") && !strings.HasPrefix(s, " ") {
+					s = " " + s
+				}
+				want.WriteString(s)
+				left -= end - pos
+				pos = end % len(g.ids)
+			}
+			wantText := strings.TrimLeft(want.String(), " ")
+			var got strings.Builder
+			for _, p := range g.Parts(nil, start, n) {
+				got.WriteString(p.Text)
+				if p.Count < 0 {
+					continue
+				}
+				if !slices.Contains(g.pieceText, p.Text) {
+					stretches++
+				}
+				if ids := tok.Encode(p.Text); len(ids) != p.Count || !slices.Equal(ids, p.IDs) {
+					t.Fatalf("%s: window (%d, %d): part %.40q has count %d and ids %v, encodes to %v", model, start, n, p.Text, p.Count, p.IDs, ids)
+				}
+			}
+			if got.String() != wantText {
+				t.Fatalf("%s: window (%d, %d): parts make %.60q, want %.60q", model, start, n, got.String(), wantText)
+			}
+		}
+		if model == "mistral7b-metaspace" {
+			if stretches > 0 {
+				t.Errorf("%s: %d stretches where seams are never proved", model, stretches)
+			}
+		} else if stretches < 100 {
+			t.Errorf("%s: only %d stretches of partial pieces among the parts", model, stretches)
+		}
+	}
+}
+
+// TestPadsThroughWindow: a padded window is evaluated by the window
+// evaluator, from the window's parts and the pads as a last part, and
+// anything else by eval.
+func TestPadsThroughWindow(t *testing.T) {
+	text, _ := corpus.Default()
+	g, err := New(tokenizerOf(t, ""), text, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evals, windows := 0, 0
+	eval := func(s string) (Attempt, error) {
+		evals++
+		return Attempt{Text: strings.TrimRight(s, " "), Wire: g.tok.Count(s)}, nil
+	}
+	var last []Part
+	window := func(parts []Part, s string) (Attempt, error) {
+		windows++
+		last = append(last[:0], parts...)
+		return Attempt{Text: strings.TrimRight(s, " "), Wire: g.tok.Count(s)}, nil
+	}
+	a := Attempt{Text: strings.TrimRight(g.Text(4321, 200), " "), Start: 4321, Len: 200}
+	pe := g.padEval(eval, window, a)
+	got, _ := pe(a.Text + " the and")
+	if windows != 1 || evals != 0 {
+		t.Fatalf("a padded window: %d window calls, %d evals, want 1 and 0", windows, evals)
+	}
+	if p := last[len(last)-1]; p.Text != " the and" || p.Count != -1 || joinParts(last) != a.Text+" the and" {
+		t.Errorf("the parts end in %+v and join to %.40q", p, joinParts(last))
+	}
+	if want := g.tok.Count(a.Text + " the and"); got.Wire != want {
+		t.Errorf("padded window counts %d, want %d", got.Wire, want)
+	}
+	if pe("Something else"); evals != 1 {
+		t.Errorf("another text: %d evals, want 1", evals)
+	}
+	if g.padEval(eval, nil, a)("x"); evals != 2 {
+		t.Errorf("without a window evaluator: %d evals, want 2", evals)
 	}
 }

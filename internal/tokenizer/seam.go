@@ -109,7 +109,25 @@ func (t *Tokenizer) Seam(x, y string) bool {
 	if d < 0 {
 		return false
 	}
-	w := y[:d+1]
+	return t.seamWindow(y[:d+1])
+}
+
+// SeamEnd is Seam for a y that ends the text (nothing follows it, z
+// empty): it reports whether Encode(x+y) == Encode(x) ++ Encode(y) for
+// every x' ending in the same byte in place of x, x+y being valid UTF-8
+// of at most MaxWhole bytes. y needs no later space: Seam's proof holds
+// with y itself as the window, since no match looks past the text's end.
+func (t *Tokenizer) SeamEnd(x, y string) bool {
+	if t.seamFirst == nil || !endsSeam(x) || len(y) < 2 || y[0] != ' ' {
+		return false
+	}
+	return t.seamWindow(y)
+}
+
+// seamWindow checks Seam's window w (a space, then what the cut's first
+// match may read): valid UTF-8, no added token, unchanged by the
+// normalizer, and a first-step match starts at its beginning.
+func (t *Tokenizer) seamWindow(w string) bool {
 	if !utf8.ValidString(w) {
 		return false
 	}
@@ -138,4 +156,54 @@ func (t *Tokenizer) Seam(x, y string) bool {
 func endsSeam(s string) bool {
 	r, _ := utf8.DecodeLastRuneInString(s)
 	return r > ' ' && r < 0x7f || r >= 0x2010 && r <= 0x2027
+}
+
+// TextSeams returns, in increasing order, the indexes k (0 < k < len(ids))
+// with their byte offsets off, as {k, off}, at which text, whose own encoding (Encode) ids must be, splits into two
+// texts encoding as ids[:k] and ids[k:]: text[:off] and text[off:], off
+// being the bytes of ids[:k]. A caller can then take any stretch of ids
+// between two such indexes (or an end) as the encoding of its text. nil
+// where the tokenizer cannot tell (no ByteLevel decode table, no seams).
+//
+// Why: at each k returned, Seam(text[:off], text[off:]) holds, so
+// Encode(text) == Encode(text[:off]) ++ Encode(text[off:]). Each token's
+// bytes are not empty and the ids' bytes are text itself, which the
+// normalizer (NFC at most) leaves unchanged; a prefix of an NFC text cut
+// before a space is NFC, so Encode(text[:off]) has exactly off bytes, and
+// the token count at which the bytes of ids reach off is k alone. A
+// stretch between two indexes follows the same way, Seam depending on the
+// text before the cut through its last byte only.
+func (t *Tokenizer) TextSeams(text string, ids []int) [][2]int32 {
+	if t.seamFirst == nil || t.byteDecode == nil || len(text) > MaxWhole || len(ids) < 2 || !utf8.ValidString(text) {
+		return nil
+	}
+	if t.normalizer != nil {
+		if n, _ := t.normalizer.normalize(text, false); n != text {
+			return nil
+		}
+	}
+	table := t.byteDecode()
+	offs := make([]int, len(ids))
+	off := 0
+	for i, id := range ids {
+		if id < 0 || id >= len(table) || len(table[id]) == 0 {
+			return nil
+		}
+		b := table[id]
+		if off+len(b) > len(text) || text[off:off+len(b)] != string(b) {
+			return nil
+		}
+		offs[i] = off
+		off += len(b)
+	}
+	if off != len(text) {
+		return nil
+	}
+	var seams [][2]int32
+	for k := 1; k < len(ids); k++ {
+		if o := offs[k]; text[o] == ' ' && t.Seam(text[:o], text[o:]) {
+			seams = append(seams, [2]int32{int32(k), int32(o)})
+		}
+	}
+	return seams
 }

@@ -131,6 +131,110 @@ func FuzzSeam(f *testing.F) {
 			if tk.Seam(x, y) && !seamHolds(tk, x, y, z) {
 				t.Fatalf("%s: Seam(%q, %q) proved, but with %q it does not hold", name, x, y, z)
 			}
+			if tk.SeamEnd(x, y+z) && !seamHolds(tk, x, y+z, "") {
+				t.Fatalf("%s: SeamEnd(%q, %q) proved, but it does not hold", name, x, y+z)
+			}
 		}
 	})
+}
+
+// TestSeamEnd: a cut before a text's last part is proved without a later
+// space, and holds (by encoding), on the golden texts and their first
+// words; Seam proves fewer of those.
+func TestSeamEnd(t *testing.T) {
+	shared := testutil.RefDir(t)
+	tk := loadShared(t, "qwen3")
+	for _, c := range []struct {
+		x, y   string
+		proved bool
+	}{
+		{"Call me", " Ishmael.", true},  // Seam needs a later space here
+		{"Call me", " Ish", true},       // a word's start
+		{"Call me", " ", false},         // a space alone
+		{"Call me ", " Ishmael", false}, // x ends in a space
+		{"Call me", "Ishmael", false},   // no space at the cut
+		{"Call me", " Ish<|im_end|>", false},
+		{"Call me", " Ishmae\u0308l", false},
+	} {
+		if got := tk.SeamEnd(c.x, c.y); got != c.proved {
+			t.Errorf("SeamEnd(%q, %q) = %v, want %v", c.x, c.y, got, c.proved)
+		}
+		if c.proved && !seamHolds(tk, c.x, c.y, "") {
+			t.Errorf("SeamEnd(%q, %q) proved a cut that does not hold", c.x, c.y)
+		}
+	}
+	for _, model := range spanModels {
+		tk := loadShared(t, model)
+		lines := testutil.ReadJSONL[goldenLine](t, filepath.Join(shared, "golden", "tokens", model+".jsonl"))
+		proved, seams := 0, 0
+		for i, l := range lines {
+			x := strings.TrimRight(lines[(i+len(lines)-1)%len(lines)].Text, " ") + "x"
+			y := " " + l.Text
+			// The whole line, and its first word or two (a short y).
+			ends := []int{len(y)}
+			if i := strings.IndexByte(y[1:], ' '); i > 0 {
+				ends = append(ends, i+1)
+				if j := strings.IndexByte(y[i+2:], ' '); j > 0 {
+					ends = append(ends, i+2+j)
+				}
+			}
+			for _, end := range ends {
+				if tk.Seam(x, y[:end]) {
+					seams++
+				}
+				if !tk.SeamEnd(x, y[:end]) {
+					continue
+				}
+				proved++
+				if !seamHolds(tk, x, y[:end], "") {
+					t.Fatalf("%s line %d: SeamEnd(%.40q, %.40q) proved, but it does not hold", model, i, x, y[:end])
+				}
+			}
+		}
+		t.Logf("%s: %d cuts proved (Seam: %d)", model, proved, seams)
+		switch model {
+		case "mistral7b-metaspace", "deepseek_v3":
+			if proved != 0 {
+				t.Errorf("%s: %d cuts proved", model, proved)
+			}
+		default:
+			if proved <= seams {
+				t.Errorf("%s: SeamEnd proved %d cuts, no more than Seam's %d", model, proved, seams)
+			}
+		}
+	}
+}
+
+// TestTextSeams: at every index TextSeams gives, a golden text's ids
+// (Rust's) are the encodings of its two sides.
+func TestTextSeams(t *testing.T) {
+	shared := testutil.RefDir(t)
+	for _, model := range spanModels {
+		tk := loadShared(t, model)
+		lines := testutil.ReadJSONL[goldenLine](t, filepath.Join(shared, "golden", "tokens", model+".jsonl"))
+		found := 0
+		for i, l := range lines {
+			for j, s := range tk.TextSeams(l.Text, l.IDs) {
+				if j%32 != 0 {
+					continue // a sample: encoding both sides of every seam is slow
+				}
+				found++
+				k, off := int(s[0]), int(s[1])
+				if a, b := tk.Encode(l.Text[:off]), tk.Encode(l.Text[off:]); !slices.Equal(a, l.IDs[:k]) || !slices.Equal(b, l.IDs[k:]) {
+					t.Fatalf("%s line %d: seam at id %d (byte %d): sides encode to %v and %v, ids %v and %v", model, i+1, k, off, a, b, l.IDs[:k], l.IDs[k:])
+				}
+			}
+		}
+		t.Logf("%s: %d seams", model, found)
+		switch model {
+		case "mistral7b-metaspace", "deepseek_v3":
+			if found != 0 {
+				t.Errorf("%s: %d seams found", model, found)
+			}
+		default:
+			if found == 0 {
+				t.Errorf("%s: no seams found", model)
+			}
+		}
+	}
 }

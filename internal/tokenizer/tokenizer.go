@@ -48,6 +48,9 @@ type Tokenizer struct {
 	// seamFirst is the first pre-tokenizer step's matcher when Seam can
 	// prove cuts (see seamMatcher), else nil.
 	seamFirst regex.Matcher
+	// byteDecode is each id's decoded bytes when the decoder is ByteLevel
+	// alone (decoding then joins them), built on first use; nil otherwise.
+	byteDecode func() [][]byte
 }
 
 func (t *Tokenizer) setAddedTokens(tokens []AddedToken) error {
@@ -86,6 +89,10 @@ func (t *Tokenizer) finish() {
 	t.scratch.New = func() any { return &scratch{} }
 	t.caches = make(chan map[string][]int32, 64)
 	defer func() { t.spanPre = t.spanSteps(); t.seamFirst = t.seamMatcher() }()
+	t.byteDecode = nil
+	if t.byteLevelDecoderOnly() {
+		t.byteDecode = sync.OnceValue(t.byteDecodeTable)
+	}
 	// A trailing ByteLevel step only maps bytes to characters that the BPE
 	// vocabulary then looks up; a byte-keyed model skips the round trip.
 	m, ok := t.model.(*bpe)
@@ -359,6 +366,30 @@ func (t *Tokenizer) encodeChunk(text string, atOrigin bool, sc *scratch, ids []i
 // Decode turns ids back into text as Rust's Tokenizer::decode does; unknown
 // ids are skipped, special tokens too when skipSpecial is set.
 func (t *Tokenizer) Decode(ids []int, skipSpecial bool) string {
+	if !skipSpecial && t.byteDecode != nil {
+		// ByteLevel decoding maps each token's characters to bytes on its
+		// own, so each id's bytes can be mapped once: no map lookup and
+		// no token strings per id (compose --trace decodes corpus windows).
+		table := t.byteDecode()
+		n := 0
+		for _, id := range ids {
+			if id >= 0 && id < len(table) {
+				n += len(table[id])
+			}
+		}
+		buf := make([]byte, 0, n)
+		for _, id := range ids {
+			if id >= 0 && id < len(table) {
+				buf = append(buf, table[id]...)
+			}
+		}
+		return validUTF8Lossy(buf)
+	}
+	return t.decodeChain(ids, skipSpecial)
+}
+
+// decodeChain is Decode through the decoder chain, token by token.
+func (t *Tokenizer) decodeChain(ids []int, skipSpecial bool) string {
 	tokens := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if tok, ok := t.addedByID[id]; ok {
@@ -376,4 +407,41 @@ func (t *Tokenizer) Decode(ids []int, skipSpecial bool) string {
 		return strings.Join(tokens, " ")
 	}
 	return strings.Join(t.decoder.decodeChain(tokens), "")
+}
+
+// byteLevelDecoderOnly says the decoder is ByteLevel alone (or a Sequence
+// of just it) over a dense BPE vocabulary: Decode's table applies.
+func (t *Tokenizer) byteLevelDecoderOnly() bool {
+	d := t.decoder
+	if seq, ok := d.(sequenceDecoder); ok && len(seq) == 1 {
+		d = seq[0]
+	}
+	if _, ok := d.(byteLevelDecoder); !ok {
+		return false
+	}
+	m, ok := t.model.(*bpe)
+	return ok && m.byID != nil
+}
+
+// byteDecodeTable is each id's bytes as the ByteLevel decoder gives them,
+// added tokens' content first as Decode takes it; unknown ids are empty,
+// as Decode skips them. Ids past the table are unknown.
+func (t *Tokenizer) byteDecodeTable() [][]byte {
+	size := len(t.model.(*bpe).byID)
+	for id := range t.addedByID {
+		size = max(size, id+1)
+	}
+	table := make([][]byte, size)
+	for id := range table {
+		var s string
+		if tok, ok := t.addedByID[id]; ok {
+			s = tok.Content
+		} else if tokStr, ok := t.model.idToToken(id); ok {
+			s = tokStr
+		} else {
+			continue
+		}
+		table[id] = appendByteLevelUnmap(nil, s)
+	}
+	return table
 }
