@@ -850,8 +850,9 @@ func sglangToolArguments(s string) (string, error) {
 	return asciiEscape(b.String()), nil
 }
 
-// orjsonNumbers refuses the numbers where orjson and Python's json part
-// ways (orjson refuses integers beyond 64 bits; a float that overflows).
+// orjsonNumbers makes the numbers what orjson parses them as where it
+// parts from Python's json: an integer beyond 64 bits a float; a number
+// out of float range an error ("number is infinity").
 func orjsonNumbers(v *ordered) error {
 	switch v.kind {
 	case 'o', 'a':
@@ -861,14 +862,21 @@ func orjsonNumbers(v *ordered) error {
 			}
 		}
 	case 'n':
-		if !strings.ContainsAny(v.str, ".eE") {
-			if _, err := strconv.ParseInt(v.str, 10, 64); err != nil {
-				if _, err := strconv.ParseUint(v.str, 10, 64); err != nil {
-					return fmt.Errorf("the integer %s beyond 64 bits is not reproduced (orjson)", v.str)
-				}
+		isInt := !strings.ContainsAny(v.str, ".eE")
+		if isInt {
+			if _, err := strconv.ParseInt(v.str, 10, 64); err == nil {
+				return nil
 			}
-		} else if f, err := strconv.ParseFloat(v.str, 64); err != nil || math.IsInf(f, 0) {
-			return fmt.Errorf("the number %s out of float range is not reproduced (orjson)", v.str)
+			if _, err := strconv.ParseUint(v.str, 10, 64); err == nil {
+				return nil
+			}
+		}
+		f, err := strconv.ParseFloat(v.str, 64)
+		if (err != nil && !math.IsInf(f, 0)) || math.IsInf(f, 0) {
+			return fmt.Errorf("must be valid JSON (orjson: the number %s is infinity as a double)", v.str)
+		}
+		if isInt {
+			v.str = strconv.FormatFloat(f, 'e', -1, 64) // written as the float
 		}
 	}
 	return nil

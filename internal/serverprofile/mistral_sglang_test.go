@@ -114,3 +114,26 @@ func TestMistralSGLangDiffersFromVLLM(t *testing.T) {
 		t.Errorf("a mix of vLLM's and SGLang's rules: %v, want a refusal", err)
 	}
 }
+
+// TestSGLangToolArguments: arguments as mistral-common's json.dumps
+// writes SGLang's parsed dict, values by hand from Python 3.11's
+// json.dumps (ensure_ascii: an astral character as a surrogate pair);
+// an integer beyond 64 bits as orjson parses it, a float (orjson 3.13.0:
+// 1.8446744073709552e+19); what orjson refuses is refused.
+func TestSGLangToolArguments(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"e":"😀","ü":1}`:                `{"e": "\ud83d\ude00", "\u00fc": 1}`,
+		` {"a":[1.0,1e3,-0,true,null]} `: `{"a": [1.0, 1000.0, 0, true, null]}`,
+		`{"a":"\u00e9\n"}`:               `{"a": "\u00e9\n"}`,
+	} {
+		got, err := sglangToolArguments(in)
+		if err != nil || got != want {
+			t.Errorf("%s: %q %v, want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{``, `[1]`, `"x"`, `{"a":`, `{"a":1e400}`, `{"a":-1` + strings.Repeat("0", 400) + `}`} {
+		if got, err := sglangToolArguments(in); err == nil {
+			t.Errorf("%s: %q, want an error", in, got)
+		}
+	}
+}
