@@ -832,7 +832,7 @@ func sglangChosenTools(body jsonobj.Object, tools []json.RawMessage) []json.RawM
 // object, is SGLang's 400), then written by mistral-common's FunctionCall
 // with json.dumps' defaults (", ", ": ", non-ASCII escaped).
 func sglangToolArguments(s string) (string, error) {
-	if !json.Valid([]byte(s)) {
+	if !json.Valid([]byte(s)) || !pairedSurrogates(s) {
 		return "", fmt.Errorf("must be valid JSON")
 	}
 	v, err := decodeOrdered([]byte(s), 0)
@@ -880,6 +880,43 @@ func orjsonNumbers(v *ordered) error {
 		}
 	}
 	return nil
+}
+
+// pairedSurrogates reports whether every \u escape of a UTF-16
+// surrogate in the JSON text s is a high one followed by a low one:
+// orjson refuses a lone one ("no low surrogate in string"), which
+// Python's json accepts.
+func pairedSurrogates(s string) bool {
+	hexAt := func(i int) (int, bool) {
+		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(s[i+2:i+6], 16, 16)
+		return int(n), err == nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		u, ok := hexAt(i)
+		if !ok {
+			i++ // another escape: skip its character
+			continue
+		}
+		switch {
+		case 0xD800 <= u && u < 0xDC00:
+			lo, ok := hexAt(i + 6)
+			if !ok || lo < 0xDC00 || lo >= 0xE000 {
+				return false
+			}
+			i += 11
+		case 0xDC00 <= u && u < 0xE000:
+			return false
+		default:
+			i += 5
+		}
+	}
+	return true
 }
 
 // asciiEscape is json.dumps' ensure_ascii on a JSON text: every

@@ -125,13 +125,15 @@ func TestSGLangToolArguments(t *testing.T) {
 		`{"e":"😀","ü":1}`:                `{"e": "\ud83d\ude00", "\u00fc": 1}`,
 		` {"a":[1.0,1e3,-0,true,null]} `: `{"a": [1.0, 1000.0, 0, true, null]}`,
 		`{"a":"\u00e9\n"}`:               `{"a": "\u00e9\n"}`,
+		`{"a":18446744073709551616}`:     `{"a": 1.8446744073709552e+19}`,
+		`{"a":"\ud83d\ude00\\u"}`:        `{"a": "\ud83d\ude00\\u"}`,
 	} {
 		got, err := sglangToolArguments(in)
 		if err != nil || got != want {
 			t.Errorf("%s: %q %v, want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []string{``, `[1]`, `"x"`, `{"a":`, `{"a":1e400}`, `{"a":-1` + strings.Repeat("0", 400) + `}`} {
+	for _, in := range []string{``, `[1]`, `"x"`, `{"a":`, `{"a":1e400}`, `{"a":"\ud800"}`, `{"a":"\udc00x"}`, `{"a":"\ud83d"}`, `{"a":-1` + strings.Repeat("0", 400) + `}`} {
 		if got, err := sglangToolArguments(in); err == nil {
 			t.Errorf("%s: %q, want an error", in, got)
 		}
