@@ -193,13 +193,15 @@ renderers-reference:
 	python3 scripts/renderers/deepseek-v32-ref.py "$(DSV32_ENCODER)" $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/deepseek_v3 | head -1) internal/serverprofile/testdata/deepseek-v32-expect.jsonl.gz
 	bash scripts/renderers/check-deepseek-v32-exact.sh "$(DSV32_ENCODER)"
 
-## renderers-reference-sglang: regenerate DeepSeek-V3.2's SGLang expectations through SGLang's own serving code (a Python with scripts/renderers/requirements-sglang.txt, SGLANG_REF_PYTHON)
+## renderers-reference-sglang: regenerate DeepSeek-V3.2's and Mistral-format (Tekken) models' SGLang expectations through SGLang's own serving code (a Python with scripts/renderers/requirements-sglang.txt, SGLANG_REF_PYTHON)
 .PHONY: renderers-reference-sglang
 renderers-reference-sglang:
 	$(GO) test -count=1 -run TestDeepSeekV32ChosenByModelType ./internal/serverprofile/ >/dev/null
 	d=$$(mktemp -d) && $${SGLANG_REF_PYTHON:-python3} scripts/renderers/deepseek-v32-ref.py --model-dir $$(ls -d $${TMPDIR:-/tmp}/islkit-conformance-*/models/deepseek_v3 | head -1) $$d && \
 	nice -n 10 $${SGLANG_REF_PYTHON:-python3} scripts/renderers/deepseek-v32-sglang-ref.py $$d internal/serverprofile/testdata/deepseek-v32-expect.jsonl.gz internal/serverprofile/testdata/deepseek-v32-sglang-expect.jsonl.gz; \
 	rc=$$?; rm -rf $$d; exit $$rc
+	nice -n 10 $${SGLANG_REF_PYTHON:-python3} scripts/renderers/mistral-sglang-ref.py internal/serverprofile/testdata/mistral-expect.jsonl.gz internal/serverprofile/testdata/mistral-sglang-expect.jsonl.gz
+	$(GO) test -count=1 -run 'TestMistralSGLangMatchesServer' ./internal/serverprofile/
 
 ## renderers-reference-mistral: regenerate the Mistral expectations with vLLM's own MistralTokenizer (a Python with scripts/renderers/requirements-mistral.txt, MISTRAL_REF_PYTHON) and check them
 .PHONY: renderers-reference-mistral

@@ -92,6 +92,8 @@ type Template struct {
 type MistralFormat struct {
 	Version string
 	Special map[string]int
+	// SentencePiece: a tokenizer.model.v* file, not a tekken.json.
+	SentencePiece bool
 }
 
 // Option configures Compile and LoadFS.

@@ -32,7 +32,7 @@ func TestMistralFormatFolder(t *testing.T) {
 	if got := serverprofile.RendererOf(serverprofile.VLLM, m.Template); got != serverprofile.RendererMistral {
 		t.Errorf("vllm renders it with %s", got)
 	}
-	if got := serverprofile.RendererOf(serverprofile.SGLang, m.Template); got != serverprofile.RendererJinja {
+	if got := serverprofile.RendererOf(serverprofile.SGLang, m.Template); got != serverprofile.RendererMistral {
 		t.Errorf("sglang renders it with %s", got)
 	}
 }
@@ -122,6 +122,10 @@ func TestSentencePieceMistralModel(t *testing.T) {
 	}
 	if got := serverprofile.RendererOf(serverprofile.VLLM, m.Template); got != serverprofile.RendererMistral {
 		t.Errorf("vllm renders it with %s", got)
+	}
+	// SGLang's get_tokenizer takes a bare tekken.json only: not mistral.
+	if !m.Template.Mistral.SentencePiece || serverprofile.RendererOf(serverprofile.SGLang, m.Template) != serverprofile.RendererJinja {
+		t.Errorf("sglang: SentencePiece %v, renderer %s; want a SentencePiece model left to the (refusing) template path", m.Template.Mistral.SentencePiece, serverprofile.RendererOf(serverprofile.SGLang, m.Template))
 	}
 	if n := m.Tokenizer.Count("Hello world"); n != 2 {
 		t.Errorf("Hello world: %d tokens, sentencepiece 2", n)

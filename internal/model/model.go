@@ -169,7 +169,7 @@ func MistralTemplate(src *modelsrc.Source) (t *chat.Template, ok bool, err error
 		if err != nil {
 			return nil, true, fmt.Errorf("%s: %w", src.TokenizerFile, err)
 		}
-		return &chat.Template{Mistral: &chat.MistralFormat{Version: modelsrc.SentencePieceVersion(name), Special: special}}, true, nil
+		return &chat.Template{Mistral: &chat.MistralFormat{Version: modelsrc.SentencePieceVersion(name), Special: special, SentencePiece: true}}, true, nil
 	}
 	if src.Format != modelsrc.FormatTekken {
 		return nil, false, nil

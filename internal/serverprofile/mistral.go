@@ -34,6 +34,52 @@ import (
 // mistralRule names the refusals of this renderer.
 const mistralRule = "mistral"
 
+// mistralVariant is what a server does with the messages before
+// mistral-common sees them. vLLM (above) truncates tool-call ids and
+// hands over the request as sent. SGLang 0.5.23 loads a bare tekken.json
+// with transformers' MistralCommonTokenizer and renders its own
+// preprocessed messages with that tokenizer's
+// apply_chat_template(tokenize=True) (serving_chat.py
+// _apply_jinja_template, "string" content format;
+// docs/reference/server-preprocessing.md §7.1):
+//   - text parts joined with " ", empty ones too
+//     (process_content_for_template_format), image parts not reproduced;
+//   - tool-call arguments parsed (normalize_assistant_tool_call_arguments:
+//     not JSON, or not an object, a 400) and written again by
+//     mistral-common's json.dumps (ASCII escapes); absent or null: "{}";
+//   - tool-call ids kept whole (mistral-common then wants 9 characters);
+//   - a final assistant message made a user message of its text, its tool
+//     calls dropped (_handle_last_assistant_message); with
+//     continue_final_message it is left out and its text encoded on its
+//     own after the prompt (_append_assistant_prefix_to_prompt_ids);
+//     add_generation_prompt from the body is not read;
+//   - no tools under tool_choice "none", only the named one under a named
+//     tool_choice (_process_messages).
+type mistralVariant struct {
+	server Profile
+	sglang bool
+}
+
+var (
+	mistralVLLM   = mistralVariant{server: VLLM}
+	mistralSGLang = mistralVariant{server: SGLang, sglang: true}
+)
+
+// mistralVariantOf is the variant the rules r run; a mix of vLLM's and
+// SGLang's handling is not reproduced.
+func mistralVariantOf(r Rules) (mistralVariant, error) {
+	v := mistralVLLM
+	if r[0] == SGLang {
+		v = mistralSGLang
+	}
+	for _, p := range r[1:] {
+		if p != r[0] && (p == SGLang || r[0] == SGLang) {
+			return mistralVariant{}, refuse(r[0], mistralRule, "a mix of vLLM's and SGLang's Mistral message handling is not reproduced")
+		}
+	}
+	return v, nil
+}
+
 type mistralMessage struct {
 	role      string
 	content   string // text chunks aggregated
@@ -51,7 +97,7 @@ type mistralToolCall struct {
 	id, name, arguments string
 }
 
-func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, vis *Vision, dst []byte) (Prompt, error) {
+func renderMistral(sv mistralVariant, ex *extract.Inputs, f *chat.MistralFormat, vis *Vision, dst []byte) (Prompt, error) {
 	// v2 (InstructTokenizerV2) is v3 but for its tool messages and tool
 	// calls: see below; the rest goes as v3 (lv).
 	v2 := f.Version == "v2"
@@ -60,28 +106,28 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, vis *Vision, dst [
 		v = "v3"
 	}
 	if v != "v3" && v != "v7" {
-		return Prompt{}, refuse(VLLM, mistralRule, "mistral-common's tokenizer version %s is not reproduced (v2, v3 and v7 are)", f.Version)
+		return Prompt{}, refuse(sv.server, mistralRule, "mistral-common's tokenizer version %s is not reproduced (v2, v3 and v7 are)", f.Version)
 	}
 	msgsRaw, ok := ex.Body.Get("messages")
 	if !ok {
-		return Prompt{}, refuse(VLLM, mistralRule, `only chat bodies with "messages" are reproduced for Mistral-format models`)
+		return Prompt{}, refuse(sv.server, mistralRule, `only chat bodies with "messages" are reproduced for Mistral-format models`)
 	}
 	elems, err := jsonobj.Elements(msgsRaw)
 	if err != nil {
 		return Prompt{}, fmt.Errorf(`mistral: "messages": %w`, err)
 	}
 	if len(elems) == 0 {
-		return Prompt{}, refuse(VLLM, mistralRule, "no messages")
+		return Prompt{}, refuse(sv.server, mistralRule, "no messages")
 	}
 	msgs := make([]mistralMessage, 0, len(elems))
 	images := &mistralImages{vis: vis}
 	for i, e := range elems {
-		m, err := mistralConvert(e, i, images)
+		m, err := mistralConvert(sv, e, i, images)
 		if IsRefusal(err) {
 			return Prompt{}, err
 		}
 		if err != nil {
-			return Prompt{}, refuse(VLLM, mistralRule, "messages[%d]: %v", i, err)
+			return Prompt{}, refuse(sv.server, mistralRule, "messages[%d]: %v", i, err)
 		}
 		msgs = append(msgs, m)
 	}
@@ -90,31 +136,48 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, vis *Vision, dst [
 	if raw, ok := ex.Body.Get("add_generation_prompt"); ok && string(bytes.TrimSpace(raw)) == "false" {
 		addGen = false
 	}
+	// SGLang's _handle_last_assistant_message, then mistral-common with
+	// add_generation_prompt on.
+	assistantPrefix := ""
+	if sv.sglang {
+		if last := len(msgs) - 1; msgs[last].role == "assistant" {
+			if continueFinal {
+				assistantPrefix = msgs[last].content
+				msgs = msgs[:last]
+			} else {
+				msgs[last] = mistralMessage{role: "user", content: msgs[last].content}
+			}
+		}
+		continueFinal, addGen = false, true
+		if len(msgs) == 0 {
+			return Prompt{}, refuse(sv.server, mistralRule, "no messages left before the final assistant message")
+		}
+	}
 	last := msgs[len(msgs)-1].role
 	// vllm/tokenizers/mistral.py _validate_apply_chat_template_args.
 	switch {
 	case addGen && continueFinal:
-		return Prompt{}, refuse(VLLM, mistralRule, "add_generation_prompt and continue_final_message together")
+		return Prompt{}, refuse(sv.server, mistralRule, "add_generation_prompt and continue_final_message together")
 	case addGen && last == "assistant":
-		return Prompt{}, refuse(VLLM, mistralRule, "a final assistant message with add_generation_prompt (use continue_final_message)")
+		return Prompt{}, refuse(sv.server, mistralRule, "a final assistant message with add_generation_prompt (use continue_final_message)")
 	case continueFinal && last != "assistant":
-		return Prompt{}, refuse(VLLM, mistralRule, "continue_final_message without a final assistant message")
+		return Prompt{}, refuse(sv.server, mistralRule, "continue_final_message without a final assistant message")
 	}
 	if continueFinal {
 		msgs[len(msgs)-1].prefix = true
 	}
 	if err := mistralValidate(msgs, continueFinal); err != nil {
-		return Prompt{}, refuse(VLLM, mistralRule, "%v", err)
+		return Prompt{}, refuse(sv.server, mistralRule, "%v", err)
 	}
-	tools, err := mistralTools(ex.Body)
+	tools, err := mistralTools(sv, ex.Body)
 	if err != nil {
-		return Prompt{}, refuse(VLLM, mistralRule, "%v", err)
+		return Prompt{}, refuse(sv.server, mistralRule, "%v", err)
 	}
 
 	systemPrompt, hasSystem, msgs := mistralNormalize(msgs, v)
 	if v2 {
 		if err := mistralV2ToolResults(msgs); err != nil {
-			return Prompt{}, refuse(VLLM, mistralRule, "%v", err)
+			return Prompt{}, refuse(sv.server, mistralRule, "%v", err)
 		}
 	}
 
@@ -195,9 +258,9 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, vis *Vision, dst [
 		case "assistant":
 			switch {
 			case len(m.toolCalls) > 0 && m.content != "" && v == "v3":
-				return Prompt{}, refuse(VLLM, mistralRule, "an assistant message with both content and tool calls (tokenizer v3)")
+				return Prompt{}, refuse(sv.server, mistralRule, "an assistant message with both content and tool calls (tokenizer v3)")
 			case len(m.toolCalls) == 0 && m.content == "":
-				return Prompt{}, refuse(VLLM, mistralRule, "an assistant message with neither content nor tool calls")
+				return Prompt{}, refuse(sv.server, mistralRule, "an assistant message with neither content nor tool calls")
 			}
 			if v2 && len(m.toolCalls) > 0 && i < lastUser {
 				continue // v2 drops tool calls before the last user message, </s> too
@@ -233,6 +296,9 @@ func renderMistral(ex *extract.Inputs, f *chat.MistralFormat, vis *Vision, dst [
 		if err != nil {
 			return Prompt{}, err
 		}
+	}
+	if assistantPrefix != "" {
+		w.text(assistantPrefix)
 	}
 	imgs, err := mistralExpand(images, w.order, ex, f)
 	if err != nil {
@@ -273,7 +339,7 @@ func (w *mistralWriter) text(s string) { w.dst = append(w.dst, s...) }
 
 // mistralConvert is mistral-common's from_openai of one message, after
 // vLLM's truncate_tool_call_ids.
-func mistralConvert(raw json.RawMessage, msg int, images *mistralImages) (mistralMessage, error) {
+func mistralConvert(sv mistralVariant, raw json.RawMessage, msg int, images *mistralImages) (mistralMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return mistralMessage{}, fmt.Errorf("not an object")
@@ -290,12 +356,15 @@ func mistralConvert(raw json.RawMessage, msg int, images *mistralImages) (mistra
 	default:
 		return m, fmt.Errorf("role %q is not one mistral-common knows", m.role)
 	}
-	if m.content, m.chunks, err = mistralContent(o, m.role, msg, images); err != nil {
+	if m.content, m.chunks, err = mistralContent(sv, o, m.role, msg, images); err != nil {
 		return m, err
 	}
 	switch m.role {
 	case "tool":
-		m.callID = truncateCallID(strField(o, "tool_call_id"))
+		m.callID = strField(o, "tool_call_id")
+		if !sv.sglang {
+			m.callID = truncateCallID(m.callID)
+		}
 		if raw, ok := o.Get("name"); ok && jsonobj.IsString(raw) {
 			m.name, m.hasName = strField(o, "name"), true
 		}
@@ -306,7 +375,10 @@ func mistralConvert(raw json.RawMessage, msg int, images *mistralImages) (mistra
 		}
 		for k, c := range calls {
 			fn, _ := harmonyObject(rawField(c, "function"))
-			tc := mistralToolCall{id: truncateCallID(strField(c, "id")), name: strField(fn, "name")}
+			tc := mistralToolCall{id: strField(c, "id"), name: strField(fn, "name")}
+			if !sv.sglang {
+				tc.id = truncateCallID(tc.id)
+			}
 			if tc.name == "" {
 				return m, fmt.Errorf("tool_calls[%d].function.name: missing", k)
 			}
@@ -316,6 +388,13 @@ func mistralConvert(raw json.RawMessage, msg int, images *mistralImages) (mistra
 					return m, fmt.Errorf("tool_calls[%d].function.arguments: not a string", k)
 				}
 				tc.arguments = s
+				if sv.sglang {
+					if tc.arguments, err = sglangToolArguments(s); err != nil {
+						return m, fmt.Errorf("tool_calls[%d].function.arguments: %v", k, err)
+					}
+				}
+			} else if sv.sglang {
+				tc.arguments = "{}" // mistral-common's FunctionCall: None is "{}"
 			}
 			if tc.id == "" {
 				tc.id = "null" // mistral-common's ToolCall default
@@ -339,7 +418,7 @@ func truncateCallID(id string) string {
 // joined as mistral-common's _aggregate_content_chunks_impl joins the
 // chunks of one message ("\n\n", empty parts skipped); and, where it has
 // image_url parts, its chunks in order (images collects them).
-func mistralContent(o jsonobj.Object, role string, msg int, images *mistralImages) (string, []mistralChunk, error) {
+func mistralContent(sv mistralVariant, o jsonobj.Object, role string, msg int, images *mistralImages) (string, []mistralChunk, error) {
 	raw := bytes.TrimSpace(rawField(o, "content"))
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil, nil
@@ -360,13 +439,17 @@ func mistralContent(o jsonobj.Object, role string, msg int, images *mistralImage
 		if err != nil {
 			return "", nil, fmt.Errorf("content[%d]: not an object", k)
 		}
-		switch t := strField(po, "type"); t {
-		case "text":
+		switch t := strField(po, "type"); {
+		case sv.sglang && t == "text":
+			texts = append(texts, strField(po, "text"))
+		case sv.sglang:
+			return "", nil, fmt.Errorf("content[%d]: a %q part (only text parts are reproduced for Mistral-format models under SGLang)", k, t)
+		case t == "text":
 			if s := strField(po, "text"); s != "" {
 				texts = append(texts, s)
 				chunks = append(chunks, mistralChunk{text: s})
 			}
-		case "image_url":
+		case t == "image_url":
 			c, err := images.part(po, role, msg, k)
 			if err != nil {
 				return "", nil, err
@@ -379,6 +462,9 @@ func mistralContent(o jsonobj.Object, role string, msg int, images *mistralImage
 	}
 	if !hasImage {
 		chunks = nil
+	}
+	if sv.sglang {
+		return strings.Join(texts, " "), nil, nil
 	}
 	return strings.Join(texts, "\n\n"), chunks, nil
 }
@@ -508,7 +594,7 @@ func normalizeJSONContent(s string) string {
 // mistralTools is json.dumps of the tools as mistral-common's Tool
 // models dump them (type, then function's name, description, parameters;
 // strict left out), "" when the body has none.
-func mistralTools(body jsonobj.Object) (string, error) {
+func mistralTools(sv mistralVariant, body jsonobj.Object) (string, error) {
 	raw := bytes.TrimSpace(rawField(body, "tools"))
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -516,6 +602,9 @@ func mistralTools(body jsonobj.Object) (string, error) {
 	elems, err := jsonobj.Elements(raw)
 	if err != nil {
 		return "", fmt.Errorf("tools: not a list")
+	}
+	if sv.sglang {
+		elems = sglangChosenTools(body, elems)
 	}
 	if len(elems) == 0 {
 		return "", nil
@@ -702,4 +791,156 @@ func mistralV2ToolResults(msgs []mistralMessage) error {
 		}
 	}
 	return nil
+}
+
+// sglangChosenTools are the tools SGLang's _process_messages passes on:
+// none under tool_choice "none", only those of the named function under
+// a named tool_choice, else all.
+func sglangChosenTools(body jsonobj.Object, tools []json.RawMessage) []json.RawMessage {
+	raw := bytes.TrimSpace(rawField(body, "tool_choice"))
+	if len(raw) == 0 || string(raw) == "null" {
+		return tools
+	}
+	if raw[0] == '"' {
+		if s, _ := jsonobj.String(raw); s == "none" {
+			return nil
+		}
+		return tools
+	}
+	choice, err := harmonyObject(raw)
+	if err != nil {
+		return tools // the request's validation is not reproduced here
+	}
+	fn, _ := harmonyObject(rawField(choice, "function"))
+	name := strField(fn, "name")
+	var kept []json.RawMessage
+	for _, t := range tools {
+		o, err := harmonyObject(t)
+		if err != nil {
+			kept = append(kept, t) // mistralTools reports it
+			continue
+		}
+		if f, _ := harmonyObject(rawField(o, "function")); strField(f, "name") == name {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// sglangToolArguments is an assistant tool call's arguments as SGLang
+// hands them to mistral-common: parsed (orjson; not JSON, or not an
+// object, is SGLang's 400), then written by mistral-common's FunctionCall
+// with json.dumps' defaults (", ", ": ", non-ASCII escaped).
+func sglangToolArguments(s string) (string, error) {
+	if !json.Valid([]byte(s)) || !pairedSurrogates(s) {
+		return "", fmt.Errorf("must be valid JSON")
+	}
+	v, err := decodeOrdered([]byte(s), 0)
+	if err != nil {
+		return "", err
+	}
+	if v.kind != 'o' {
+		return "", fmt.Errorf("must be a JSON object")
+	}
+	if err := orjsonNumbers(v); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	pyDump(&b, v)
+	return asciiEscape(b.String()), nil
+}
+
+// orjsonNumbers makes the numbers what orjson parses them as where it
+// parts from Python's json: an integer beyond 64 bits a float; a number
+// out of float range an error ("number is infinity").
+func orjsonNumbers(v *ordered) error {
+	switch v.kind {
+	case 'o', 'a':
+		for _, e := range v.vals {
+			if err := orjsonNumbers(e); err != nil {
+				return err
+			}
+		}
+	case 'n':
+		isInt := !strings.ContainsAny(v.str, ".eE")
+		if isInt {
+			if _, err := strconv.ParseInt(v.str, 10, 64); err == nil {
+				return nil
+			}
+			if _, err := strconv.ParseUint(v.str, 10, 64); err == nil {
+				return nil
+			}
+		}
+		f, err := strconv.ParseFloat(v.str, 64)
+		if (err != nil && !math.IsInf(f, 0)) || math.IsInf(f, 0) {
+			return fmt.Errorf("must be valid JSON (orjson: the number %s is infinity as a double)", v.str)
+		}
+		if isInt {
+			v.str = strconv.FormatFloat(f, 'e', -1, 64) // written as the float
+		}
+	}
+	return nil
+}
+
+// pairedSurrogates reports whether every \u escape of a UTF-16
+// surrogate in the JSON text s is a high one followed by a low one:
+// orjson refuses a lone one ("no low surrogate in string"), which
+// Python's json accepts.
+func pairedSurrogates(s string) bool {
+	hexAt := func(i int) (int, bool) {
+		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(s[i+2:i+6], 16, 16)
+		return int(n), err == nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		u, ok := hexAt(i)
+		if !ok {
+			i++ // another escape: skip its character
+			continue
+		}
+		switch {
+		case 0xD800 <= u && u < 0xDC00:
+			lo, ok := hexAt(i + 6)
+			if !ok || lo < 0xDC00 || lo >= 0xE000 {
+				return false
+			}
+			i += 11
+		case 0xDC00 <= u && u < 0xE000:
+			return false
+		default:
+			i += 5
+		}
+	}
+	return true
+}
+
+// asciiEscape is json.dumps' ensure_ascii on a JSON text: every
+// non-ASCII character as \uXXXX (a surrogate pair above U+FFFF).
+func asciiEscape(s string) string {
+	var b strings.Builder
+	const hex = "0123456789abcdef"
+	u := func(r rune) {
+		b.WriteString(`\u`)
+		for sh := 12; sh >= 0; sh -= 4 {
+			b.WriteByte(hex[(r>>sh)&15])
+		}
+	}
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r -= 0x10000
+			u(0xD800 + (r >> 10))
+			u(0xDC00 + (r & 0x3FF))
+		default:
+			u(r)
+		}
+	}
+	return b.String()
 }

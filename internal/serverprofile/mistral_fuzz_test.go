@@ -25,7 +25,8 @@ func FuzzMistral(f *testing.F) {
 		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]}]}`,
 		`{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"` + png1 + `"}}]},{"role":"user","content":"b"}]}`,
 	} {
-		f.Add([]byte(b), true)
+		f.Add([]byte(b), true, false)
+		f.Add([]byte(b), false, true)
 	}
 	formats := map[bool]*chat.MistralFormat{}
 	for _, v7 := range []bool{false, true} {
@@ -46,12 +47,16 @@ func FuzzMistral(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, body []byte, v7 bool) {
+	f.Fuzz(func(t *testing.T, body []byte, v7, sglang bool) {
 		ex, err := extract.Body(body)
 		if err != nil || ex.Body == nil {
 			return
 		}
-		pr, err := renderMistral(ex, formats[v7], vis, nil)
+		sv := mistralVLLM
+		if sglang {
+			sv = mistralSGLang
+		}
+		pr, err := renderMistral(sv, ex, formats[v7], vis, nil)
 		if err != nil {
 			return
 		}

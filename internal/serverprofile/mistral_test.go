@@ -33,7 +33,12 @@ type mistralExpect struct {
 
 func readMistralExpect(t *testing.T) []mistralExpect {
 	t.Helper()
-	f, err := os.Open("testdata/mistral-expect.jsonl.gz")
+	return readMistralExpectFile(t, "testdata/mistral-expect.jsonl.gz")
+}
+
+func readMistralExpectFile(t *testing.T, path string) []mistralExpect {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,7 +266,11 @@ func RenderRulesVision(r Rules, ex *extract.Inputs, t *chat.Template, vis *Visio
 		if noTools {
 			return Prompt{}, errors.New("--no-tools is not reproduced under the mistral renderer")
 		}
-		return renderMistral(ex, t.Mistral, vis, dst)
+		v, err := mistralVariantOf(r)
+		if err != nil {
+			return Prompt{}, err
+		}
+		return renderMistral(v, ex, t.Mistral, vis, dst)
 	case RendererDeepSeekV32:
 		v, err := dsVariantOf(r)
 		if err != nil {

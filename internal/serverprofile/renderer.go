@@ -52,8 +52,10 @@ func RendererOf(p Profile, t *chat.Template) string {
 		return RendererHarmony
 	}
 	// vLLM's tokenizer_mode auto picks mistral for a folder with
-	// tekken.json (the loader sets t.Mistral).
-	if p == VLLM && t.Mistral != nil {
+	// tekken.json (the loader sets t.Mistral); SGLang loads a bare
+	// tekken.json with transformers' MistralCommonTokenizer, which is
+	// mistral-common too (mistral.go's mistralSGLang variant).
+	if t.Mistral != nil && (p == VLLM || p == SGLang && !t.Mistral.SentencePiece) {
 		return RendererMistral
 	}
 	// SGLang's resolve_chat_encoding_spec picks "dsv32" for a DeepseekV3*
@@ -81,17 +83,12 @@ func rulesRenderer(r Rules, t *chat.Template) string {
 // sglangModelRules are what a server does with a model before (or
 // instead of) its template when it renders the model with the template
 // (docs/reference/server-preprocessing.md §7.1, SGLang 0.5.23):
-//   - a Mistral-format model (t.Mistral: tekken.json, no Jinja template)
-//     under a profile that does not render it with mistral-common:
-//     SGLang loads a bare tekken.json with transformers'
-//     MistralCommonTokenizer (hf_transformers/tokenizer.py get_tokenizer,
-//     is_bare_tekken_checkpoint) and passes it its own preprocessed
-//     messages (apply_chat_template(tokenize=True): its probe finds the
-//     text round trip lossy). That preprocessing differs from vLLM's on
-//     chat bodies (text parts joined with a space, empty tool-call
-//     arguments refused: scripts/sglang/mistral-sglang-check.py), so
-//     vLLM's renderer is not SGLang's: refused by name rather than
-//     counted bare;
+//   - a Mistral-format model that reaches here (t.Mistral: no Jinja
+//     template) under SGLang: a SentencePiece folder (tokenizer.model.v*;
+//     SGLang's get_tokenizer takes a bare tekken.json only,
+//     is_bare_tekken_checkpoint), or a Tekken one under a mix of rules
+//     or --renderer jinja: refused by name rather than counted bare (a
+//     Tekken folder alone is rendered by mistral.go's SGLang variant);
 //   - gpt-oss under SGLang's chat_template_kwargs rule: SGLang renders it
 //     with the Jinja template (serving_chat.py: is_gpt_oss only keeps the
 //     special tokens of the output) but refuses chat_template_kwargs
@@ -102,7 +99,10 @@ func sglangModelRules(r Rules, ex *extract.Inputs, t *chat.Template) error {
 		return nil
 	}
 	if t.Mistral != nil {
-		return refuse(r[AxisKeys], "Mistral-format model", "a tekken.json model is rendered here only by mistral-common as vLLM runs it (--server vllm); SGLang's MistralCommonTokenizer path (its own message preprocessing: text parts joined with a space, empty tool-call arguments refused) is not reproduced")
+		if t.Mistral.SentencePiece {
+			return refuse(r[AxisKeys], "Mistral-format model", "a SentencePiece (tokenizer.model.v*) model under SGLang is not reproduced: SGLang's get_tokenizer takes a bare tekken.json only")
+		}
+		return refuse(r[AxisKeys], "Mistral-format model", "a tekken.json model is rendered only by mistral-common, as vLLM (--server vllm) or SGLang (--server sglang) runs it, not through a Jinja template nor a mix of the two")
 	}
 	if r[AxisKwargs] != SGLang || t.ModelType != "gpt_oss" {
 		return nil

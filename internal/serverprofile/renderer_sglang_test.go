@@ -71,13 +71,18 @@ func TestRendererOfSGLang(t *testing.T) {
 		t.Fatal(err)
 	}
 	mistral := &chat.Template{Mistral: mf}
-	if got := RendererOf(SGLang, mistral); got != RendererJinja {
+	if got := RendererOf(SGLang, mistral); got != RendererMistral {
 		t.Errorf("sglang, Mistral format: %s", got)
 	}
-	for _, p := range []Profile{SGLang, Transformers} {
-		if _, err := render(p, `{"messages":[{"role":"user","content":"hi"}]}`, mistral); !IsRefusal(err) || !strings.Contains(err.Error(), "Mistral-format") {
-			t.Errorf("%s, Mistral format: %v, want a refusal naming the rule", p, err)
-		}
+	if _, err := render(Transformers, `{"messages":[{"role":"user","content":"hi"}]}`, mistral); !IsRefusal(err) || !strings.Contains(err.Error(), "Mistral-format") {
+		t.Errorf("transformers, Mistral format: %v, want a refusal naming the rule", err)
+	}
+	sp := &chat.Template{Mistral: &chat.MistralFormat{Version: mf.Version, Special: mf.Special, SentencePiece: true}}
+	if got := RendererOf(SGLang, sp); got != RendererJinja {
+		t.Errorf("sglang, SentencePiece Mistral format: %s", got)
+	}
+	if _, err := render(SGLang, `{"messages":[{"role":"user","content":"hi"}]}`, sp); !IsRefusal(err) || !strings.Contains(err.Error(), "SentencePiece") {
+		t.Errorf("sglang, SentencePiece Mistral format: %v, want a refusal naming it", err)
 	}
 
 	_, dsv32 := dsv32Model(t)
