@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,16 @@ import (
 // scripts/renderers/mistral-ref.py), the mistral renderer chosen by the folder,
 // for tokenizer v3 and v7; a body vLLM refuses fails its line.
 func TestMeasureMistral(t *testing.T) {
-	_, all := rendererExpectations(t, "mistral-expect.jsonl.gz")
+	checkMistralCorpus(t, "mistral-expect.jsonl.gz", "vllm", 1)
+}
+
+// checkMistralCorpus runs measure --server server over the Tekken bodies
+// of an expectation file, for tekken_240911 as v3 and v7: every counted
+// body's count equals the reference's, and every body the server refuses
+// (at least minRefused) fails its line naming the mistral rule.
+func checkMistralCorpus(t *testing.T, file, server string, minRefused int) {
+	t.Helper()
+	_, all := rendererExpectations(t, file)
 	byConfig := map[[2]string][]rendererExpect{}
 	for _, c := range all {
 		byConfig[[2]string{c.Tekken, c.Version}] = append(byConfig[[2]string{c.Tekken, c.Version}], c)
@@ -37,8 +47,11 @@ func TestMeasureMistral(t *testing.T) {
 			in.Write(c.Body)
 			in.WriteByte('\n')
 		}
+		if len(cases) < 100 || nRefused < minRefused {
+			t.Fatalf("%v: %d bodies counted and %d refused in the corpus", k, len(cases), nRefused)
+		}
 		dir := testutil.TekkenFolder(t, k[0], k[1])
-		code, out, errs := runCLI(in.String(), "--tokenizer", dir, "--server", "vllm", "--apply-chat-template", "--workers", "1")
+		code, out, errs := runCLI(in.String(), "--tokenizer", dir, "--server", server, "--apply-chat-template", "--workers", "1")
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", k, code, errs)
 		}
@@ -56,16 +69,13 @@ func TestMeasureMistral(t *testing.T) {
 			}
 			c := cases[i]
 			if r.Tokens == nil || *r.Tokens != c.Count || r.Counted != "templated" {
-				t.Errorf("%v body %d: %s, vLLM %d", k, i+1, l, c.Count)
+				t.Errorf("%v body %d (%s): %s, %s %d", k, i+1, c.Name, l, server, c.Count)
 			}
 		}
-		// What vLLM refuses fails its line, naming the rule.
-		if nRefused == 0 {
-			t.Fatalf("%v: no refused body in the corpus", k)
-		}
-		code, _, errs = runCLI(refused.String(), "--tokenizer", dir, "--server", "vllm", "--apply-chat-template", "--workers", "1")
-		if code != 1 || strings.Count(errs, "vllm would refuse this request: mistral:") != nRefused {
-			t.Errorf("%v: the %d bodies vLLM refuses: exit %d, %s", k, nRefused, code, errs)
+		code, _, errs = runCLI(refused.String(), "--tokenizer", dir, "--server", server, "--apply-chat-template", "--workers", "1")
+		// measure shows the first 20 failed lines and counts them all.
+		if code != 1 || strings.Count(errs, server+" would refuse this request: mistral:") != min(nRefused, 20) || !strings.Contains(errs, fmt.Sprintf(" %d line(s) failed", nRefused)) {
+			t.Errorf("%v: the %d bodies %s refuses: exit %d, %s", k, nRefused, server, code, errs)
 		}
 	}
 }
