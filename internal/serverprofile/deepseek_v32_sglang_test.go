@@ -1,15 +1,10 @@
 package serverprofile
 
 import (
-	"bufio"
-	"compress/gzip"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/islkit/islkit/internal/extract"
 )
@@ -24,33 +19,7 @@ var dsv32SGLangNotReproduced = map[string]bool{"continue-final": true}
 // 0.5.23's own OpenAIServingChat._apply_jinja_template (chat encoding
 // spec dsv32) and the tokenizer its get_tokenizer loads.
 func readDSV32SGLangExpect(t *testing.T) []dsv32Expect {
-	t.Helper()
-	f, err := os.Open("testdata/deepseek-v32-sglang-expect.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	var cases []dsv32Expect
-	for first := true; sc.Scan(); first = false {
-		if first {
-			continue
-		}
-		var c dsv32Expect
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return cases
+	return readExpect[dsv32Expect](t, "deepseek-v32-sglang-expect.jsonl.gz")
 }
 
 // TestDeepSeekV32SGLangMatchesServer: under --server sglang a deepseek_v32

@@ -1,9 +1,7 @@
 package serverprofile
 
 import (
-	"bufio"
-	"compress/gzip"
-	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,33 +29,18 @@ type dsv32Expect struct {
 }
 
 func readDSV32Expect(t *testing.T) []dsv32Expect {
+	return readExpect[dsv32Expect](t, "deepseek-v32-expect.jsonl.gz")
+}
+
+// readExpect reads an expectation file of testdata: a header line (the
+// sources and versions it was made with), then one case a line.
+func readExpect[T any](t testing.TB, name string) []T {
 	t.Helper()
-	f, err := os.Open("testdata/deepseek-v32-expect.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
+	all := testutil.ReadJSONL[T](t, filepath.Join("testdata", name))
+	if len(all) < 2 {
+		t.Fatalf("%s: want a header line, then the cases", name)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	var cases []dsv32Expect
-	for first := true; sc.Scan(); first = false {
-		if first {
-			continue // the sources and versions
-		}
-		var c dsv32Expect
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return cases
+	return all[1:]
 }
 
 // dsv32Model loads the V3.2 stand-in and marks its template as a

@@ -1,8 +1,6 @@
 package serverprofile
 
 import (
-	"bufio"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,33 +35,7 @@ type mistralImagesExpect struct {
 }
 
 func readMistralImagesExpect(t testing.TB) []mistralImagesExpect {
-	t.Helper()
-	f, err := os.Open("testdata/mistral-images-expect.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<26)
-	var cases []mistralImagesExpect
-	for first := true; sc.Scan(); first = false {
-		if first { // the versions the expectations were made with
-			continue
-		}
-		var c mistralImagesExpect
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return cases
+	return readExpect[mistralImagesExpect](t, "mistral-images-expect.jsonl.gz")
 }
 
 // mistralImageFolder is a Mistral-format model folder: the Tekken file

@@ -22,7 +22,7 @@ import (
 // SGLang's handling differs (final assistant message,
 // continue_final_message, text parts, tool-call arguments, tool_choice).
 func TestMistralSGLangMatchesServer(t *testing.T) {
-	cases := readMistralExpectFile(t, "testdata/mistral-sglang-expect.jsonl.gz")
+	cases := readExpect[mistralExpect](t, "mistral-sglang-expect.jsonl.gz")
 	type config struct{ tekken, version string }
 	byConfig := map[config][]mistralExpect{}
 	for _, c := range cases {

@@ -1,9 +1,6 @@
 package serverprofile
 
 import (
-	"bufio"
-	"compress/gzip"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -33,37 +30,7 @@ type mistralExpect struct {
 
 func readMistralExpect(t *testing.T) []mistralExpect {
 	t.Helper()
-	return readMistralExpectFile(t, "testdata/mistral-expect.jsonl.gz")
-}
-
-func readMistralExpectFile(t *testing.T, path string) []mistralExpect {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	var cases []mistralExpect
-	for first := true; sc.Scan(); first = false {
-		if first { // the versions the expectations were made with
-			continue
-		}
-		var c mistralExpect
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return cases
+	return readExpect[mistralExpect](t, "mistral-expect.jsonl.gz")
 }
 
 // TestMistralMatchesVLLM: for mistral-common's two Tekken files as
