@@ -1,9 +1,6 @@
 package serverprofile
 
 import (
-	"bufio"
-	"compress/gzip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,40 +28,21 @@ type harmonyExpect struct {
 
 func readHarmonyExpect(t *testing.T) (now time.Time, cases []harmonyExpect) {
 	t.Helper()
-	f, err := os.Open("testdata/harmony-expect.jsonl.gz")
+	// The header line carries the day the expectations were rendered on.
+	type line struct {
+		harmonyExpect
+		Now string `json:"now"`
+	}
+	all := testutil.ReadJSONL[line](t, filepath.Join("testdata", "harmony-expect.jsonl.gz"))
+	if len(all) < 2 {
+		t.Fatal("harmony-expect.jsonl.gz: want a header line, then the cases")
+	}
+	now, err := time.Parse("2006-01-02", all[0].Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	first := true
-	for sc.Scan() {
-		if first {
-			var head struct {
-				Now string `json:"now"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
-				t.Fatal(err)
-			}
-			if now, err = time.Parse("2006-01-02", head.Now); err != nil {
-				t.Fatal(err)
-			}
-			first = false
-			continue
-		}
-		var c harmonyExpect
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, l := range all[1:] {
+		cases = append(cases, l.harmonyExpect)
 	}
 	return now, cases
 }
