@@ -66,9 +66,15 @@ func TestCtrlCOnLivePipeline(t *testing.T) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		t.Fatalf("still running 60 s after Ctrl-C; stderr:\n%s", stderr.String())
 	}
+	// measure exits 130 when it sees the signal before its input ends
+	// (cmd/measure's signal tests hold that with an injected signal). Here
+	// the kernel signals every process at once, but on a loaded machine
+	// measure's signal goroutine can run only after send has stopped and
+	// measure has read and measured its whole input: it then ends as a
+	// finished run (0). Either way every record must be measured (below).
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Errorf("pipeline: %v, want measure's exit status 130\nstderr:\n%s", err, stderr.String())
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 130) {
+		t.Errorf("pipeline: %v, want measure's exit status 130 (or 0 when the signal came after its input ended)\nstderr:\n%s", err, stderr.String())
 	}
 	sentLines := strings.Split(strings.TrimSuffix(readFile(t, sent), "\n"), "\n")
 	measuredLines := strings.Split(strings.TrimSuffix(readFile(t, measured), "\n"), "\n")
