@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	json "github.com/goccy/go-json"
 )
@@ -179,24 +179,47 @@ func String(raw []byte) (string, error) {
 			return s, nil
 		}
 	}
-	if esc := bytes.IndexByte(body, '\\'); esc < 0 {
+	if bytes.IndexByte(body, '\\') < 0 {
 		if utf8.Valid(body) {
 			return string(body), nil
 		}
-	} else if s, ok := unescape(body, esc); ok {
-		return s, nil
+	} else if b, ok := unescapeTo(make([]byte, 0, len(body)), body); ok {
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
 	}
 	var s string
 	err := json.Unmarshal(raw, &s)
 	return s, err
 }
 
-// unescape decodes a string body whose first backslash is at esc; ok is
-// false for what it leaves to go-json: surrogate escapes, invalid UTF-8,
-// malformed escapes.
-func unescape(body []byte, esc int) (string, bool) {
-	var out strings.Builder
-	out.Grow(len(body))
+// AppendString appends the value of the valid JSON string raw to dst, as
+// String decodes it, without a string of its own in between: a request's
+// texts are joined into one buffer instead of each being allocated and
+// then copied.
+func AppendString(dst, raw []byte) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return dst, errors.New("not a JSON string")
+	}
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		if utf8.Valid(body) {
+			return append(dst, body...), nil
+		}
+	} else if out, ok := unescapeTo(dst, body); ok {
+		return out, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return dst, err
+	}
+	return append(dst, s...), nil
+}
+
+// unescapeTo appends a string body that holds a backslash to out; ok is
+// false for what it leaves to go-json: surrogate escapes,
+// invalid UTF-8, malformed escapes (dst's bytes past its length may then
+// have been written).
+func unescapeTo(out, body []byte) ([]byte, bool) {
 	for i := 0; i < len(body); {
 		j := bytes.IndexByte(body[i:], '\\')
 		if j < 0 {
@@ -204,44 +227,44 @@ func unescape(body []byte, esc int) (string, bool) {
 		}
 		chunk := body[i : i+j]
 		if !utf8.Valid(chunk) {
-			return "", false
+			return out, false
 		}
-		out.Write(chunk)
+		out = append(out, chunk...)
 		if i += j; i == len(body) {
 			break
 		}
 		if i+1 >= len(body) {
-			return "", false
+			return out, false
 		}
 		switch c := body[i+1]; c {
 		case '"', '\\', '/':
-			out.WriteByte(c)
+			out = append(out, c)
 		case 'b':
-			out.WriteByte('\b')
+			out = append(out, '\b')
 		case 'f':
-			out.WriteByte('\f')
+			out = append(out, '\f')
 		case 'n':
-			out.WriteByte('\n')
+			out = append(out, '\n')
 		case 'r':
-			out.WriteByte('\r')
+			out = append(out, '\r')
 		case 't':
-			out.WriteByte('\t')
+			out = append(out, '\t')
 		case 'u':
 			if i+6 > len(body) {
-				return "", false
+				return out, false
 			}
 			r, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 32)
 			if err != nil || utf16.IsSurrogate(rune(r)) {
-				return "", false
+				return out, false
 			}
-			out.WriteRune(rune(r))
+			out = utf8.AppendRune(out, rune(r))
 			i += 4
 		default:
-			return "", false
+			return out, false
 		}
 		i += 2
 	}
-	return out.String(), true
+	return out, true
 }
 
 func skipSpace(b []byte, i int) int {
@@ -342,15 +365,38 @@ func (o Object) Set(key string, value any) (Object, error) {
 // key) with "key": value added at the end, copying data once instead of
 // re-serialising every member. It is Set + Marshal for a new key.
 func AppendMember(data []byte, key string, value any) ([]byte, error) {
+	return appendMember(data, key, value, false)
+}
+
+// AppendMemberInPlace is AppendMember written over data's closing brace
+// and on into its spare capacity, so that a line carrying an image's
+// megabytes is not copied to gain one member. It writes in place only
+// when data ends with its closing brace, right after its last member, and
+// has the room; else it copies as AppendMember does. Bytes before the
+// brace are never changed, so that calling it again on the same data
+// replaces the member added before; the caller gives up data otherwise.
+func AppendMemberInPlace(data []byte, key string, value any) ([]byte, error) {
+	return appendMember(data, key, value, true)
+}
+
+const jsonSpace = " \t\r\n"
+
+func appendMember(data []byte, key string, value any, inPlace bool) ([]byte, error) {
 	raw, err := json.MarshalWithOption(value, json.DisableHTMLEscape())
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %w", key, err)
 	}
 	k := appendKey(nil, key)
-	data = bytes.TrimSpace(data)
-	body := bytes.TrimRight(data[:len(data)-1], " \t\r\n") // without '}'
-	out := make([]byte, 0, len(body)+len(k)+len(raw)+3)
-	out = append(out, body...)
+	lead := len(data) - len(bytes.TrimLeft(data, jsonSpace))
+	trimmed := bytes.TrimSpace(data)
+	body := bytes.TrimRight(trimmed[:len(trimmed)-1], jsonSpace) // without '}'
+	n := len(body) + len(k) + len(raw) + 3
+	var out []byte
+	if inPlace && lead+len(body) == len(data)-1 && cap(body) >= n {
+		out = body // the brace is data's last byte, and the first written over
+	} else {
+		out = append(make([]byte, 0, n), body...)
+	}
 	if len(body) > 1 { // not "{"
 		out = append(out, ',')
 	}

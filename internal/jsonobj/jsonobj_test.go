@@ -3,6 +3,7 @@ package jsonobj
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -63,8 +64,46 @@ func TestAppendMember(t *testing.T) {
 	}
 }
 
-// String must decode every valid JSON string as encoding/json does,
-// whichever path (slice, own unescape, go-json) it takes.
+// AppendMemberInPlace gives AppendMember's text. On a line that ends with
+// its brace and has room after it, it writes there (no copy) and keeps
+// the bytes before the brace, so that a second call replaces the first
+// member; on any other line it leaves the line alone.
+func TestAppendMemberInPlace(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		inPlace  bool
+	}{
+		{`{"a":1}`, `{"a":1,"isl":{"n":2}}`, true},
+		{` {"a":1}`, `{"a":1,"isl":{"n":2}}`, true},
+		{`{}`, `{"isl":{"n":2}}`, true},
+		{" { } \n", `{"isl":{"n":2}}`, false},
+		{`{"a":1} `, `{"a":1,"isl":{"n":2}}`, false},
+		{`{"a":"<b>" }`, `{"a":"<b>","isl":{"n":2}}`, false},
+	} {
+		for _, room := range []int{64, 0} {
+			data := append(make([]byte, 0, len(c.in)+room), c.in...)
+			got, err := AppendMemberInPlace(data, "isl", map[string]int{"n": 2})
+			if err != nil || string(got) != c.want {
+				t.Fatalf("AppendMemberInPlace(%q) = %s, %v; want %s", c.in, got, err, c.want)
+			}
+			written := &got[0] == &bytes.TrimLeft(data, " ")[0]
+			if written != (c.inPlace && room > 0) {
+				t.Errorf("AppendMemberInPlace(%q) with room %d: written in place %v", c.in, room, written)
+			}
+			if !written && string(data) != c.in {
+				t.Errorf("AppendMemberInPlace(%q) copied, and changed the line to %q", c.in, data)
+			}
+			again, err := AppendMemberInPlace(data, "isl", map[string]int{"n": 3})
+			if want := strings.Replace(c.want, `"n":2`, `"n":3`, 1); err != nil || string(again) != want {
+				t.Errorf("second AppendMemberInPlace(%q) = %s, %v; want %s", c.in, again, err, want)
+			}
+		}
+	}
+}
+
+// String and AppendString must decode every valid JSON string as
+// encoding/json does, whichever path (slice, own unescape, go-json) they
+// take.
 func FuzzString(f *testing.F) {
 	for _, s := range []string{`"plain"`, `"a\nb\"c\\d\/e\u00e9\u2028"`, `"\ud83d\ude00"`, `"\ud800x"`, "\"bad \xff utf8\"", `"\u0000"`, `"tab\tx"`, `"\u12"`} {
 		f.Add([]byte(s))
@@ -77,6 +116,10 @@ func FuzzString(f *testing.F) {
 		got, err := String(raw)
 		if err != nil || got != want {
 			t.Fatalf("String(%q) = %q, %v; encoding/json says %q", raw, got, err, want)
+		}
+		appended, err := AppendString([]byte("x\\y"), raw)
+		if err != nil || string(appended) != "x\\y"+want {
+			t.Fatalf("AppendString(x\\y, %q) = %q, %v; encoding/json says x\\y%q", raw, appended, err, want)
 		}
 	})
 }

@@ -4,13 +4,14 @@ package measure
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"math"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -18,18 +19,89 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/islkit/islkit/internal/jsonl"
+	"github.com/islkit/islkit/internal/pipeline"
+	"github.com/islkit/islkit/internal/records"
 	"github.com/islkit/islkit/internal/serverprofile"
 )
 
-// BenchmarkImages measures a payload log whose chat bodies carry two
-// 1280×720 PNG data URLs (each image its own) and a text of about isl tokens each (Qwen2.5-VL's
-// processing, Qwen3's vocabulary) against the same log with the image
-// parts removed, in the same run, interleaved; "vs_no_images" is the ratio
-// of their fastest passes' CPU times (goal ≤ 1.2), "vs_no_images_total" of
-// their total CPU times. Linux only (CLOCK_THREAD_CPUTIME_ID).
+// BenchmarkImages measures a payload log as measure does (send records
+// as `send --dry-run` writes them, read as JSONL, each line measured,
+// checked against the ones before it and written out: pipeline.Map with
+// one worker) whose chat bodies carry two 1280×720 PNG data URLs (each
+// image its own) and a text of about isl tokens (Qwen2.5-VL's processing,
+// Qwen3's vocabulary), against the same log with the image parts removed,
+// in the same run, interleaved. The time is the process's CPU time, so
+// that the garbage collector's work for the images' bytes counts and a
+// neighbour's does not. "vs_no_images_total" is the ratio of the totals
+// (goal ≤ 1.2), "vs_no_images" of the fastest passes. Linux only.
 func BenchmarkImages(b *testing.B) {
 	m := loadMeasurer(b, "", time.Time{}, Options{ApplyChatTemplate: true})
 	m.opts.Vision = serverprofile.LoadVision(filepath.Join("..", "vision", "testdata", "configs", "qwen2_5_vl"), -1)
+	for _, isl := range []int{1000, 8000} {
+		withLog, withoutLog, n := imageLogs(b, m, isl, 100)
+		b.Run(fmt.Sprintf("isl%d", isl), func(b *testing.B) {
+			var withTime, withoutTime time.Duration
+			fastestWith, fastestWithout := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+			for i := 0; i < b.N; i++ {
+				start := processCPU()
+				measureLog(b, m, withLog)
+				d := processCPU() - start
+				withTime, fastestWith = withTime+d, min(fastestWith, d)
+				start = processCPU()
+				measureLog(b, m, withoutLog)
+				d = processCPU() - start
+				withoutTime, fastestWithout = withoutTime+d, min(fastestWithout, d)
+			}
+			b.ReportMetric(float64(n*b.N)/withTime.Seconds(), "payloads/s")
+			b.ReportMetric(withTime.Seconds()/withoutTime.Seconds(), "vs_no_images_total")
+			b.ReportMetric(fastestWith.Seconds()/fastestWithout.Seconds(), "vs_no_images")
+		})
+	}
+}
+
+// measureLog is cmd/measure's loop without its summary: each line
+// measured (Line), checked for duplicates and written.
+func measureLog(b *testing.B, m *Measurer, log []byte) {
+	w := jsonl.NewWriter(io.Discard)
+	var dedup Dedup
+	_, err := pipeline.Map(context.Background(), jsonl.NewReader(bytes.NewReader(log), "bench"), w, 1,
+		func(line jsonl.Line) (pipeline.Output[Result], error) {
+			res, err := m.Line(line)
+			return pipeline.Output[Result]{Lines: res.Lines, Value: res}, err
+		}, func(err error, _ pipeline.Output[Result]) { b.Fatal(err) }, func(res Result) bool {
+			keep, err := dedup.Check(res)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return keep
+		})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// processCPU is the process's CPU time, to the nanosecond
+// (clock_gettime(CLOCK_PROCESS_CPUTIME_ID): every thread's, the garbage
+// collector's included; getrusage's is in scheduler ticks, too coarse for
+// one pass).
+func processCPU() time.Duration {
+	var ts syscall.Timespec
+	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTime, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+const clockProcessCPUTime = 2 // CLOCK_PROCESS_CPUTIME_ID
+
+// imageLogs is a payload log of n send records at about isl text tokens
+// each, their bodies with two 1280×720 PNG data URLs (each image its own),
+// and the same log with the image parts removed.
+func imageLogs(b *testing.B, m *Measurer, isl, n int) (withLog, withoutLog []byte, count int) {
 	// Every image differs, so that nothing could be reused from one to
 	// the next.
 	image := func(i int) string {
@@ -41,79 +113,40 @@ func BenchmarkImages(b *testing.B) {
 		}
 		return "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
 	}
-	for _, isl := range []int{1000, 8000} {
-		_, texts := benchPayloads(b, m, isl, 20)
-		var with, without [][]byte
-		for k, text := range texts {
-			images := []string{image(2 * k), image(2*k + 1)}
-			parts := []map[string]any{}
-			for _, u := range images {
-				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": u}})
-			}
-			parts = append(parts, map[string]any{"type": "text", "text": text})
-			body, _ := json.Marshal(map[string]any{"model": "m", "max_tokens": 100, "messages": []map[string]any{{"role": "user", "content": parts}}})
-			with = append(with, body)
-			body, _ = json.Marshal(map[string]any{"model": "m", "max_tokens": 100, "messages": []map[string]any{{"role": "user", "content": parts[2:]}}})
-			without = append(without, body)
-		}
-		if res, err := m.Record(with[0]); err != nil || res.Requests[0].ISL.ImageTokens == nil {
-			b.Fatalf("images not counted: %v", err)
-		}
-		b.Run(fmt.Sprintf("isl%d", isl), func(b *testing.B) {
-			// The thread's own CPU time (this goroutine locked to it): on
-			// a shared machine wall time measures the neighbours too.
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			var withTime, withoutTime time.Duration
-			fastestWith, fastestWithout := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
-			for i := 0; i < b.N; i++ {
-				start := threadCPU()
-				recordWithImages(b, m, with)
-				d := threadCPU() - start
-				withTime, fastestWith = withTime+d, min(fastestWith, d)
-				start = threadCPU()
-				recordWithoutImages(b, m, without)
-				d = threadCPU() - start
-				withoutTime, fastestWithout = withoutTime+d, min(fastestWithout, d)
-			}
-			b.ReportMetric(float64(len(with)*b.N)/withTime.Seconds(), "payloads/s")
-			// The ratio of the fastest pass of each loop: a pass that a
-			// neighbour's cache traffic or a GC cycle slowed is not the
-			// code's cost, and on a shared machine the ratio of the totals
-			// swings with them (1.01–1.46× over 8 runs for the same code).
-			b.ReportMetric(fastestWith.Seconds()/fastestWithout.Seconds(), "vs_no_images")
-			b.ReportMetric(withTime.Seconds()/withoutTime.Seconds(), "vs_no_images_total")
-		})
-	}
-}
-
-// recordWithImages and recordWithoutImages measure each line: two
-// functions, so that a profile (or callgrind's inclusive instruction
-// counts, repeatable on a loaded machine) tells the two loops apart.
-//
-//go:noinline
-func recordWithImages(b *testing.B, m *Measurer, lines [][]byte) { recordAll(b, m, lines) }
-
-//go:noinline
-func recordWithoutImages(b *testing.B, m *Measurer, lines [][]byte) { recordAll(b, m, lines) }
-
-func recordAll(b *testing.B, m *Measurer, lines [][]byte) {
-	for _, line := range lines {
-		if _, err := m.Record(line); err != nil {
+	// A record of compose's exact log: its target is what the body
+	// counts, so that no gap is explained.
+	record := func(k int, body []byte) []byte {
+		res, err := m.Record(body)
+		if err != nil {
 			b.Fatal(err)
 		}
+		line, err := json.Marshal(map[string]any{"kind": records.KindRequest, "schema_version": records.SchemaVersion,
+			"benchmark_id": "bench", "endpoint": "chat", "server": "vllm", "conversation_id": fmt.Sprintf("conv-%d", k),
+			"conversation_index": k, "turn": 0, "pass": 0, "target_isl": *res.Requests[0].ISL.Templated,
+			"dry_run": true, "payload": json.RawMessage(body)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return line
 	}
-}
-
-// threadCPU is the calling thread's CPU time, to the nanosecond
-// (clock_gettime(CLOCK_THREAD_CPUTIME_ID); getrusage's is in scheduler
-// ticks, too coarse for one pass).
-func threadCPU() time.Duration {
-	var ts syscall.Timespec
-	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
-		return 0
+	_, texts := benchPayloads(b, m, isl, n)
+	var with, without [][]byte
+	for k, text := range texts {
+		images := []string{image(2 * k), image(2*k + 1)}
+		parts := []map[string]any{}
+		for _, u := range images {
+			parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": u}})
+		}
+		parts = append(parts, map[string]any{"type": "text", "text": text})
+		body, _ := json.Marshal(map[string]any{"model": "m", "max_tokens": 100, "messages": []map[string]any{{"role": "user", "content": parts}}})
+		with = append(with, record(k, body))
+		body, _ = json.Marshal(map[string]any{"model": "m", "max_tokens": 100, "messages": []map[string]any{{"role": "user", "content": parts[2:]}}})
+		without = append(without, record(k, body))
 	}
-	return time.Duration(ts.Nano())
+	withLog = append(bytes.Join(with, []byte("\n")), '\n')
+	withoutLog = append(bytes.Join(without, []byte("\n")), '\n')
+	if res, err := m.Record(with[0]); err != nil || res.Requests[0].ISL.ImageTokens == nil {
+		b.Fatalf("images not counted: %v", err)
+	}
+	return withLog, withoutLog, len(with)
 }
-
-const clockThreadCPUTime = 3 // CLOCK_THREAD_CPUTIME_ID

@@ -6,7 +6,6 @@
 package measure
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -181,8 +180,14 @@ var ErrUnknownShape = errors.New(`unknown record shape: expected a send record, 
 // record, or one per payload for an AIPerf inputs.json document. An error
 // means the record could not be measured at all (not JSON, unknown shape,
 // no messages); a chat template failure is not an error: the record is
-// counted bare and says why.
+// counted bare and says why. data is not changed.
 func (m *Measurer) Record(data []byte) (res Result, err error) {
+	return m.record(data, false)
+}
+
+// record is Record; own says that the caller gave data up, so that the
+// output may be written over its end (see jsonobj.AppendMemberInPlace).
+func (m *Measurer) record(data []byte, own bool) (res Result, err error) {
 	obj, perr := jsonobj.Parse(data)
 	err = perr
 	if err != nil {
@@ -192,7 +197,7 @@ func (m *Measurer) Record(data []byte) (res Result, err error) {
 	var req report.Request
 	switch {
 	case isKind(obj, records.KindRequest):
-		out, req, err = m.sendRecord(obj, data)
+		out, req, err = m.sendRecord(obj, data, own)
 		if key, ok := recordKey(obj); ok {
 			defer func() { res.key, res.keyed = key, true }()
 		}
@@ -220,12 +225,12 @@ func (m *Measurer) Record(data []byte) (res Result, err error) {
 	case isKind(obj, records.KindProbe):
 		return Result{}, &BadRecordError{Kind: FailUnknownShape, Err: errors.New("this is probe's output: pipe it into compose, then `send --dry-run`, and measure what that writes")}
 	case obj.Has("payload"):
-		out, req.ISL, err = m.aiperfRaw(obj, data)
+		out, req.ISL, err = m.aiperfRaw(obj, data, own)
 	case obj.Has("data") && !obj.Has("messages"):
 		return m.inputsJSON(obj)
 	case (obj.Has("messages") || obj.Has("prompt") || obj.Has("input")) && obj.Has("model"):
 		// A chat, completions or Responses body (extract tells which).
-		out, req.ISL, err = m.chatBody(obj, data)
+		out, req.ISL, err = m.chatBody(obj, data, own)
 	case obj.Has("messages"):
 		out, err = m.messages(obj)
 		return Result{Lines: lines(out)}, classify(err)
@@ -242,7 +247,7 @@ func (m *Measurer) Record(data []byte) (res Result, err error) {
 		// output, with the reason (isl.error): the output lines up with
 		// the input.
 		req.Unmeasured = true
-		out, _ = withISLMember(obj, data, records.ISL{Error: err.Error()})
+		out, _ = withISLMember(obj, data, records.ISL{Error: err.Error()}, own)
 	}
 	// Sent all the same, an unmeasured request's outcome still belongs to
 	// the performance section (or to the warmup count).
@@ -250,7 +255,9 @@ func (m *Measurer) Record(data []byte) (res Result, err error) {
 }
 
 // Line measures one input line: Record, after checking that the line is
-// UTF-8 (a bad line fails as FailBadUTF8).
+// UTF-8 (a bad line fails as FailBadUTF8). The caller gives line.Data up:
+// the output is written over its end where its capacity allows (a line's
+// images are not copied for the isl member).
 func (m *Measurer) Line(line jsonl.Line) (res Result, err error) {
 	defer func() {
 		// A tokenizer regex that backtracks past its timeout fails this
@@ -266,10 +273,12 @@ func (m *Measurer) Line(line jsonl.Line) (res Result, err error) {
 	if err := line.CheckUTF8(); err != nil {
 		return Result{}, &BadRecordError{Kind: FailBadUTF8, Err: err}
 	}
-	res, err = m.Record(line.Data)
+	// The digest is taken first: the output may be written over the line.
+	digest := lineDigest(line.Data)
+	res, err = m.record(line.Data, true)
 	if res.keyed {
 		res.line = jsonl.Line{File: line.File, Num: line.Num}
-		res.digest = sha256.Sum256(line.Data)
+		res.digest = digest
 	}
 	return res, withLine(line, err)
 }
@@ -306,7 +315,7 @@ type Result struct {
 	key    RecordKey
 	keyed  bool
 	line   jsonl.Line // File and Num only
-	digest [sha256.Size]byte
+	digest uint64
 }
 
 func lines(out []byte) [][]byte {

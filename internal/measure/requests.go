@@ -34,7 +34,7 @@ type requestMeta struct {
 // withISL measures body (a member of obj, already validated) and adds the
 // "isl" member to the record; data is obj's own text, or nil when obj was
 // built here.
-func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMeta) ([]byte, records.ISL, error) {
+func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMeta, own bool) ([]byte, records.ISL, error) {
 	members, err := jsonobj.Members(body)
 	if err != nil {
 		return nil, records.ISL{}, fmt.Errorf("payload: %w", err)
@@ -50,8 +50,9 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 	isl.OSL = meta.osl
 	isl.Chained = meta.chained
 	if _, ok := obj.Get("isl"); !ok && data != nil {
-		// Copy the line once instead of serialising every member again.
-		out, err := jsonobj.AppendMember(data, "isl", isl)
+		// Copy the line once (or not at all) instead of serialising every
+		// member again.
+		out, err := appendISL(data, isl, own)
 		return out, isl, err
 	}
 	if obj, err = obj.Set("isl", isl); err != nil {
@@ -62,7 +63,7 @@ func (m *Measurer) withISL(obj jsonobj.Object, data, body []byte, meta requestMe
 
 // sendRecord measures a records.Request written by send; a live record
 // also brings its outcome for the performance summary.
-func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.Request, error) {
+func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte, own bool) ([]byte, report.Request, error) {
 	// The request's fields without its payload (measured in place) and its
 	// result (of which only the timings and usage matter): those are most
 	// of the line.
@@ -135,13 +136,13 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 		req.ISL = records.ISL{Error: NoPayloadError, Server: meta.server, ServerCached: meta.cached,
 			Target: meta.target, Expected: meta.expected, ExpectedCached: meta.expectedCached,
 			ConversationID: meta.conversationID, TurnIndex: meta.turn, OSL: meta.osl, Chained: meta.chained}
-		out, err := jsonobj.AppendMember(data, "isl", req.ISL)
+		out, err := appendISL(data, req.ISL, own)
 		if err == nil {
 			err = usageErr
 		}
 		return out, req, err
 	}
-	out, isl, err := m.withISL(obj, data, body, meta)
+	out, isl, err := m.withISL(obj, data, body, meta, own)
 	req.ISL = isl
 	if err != nil {
 		req.Unmeasured = true
@@ -151,7 +152,7 @@ func (m *Measurer) sendRecord(obj jsonobj.Object, data []byte) ([]byte, report.R
 		// Counted, but the server's figures could not be read: the record
 		// keeps its counts and says why it has no server count.
 		req.ISL.Error = usageErr.Error()
-		out, err = withISLMember(obj, data, req.ISL)
+		out, err = withISLMember(obj, data, req.ISL, own)
 		if err == nil {
 			err = usageErr
 		}
@@ -210,9 +211,9 @@ func readResult(result []byte) (live *report.Live, server, cached *int, err erro
 }
 
 // withISLMember writes obj (whose text is data, or nil) with "isl".
-func withISLMember(obj jsonobj.Object, data []byte, isl records.ISL) ([]byte, error) {
+func withISLMember(obj jsonobj.Object, data []byte, isl records.ISL, own bool) ([]byte, error) {
 	if _, ok := obj.Get("isl"); !ok && data != nil {
-		return jsonobj.AppendMember(data, "isl", isl)
+		return appendISL(data, isl, own)
 	}
 	obj, err := obj.Set("isl", isl)
 	if err != nil {
@@ -223,9 +224,9 @@ func withISLMember(obj jsonobj.Object, data []byte, isl records.ISL) ([]byte, er
 
 // chatBody measures a bare OpenAI chat-completions body (data is obj's
 // own text, so it is not serialised again).
-func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
+func (m *Measurer) chatBody(obj jsonobj.Object, data []byte, own bool) ([]byte, records.ISL, error) {
 	if _, ok := obj.Get("isl"); ok {
-		return m.withISL(obj, data, data, requestMeta{})
+		return m.withISL(obj, data, data, requestMeta{}, own)
 	}
 	ex, err := extract.Object(obj)
 	if err != nil {
@@ -235,8 +236,17 @@ func (m *Measurer) chatBody(obj jsonobj.Object, data []byte) ([]byte, records.IS
 	if err != nil {
 		return nil, records.ISL{}, err
 	}
-	out, err := jsonobj.AppendMember(data, "isl", isl)
+	out, err := appendISL(data, isl, own)
 	return out, isl, err
+}
+
+// appendISL adds the "isl" member to a record's text data; own says that
+// the caller gave data up (Line), so that it is written over in place.
+func appendISL(data []byte, isl any, own bool) ([]byte, error) {
+	if own {
+		return jsonobj.AppendMemberInPlace(data, "isl", isl)
+	}
+	return jsonobj.AppendMember(data, "isl", isl)
 }
 
 func isNull(raw []byte) bool {
@@ -247,7 +257,7 @@ func isNull(raw []byte) bool {
 // aiperfRaw measures one record of AIPerf's profile_export_raw.jsonl: the
 // request body is "payload"; the server's count is the last non-empty
 // usage among the raw "responses".
-func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte) ([]byte, records.ISL, error) {
+func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte, own bool) ([]byte, records.ISL, error) {
 	body, _ := obj.Get("payload")
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
 		return nil, records.ISL{}, fmt.Errorf(`field "payload": not a JSON object`)
@@ -274,7 +284,7 @@ func (m *Measurer) aiperfRaw(obj jsonobj.Object, data []byte) ([]byte, records.I
 		status, _ := obj.Get("status")
 		meta.osl = m.aiperfOSL(body, raw, status)
 	}
-	return m.withISL(obj, data, body, meta)
+	return m.withISL(obj, data, body, meta, own)
 }
 
 // usageFromResponses finds usage.prompt_tokens (input_tokens, also under
@@ -357,7 +367,7 @@ func (m *Measurer) inputsJSON(obj jsonobj.Object) (Result, error) {
 			var sid string
 			_ = json.Unmarshal(s.SessionID, &sid)
 			turn := j
-			line, isl, err := m.withISL(rec, nil, body, requestMeta{conversationID: sid, turn: &turn})
+			line, isl, err := m.withISL(rec, nil, body, requestMeta{conversationID: sid, turn: &turn}, false)
 			if err != nil {
 				// The other payloads are still measured; the run fails.
 				errs = append(errs, fmt.Sprintf("data[%d].payloads[%d]: %v", i, j, err))

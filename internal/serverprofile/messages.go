@@ -3,6 +3,7 @@ package serverprofile
 import (
 	"bytes"
 	"strings"
+	"unsafe"
 
 	json "github.com/goccy/go-json"
 
@@ -114,7 +115,10 @@ func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg in
 		return nil, err
 	}
 	openai := format == chat.ContentOpenAI
-	var texts []string
+	var texts []string // openai: the text parts' texts
+	// string format: the texts to join, as JSON strings (joinTexts decodes
+	// them once, into the content itself)
+	var rawTexts [][]byte
 	var items []chat.Object
 	images := 0 // image parts of this message
 	image := func(part jsonobj.Object, j int) error {
@@ -127,19 +131,21 @@ func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg in
 		}
 		return nil
 	}
-	add := func(s string) {
+	// add takes a text part's value, a JSON string.
+	add := func(raw []byte) {
 		if openai {
+			s, _ := str(raw)
 			items = append(items, chat.Object{{Key: "type", Value: "text"}, {Key: "text", Value: s}})
 			texts = append(texts, s)
-		} else if s != "" {
+		} else if string(bytes.TrimSpace(raw)) != `""` {
 			// "if parse_res: content.append(parse_res)": an empty text
 			// part is dropped before the "\n" join.
-			texts = append(texts, s)
+			rawTexts = append(rawTexts, raw)
 		}
 	}
 	for j, e := range elems {
-		if s, ok := str(e); ok {
-			add(s) // a bare string part is text
+		if isString(e) {
+			add(e) // a bare string part is text
 			continue
 		}
 		part, err := jsonobj.Members(e)
@@ -162,8 +168,11 @@ func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg in
 				}
 			}
 			if name, ok := part.Get("tool_reference"); ok {
-				s, _ := str(name)
-				add(s)
+				if isString(name) {
+					add(name)
+				} else {
+					add([]byte(`""`)) // not a string: None
+				}
 				continue
 			}
 			return nil, refuse(VLLM, "content part without a type", "content[%d]: Missing 'type' field in multimodal part", j)
@@ -182,11 +191,11 @@ func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg in
 			field = "thinking"
 		case "tool_reference":
 			name, _ := part.Get("name")
-			s, _ := str(name)
 			if openai {
+				s, _ := str(name)
 				items = append(items, chat.Object{{Key: "type", Value: "tool_reference"}, {Key: "name", Value: s}})
-			} else if s != "" {
-				texts = append(texts, s)
+			} else if isString(name) {
+				add(name)
 			}
 			continue
 		case "image_url", "input_image":
@@ -209,18 +218,17 @@ func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg in
 			// warning; other types give None, which the string join skips.
 			continue
 		}
-		s, ok := str(v)
-		if !ok {
+		if !isString(v) {
 			return nil, refuse(VLLM, "a text part's value must be a string", "content[%d].%s", j, field)
 		}
-		add(s)
+		add(v)
 	}
 	if !openai {
-		text := strings.Join(texts, "\n")
+		placeholder := ""
 		if images > 0 {
-			return stringImages(text, images, vllmImagePlaceholder(imgs.vis.Processor.Family()))
+			placeholder = vllmImagePlaceholder(imgs.vis.Processor.Family())
 		}
-		return text, nil
+		return joinTexts(rawTexts, images, placeholder)
 	}
 	if role == "tool" {
 		// §1.2 tool role: a list of text parts only is joined with "\n".
@@ -237,22 +245,44 @@ func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg in
 	return items, nil
 }
 
-// stringImages is _get_full_multimodal_text_prompt without
-// interleave_mm_strings: placeholders the text already holds stand for
-// images; the others go in front, each joined with "\n".
-func stringImages(text string, images int, placeholder string) (string, error) {
-	missing := images - strings.Count(text, placeholder)
-	if missing < 0 {
-		return "", refuse(VLLM, "image placeholders", "Found more '%s' placeholders in input prompt than actual multimodal data items.", placeholder)
+// joinTexts is the string format's content: the texts (JSON strings)
+// joined with "\n" and, for a message with images, _get_full_multimodal_text_prompt
+// without interleave_mm_strings: placeholders the text already holds
+// stand for images; the others go in front, each followed by "\n". The
+// texts are decoded straight into the content, with room in front for
+// the placeholders: one allocation, where decoding each text and then
+// copying it behind the placeholders took three of a long text's size.
+func joinTexts(raw [][]byte, images int, placeholder string) (string, error) {
+	room := images * (len(placeholder) + 1)
+	size := room
+	for _, r := range raw {
+		size += len(r) + 1
 	}
-	var b strings.Builder
-	b.Grow(missing*(len(placeholder)+1) + len(text)) // one allocation, not a growing copy of the text
-	for range missing {
-		b.WriteString(placeholder)
-		b.WriteByte('\n')
+	buf := make([]byte, room, size)
+	for i, r := range raw {
+		if i > 0 {
+			buf = append(buf, '\n')
+		}
+		var err error
+		if buf, err = jsonobj.AppendString(buf, r); err != nil {
+			return "", err
+		}
 	}
-	b.WriteString(text)
-	return b.String(), nil
+	start := room
+	if images > 0 {
+		// A placeholder holds no "\n", so none spans a join.
+		missing := images - bytes.Count(buf[room:], []byte(placeholder))
+		if missing < 0 {
+			return "", refuse(VLLM, "image placeholders", "Found more '%s' placeholders in input prompt than actual multimodal data items.", placeholder)
+		}
+		for range missing {
+			start -= len(placeholder) + 1
+			copy(buf[start:], placeholder)
+			buf[start+len(placeholder)] = '\n'
+		}
+	}
+	content := buf[start:]
+	return unsafe.String(unsafe.SliceData(content), len(content)), nil
 }
 
 // sglangParts is process_content_for_template_format and

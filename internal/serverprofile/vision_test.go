@@ -82,6 +82,8 @@ func TestVisionQwen(t *testing.T) {
 			qwen3, "<|im_start|>user\n" + ph + "\n" + ph + "\nA\nB<|im_end|>\n<|im_start|>assistant\nok<|im_end|>\n<|im_start|>user\n" + ph + "\n<|im_end|>\n<|im_start|>assistant\n", []int{391, 64, 1196}},
 		{"placeholder already in the text", `{"messages":[{"role":"user","content":[{"type":"text","text":"x ` + ph + ` y"},{"type":"image_url","image_url":{"url":"` + b + `"}}]}]}`,
 			qwen3, "<|im_start|>user\nx " + ph + " y<|im_end|>\n<|im_start|>assistant\n", []int{64}},
+		{"escaped, empty and bare-string texts, one placeholder of two given", `{"messages":[{"role":"user","content":["x\n\"q\"",{"type":"text","text":""},{"type":"text","text":"` + ph + `"},{"type":"image_url","image_url":{"url":"` + a + `"}},{"type":"image_url","image_url":{"url":"` + b + `"}}]}]}`,
+			qwen3, "<|im_start|>user\n" + ph + "\nx\n\"q\"\n" + ph + "<|im_end|>\n<|im_start|>assistant\n", []int{391, 64}},
 		{"openai format", `{"messages":[{"role":"user","content":[{"type":"text","text":"Look: "},{"type":"image_url","image_url":{"url":"` + a + `"}},{"type":"text","text":" and "},{"type":"image_url","image_url":{"url":"` + b + `"}}]}]}`,
 			vlTmpl, "<|im_start|>user\nLook: " + ph + " and " + ph + "<|im_end|>\n<|im_start|>assistant\n", []int{391, 64}},
 		{"responses input_image", `{"input":[{"role":"user","content":[{"type":"input_text","text":"What?"},{"type":"input_image","image_url":"` + c + `","detail":"auto"}]}]}`,
