@@ -105,11 +105,14 @@ bench-tokenizer:
 bench-chat:
 	GO="$(GO)" bash scripts/bench-chat.sh
 
-## bench-measure: measure payloads/s vs the tokenizer alone; 1 vs 2 workers
+## bench-measure: measure payloads/s vs the tokenizer alone; 1 vs 2 workers; a log with images vs without
 # measure's payloads/s at ISL 1k and 8k vs the tokenizer alone on the same
-# texts (vs_tokenizer), and 1 vs 2 workers.
+# texts (vs_tokenizer), 1 vs 2 workers, and a payload log whose requests
+# carry two images each vs the same log without them (vs_no_images_total,
+# goal <= 1.2).
 bench-measure:
 	$(GO) test ./internal/measure/ -run '^$$' -bench 'Payloads|Workers' -benchtime 200x -count 3
+	$(GO) test ./internal/measure/ -run '^$$' -bench 'Images' -benchtime 60x -count 5
 
 ## bench-compose: compose of 1000 conversations vs tokenizing its output
 # compose of 1000 conversations at ISL 1000 vs tokenizing its output once.
