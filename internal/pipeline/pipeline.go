@@ -35,6 +35,29 @@ type Stats struct {
 // for measure's isl member of a request.
 const memberRoom = 4 << 10
 
+// lines holds the buffers of lines written: a line's copy is made in one
+// that is warm in the cache instead of in fresh memory, which a log of
+// images (megabytes a line) made the largest share of measure's
+// allocation. fn must not keep line.Data past its sink.
+var lines sync.Pool
+
+// maxPooledLine bounds the buffers kept.
+const maxPooledLine = 1 << 20
+
+func lineBuffer(size int) []byte {
+	if b, ok := lines.Get().(*[]byte); ok && cap(*b) >= size {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, size)
+}
+
+func recycle(b []byte) {
+	if cap(b) > 0 && cap(b) <= maxPooledLine {
+		b = b[:0]
+		lines.Put(&b)
+	}
+}
+
 type job struct {
 	seq  int
 	line jsonl.Line
@@ -55,14 +78,18 @@ type result[V any] struct {
 // ctx is cancelled (a signal) Map stops reading, even while a read
 // blocks, finishes the lines it has read, writes them, and returns ctx's
 // error; it returns a write error (e.g. a closed stdout) as soon as one
-// happens. report gets
-// each failed line's error; sink, when not nil, the Output.Value of every
-// line fn ran on (failed or not: a document can fail in part), both in
-// input order and on Map's goroutine; a line's output is written only if
-// sink returns true (measure drops duplicate records). A line that could not be read (too
-// long) reaches report only. Whenever the input stalls (the next line is
-// not yet buffered), w is flushed once every line read so far is written,
-// so a live producer's results come out as they arrive.
+// happens. report gets each failed line's error; sink, when not nil, the
+// Output.Value of every line fn ran on (failed or not: a document can
+// fail in part), both in input order and on Map's goroutine; a line's
+// output is written only if sink returns true (measure drops duplicate
+// records). A line that could not be read (too long) reaches report only.
+// Whenever the input stalls (the next line is not yet buffered), w is
+// flushed once every line read so far is written, so a live producer's
+// results come out as they arrive.
+//
+// fn may write into line.Data and on over its spare capacity (memberRoom
+// at least), but nothing may keep it past the line's sink: its buffer is
+// used again once its output is written.
 func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers int, fn Func[V], report func(error, Output[V]), sink func(V) bool) (Stats, error) {
 	if workers < 1 {
 		workers = 1
@@ -128,7 +155,7 @@ func Map[V any](ctx context.Context, r *jsonl.Reader, w *jsonl.Writer, workers i
 			// Next reuses its buffer. The copy has room for a member added at
 			// its end in place (measure's isl), so that a line of megabytes
 			// is not copied again for it.
-			line.Data = append(make([]byte, 0, len(line.Data)+memberRoom), line.Data...)
+			line.Data = append(lineBuffer(len(line.Data)+memberRoom), line.Data...)
 			select {
 			case window <- struct{}{}:
 			case <-ctx.Done():
@@ -251,6 +278,7 @@ loop:
 					cancel()
 				}
 			}
+			recycle(cur.line.Data)
 		}
 		if flushAt > 0 && next >= flushAt {
 			flush()

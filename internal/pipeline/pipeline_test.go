@@ -145,3 +145,40 @@ func TestMapUnreadableLineReachesReportOnly(t *testing.T) {
 		t.Errorf("sink got %v, want [1 3]", sunk)
 	}
 }
+
+// Each line reaches fn with room for a member written in place, and its
+// buffer is used again only after its output is written: outputs written
+// into their lines' own buffers, out of order, all come out whole.
+func TestMapLineBuffersWrittenInPlace(t *testing.T) {
+	var in, want strings.Builder
+	for i := 0; i < 2000; i++ {
+		line := strings.Repeat(strconv.Itoa(i), 1+i%300)
+		fmt.Fprintf(&in, "%s\n", line)
+		fmt.Fprintf(&want, "%s+%d\n", line, i)
+	}
+	var out bytes.Buffer
+	w := jsonl.NewWriter(&out)
+	n := atomic.Int64{}
+	_, err := Map(context.Background(), jsonl.NewReader(strings.NewReader(in.String()), "in"), w, 4,
+		func(line jsonl.Line) (Output[int], error) {
+			if cap(line.Data)-len(line.Data) < memberRoom {
+				t.Errorf("line %d: %d bytes of room, want %d", line.Num, cap(line.Data)-len(line.Data), memberRoom)
+			}
+			i := n.Add(1)
+			time.Sleep(time.Duration(i%5) * 20 * time.Microsecond) // finish out of order
+			data := append(line.Data, fmt.Sprintf("+%d", line.Num-1)...)
+			if &data[0] != &line.Data[0] {
+				t.Errorf("line %d: appending moved it", line.Num)
+			}
+			return Output[int]{Lines: [][]byte{data}}, nil
+		}, func(err error, _ Output[int]) { t.Error(err) }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want.String() {
+		t.Fatal("the output differs from its lines with their members")
+	}
+}
