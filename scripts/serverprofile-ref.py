@@ -313,6 +313,10 @@ def sglang(body, src):
             for p in c:
                 if p.get("type") not in ("text", "thinking", "image_url", "video_url", "audio_url", "tool_reference"):
                     raise Refused("unsupported content part type")
+            # _validate_media_content (serving_chat.py, SGLang 0.5.23): the
+            # models here are text-only, and a media part is a 400.
+            if any(p.get("type") in ("image_url", "video_url", "audio_url") for p in c):
+                raise Refused("media part for a text-only model")
             if fmt == "string":
                 texts = [p["text"] for p in c if p.get("type") == "text"]
                 d["content"] = " ".join(texts) if texts else ""

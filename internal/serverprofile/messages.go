@@ -12,8 +12,9 @@ import (
 	"github.com/islkit/islkit/internal/jsonobj"
 )
 
-// prepareMessage builds one message as the template sees it.
-func prepareMessage(rules Rules, m *extract.Message, format string, imgs *imageRefs) (chat.Object, error) {
+// prepareMessage builds one message as the template sees it; multimodal
+// says that the model takes media (vLLM: imgs collects its images).
+func prepareMessage(rules Rules, m *extract.Message, format string, imgs *imageRefs, multimodal bool) (chat.Object, error) {
 	role := m.Role
 	if rules[AxisKeys] == SGLang {
 		r, err := sglangRole(role)
@@ -22,7 +23,7 @@ func prepareMessage(rules Rules, m *extract.Message, format string, imgs *imageR
 		}
 		role = r
 	}
-	content, err := shapeContent(rules, m, role, format, imgs)
+	content, err := shapeContent(rules, m, role, format, imgs, multimodal)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,7 @@ func sglangRole(role string) (string, error) {
 }
 
 // shapeContent is the content value the template sees.
-func shapeContent(rules Rules, m *extract.Message, role, format string, imgs *imageRefs) (any, error) {
+func shapeContent(rules Rules, m *extract.Message, role, format string, imgs *imageRefs, multimodal bool) (any, error) {
 	raw, present := m.Fields.Get("content")
 	if !present || isNull(raw) {
 		switch rules[AxisNull] {
@@ -89,7 +90,7 @@ func shapeContent(rules Rules, m *extract.Message, role, format string, imgs *im
 	case VLLM:
 		return vllmParts(raw, role, format, imgs, m.Index)
 	case SGLang:
-		return sglangParts(raw, role, format)
+		return sglangParts(raw, role, format, multimodal)
 	default:
 		// transformers (the wire reference's rule, chat.FlattenContent) and
 		// AIPerf (extract_payload_inputs): text parts joined with "".
@@ -288,8 +289,9 @@ func joinTexts(raw [][]byte, images int, placeholder string) (string, error) {
 // sglangParts is process_content_for_template_format and
 // normalize_tool_content (§5; jinja_template_utils.py @1dc194d5,
 // serving_chat.py @002897c2). Part types outside SGLang's pydantic union
-// are a 400.
-func sglangParts(raw json.RawMessage, role, format string) (any, error) {
+// are a 400, and so is a media part for a text-only model
+// (_validate_media_content, serving_chat.py in SGLang 0.5.23).
+func sglangParts(raw json.RawMessage, role, format string, multimodal bool) (any, error) {
 	elems, err := jsonobj.Elements(raw)
 	if err != nil {
 		return nil, err
@@ -316,15 +318,12 @@ func sglangParts(raw json.RawMessage, role, format string) (any, error) {
 		case "thinking", "tool_reference":
 			allText = false
 			items = append(items, json.RawMessage(e))
-		case "image_url":
+		case "image_url", "video_url", "audio_url":
+			if !multimodal {
+				return nil, refuse(SGLang, "media part for a text-only model", "content[%d]: Model only supports text input; received unsupported content type '%s'.", j, t)
+			}
 			allText = false
-			items = append(items, chat.Object{{Key: "type", Value: "image"}})
-		case "video_url":
-			allText = false
-			items = append(items, chat.Object{{Key: "type", Value: "video"}})
-		case "audio_url":
-			allText = false
-			items = append(items, chat.Object{{Key: "type", Value: "audio"}})
+			items = append(items, chat.Object{{Key: "type", Value: strings.TrimSuffix(t, "_url")}})
 		default:
 			return nil, refuse(SGLang, "unsupported content part type", "content[%d]: %q", j, t)
 		}

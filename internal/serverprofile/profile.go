@@ -272,7 +272,7 @@ func PrepareVision(rules Rules, ex *extract.Inputs, tmpl Template, vis *Vision) 
 	}
 	req.Messages = make([]chat.Object, 0, len(ex.Chat))
 	for i := range ex.Chat {
-		msg, err := prepareMessage(rules, &ex.Chat[i], format, imgs)
+		msg, err := prepareMessage(rules, &ex.Chat[i], format, imgs, vis != nil)
 		if err != nil {
 			return nil, err
 		}

@@ -174,7 +174,7 @@ func TestVLLMRefusals(t *testing.T) {
 
 func TestSGLangRules(t *testing.T) {
 	runRules(t, SGLang, dumpSrc, []ruleCase{
-		{"§5 string format: text parts joined with a space, media dropped", `[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"b"}]}]`,
+		{"§5 string format: text parts joined with a space, other parts dropped", `[{"role":"user","content":[{"type":"text","text":"a"},{"type":"thinking","thinking":"t"},{"type":"text","text":"b"}]}]`,
 			`[{"role": "user", "content": "a b"}]`},
 		{"§5 content null becomes \"\"", `[{"role":"system","content":null},{"role":"user","content":"x"}]`, `[{"role": "system", "content": ""}`},
 		{"§5 reasoning_content kept, reasoning is not a field", `[{"role":"assistant","content":"x","reasoning":"r","reasoning_content":"rc"},{"role":"user","content":"y"}]`,
@@ -202,6 +202,7 @@ func TestSGLangRules(t *testing.T) {
 	for _, c := range []struct{ rule, body, name string }{
 		{"§5 invalid JSON arguments are an error", `[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{bad"}}]}]`, "valid JSON"},
 		{"§5 arguments that are not an object are an error", `[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"[1]"}}]}]`, "JSON object"},
+		{"§5 a media part for a text-only model", `[{"role":"user","content":"x"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"video_url","video_url":{"url":"x"}}]}]`, "Model only supports text input; received unsupported content type 'video_url'"},
 		{"§5 add_generation_prompt in chat_template_kwargs repeats a call argument", `{"model":"m","messages":[{"role":"user","content":"x"}],"chat_template_kwargs":{"add_generation_prompt":false}}`, "repeats an apply_chat_template argument"},
 	} {
 		_, _, err := prep(t, SGLang, tmpl, bodyOf(c.body))
