@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -9,17 +10,27 @@ import (
 // automaton of Rust's AddedVocabulary does, then applies each token's
 // single_word, lstrip and rstrip rules.
 type addedMatcher struct {
-	first [256]bool             // bytes some token starts with
-	nodes map[uint64]int32      // (node<<8 | byte) -> child node
-	term  map[int32]*AddedToken // node -> token ending there
+	first [256]bool // bytes some token starts with
+	// The trie: node n's children are edges[start[n]:start[n+1]], sorted
+	// by byte; term[n] is the token ending at n. Slices, not maps: a
+	// chat prompt walks a dozen special tokens byte by byte, and two map
+	// lookups a byte were most of a special token's cost.
+	start []int32
+	edges []trieEdge
+	term  []*AddedToken
+}
+
+type trieEdge struct {
+	b             byte
+	child, parent int32
 }
 
 func newAddedMatcher(tokens []*AddedToken) *addedMatcher {
 	if len(tokens) == 0 {
 		return nil
 	}
-	m := &addedMatcher{nodes: map[uint64]int32{}, term: map[int32]*AddedToken{}}
-	next := int32(1)
+	m := &addedMatcher{term: []*AddedToken{nil}}
+	nodes := map[uint64]int32{} // (node<<8 | byte) -> child, while building
 	for _, tok := range tokens {
 		if tok.Content == "" {
 			continue
@@ -28,19 +39,55 @@ func newAddedMatcher(tokens []*AddedToken) *addedMatcher {
 		node := int32(0)
 		for i := 0; i < len(tok.Content); i++ {
 			key := uint64(node)<<8 | uint64(tok.Content[i])
-			child, ok := m.nodes[key]
+			child, ok := nodes[key]
 			if !ok {
-				child = next
-				next++
-				m.nodes[key] = child
+				child = int32(len(m.term))
+				m.term = append(m.term, nil)
+				nodes[key] = child
 			}
 			node = child
 		}
-		if _, dup := m.term[node]; !dup {
+		if m.term[node] == nil {
 			m.term[node] = tok
 		}
 	}
+	// Each node's edges, sorted by byte, stored together in node order.
+	m.edges = make([]trieEdge, 0, len(nodes))
+	for key, child := range nodes {
+		m.edges = append(m.edges, trieEdge{b: byte(key), child: child, parent: int32(key >> 8)})
+	}
+	slices.SortFunc(m.edges, func(a, b trieEdge) int {
+		if a.parent != b.parent {
+			return int(a.parent - b.parent)
+		}
+		return int(a.b) - int(b.b)
+	})
+	m.start = make([]int32, len(m.term)+1)
+	for _, e := range m.edges {
+		m.start[e.parent+1]++
+	}
+	for n := 1; n < len(m.start); n++ {
+		m.start[n] += m.start[n-1]
+	}
 	return m
+}
+
+// child is node's child on byte c.
+func (m *addedMatcher) child(node int32, c byte) (int32, bool) {
+	edges := m.edges[m.start[node]:m.start[node+1]]
+	if len(edges) > 8 {
+		k, found := slices.BinarySearchFunc(edges, c, func(e trieEdge, c byte) int { return int(e.b) - int(c) })
+		if !found {
+			return 0, false
+		}
+		return edges[k].child, true
+	}
+	for _, e := range edges {
+		if e.b >= c {
+			return e.child, e.b == c
+		}
+	}
+	return 0, false
 }
 
 // longestAt returns the longest token starting at s[i:], or nil.
@@ -49,12 +96,12 @@ func (m *addedMatcher) longestAt(s string, i int) (*AddedToken, int) {
 	var best *AddedToken
 	end := 0
 	for j := i; j < len(s); j++ {
-		child, ok := m.nodes[uint64(node)<<8|uint64(s[j])]
+		child, ok := m.child(node, s[j])
 		if !ok {
 			break
 		}
 		node = child
-		if t, ok := m.term[node]; ok {
+		if t := m.term[node]; t != nil {
 			best, end = t, j+1
 		}
 	}
