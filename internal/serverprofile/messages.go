@@ -241,6 +241,11 @@ func vllmParts(raw json.RawMessage, role, format string, imgs *imageRefs, msg in
 // interleave_mm_strings: placeholders the text already holds stand for
 // images; the others go in front, each joined with "\n".
 func stringImages(text string, images int, placeholder string) (string, error) {
+	if placeholder == "" {
+		// A model class without one (Mistral3): the text as it is; the
+		// images find the processor's token there or the request fails.
+		return text, nil
+	}
 	missing := images - strings.Count(text, placeholder)
 	if missing < 0 {
 		return "", refuse(VLLM, "image placeholders", "Found more '%s' placeholders in input prompt than actual multimodal data items.", placeholder)
