@@ -194,7 +194,9 @@ func hfMistralFolder(t *testing.T, model, config string) string {
 // per turn (PNG for chat, JPEG for Responses, sizes drawn around 448×336)
 // for every family with a whole-body reference (the stand-in folders of
 // internal/vision/testdata/standin: Qwen3's vocabulary and template, the
-// family's image tokens and processor configuration), every cache-bust
+// family's image tokens and processor configuration; Pixtral-12B and
+// Mistral Small 3.1 in transformers' format on their own folders,
+// counted by vLLM 0.32's own renderer and multimodal processor), every cache-bust
 // target and both endpoints, and requires every request body to be the one
 // the reference counted (same SHA-256) and three counts to be the
 // reference's and the turn's target: compose's, and measure's
