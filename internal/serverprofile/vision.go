@@ -242,12 +242,20 @@ func expandImages(c *imageRefs, ex *extract.Inputs, text []byte) ([]Image, error
 		}
 		out[i] = Image{Width: h.Width, Height: h.Height, Expansion: e}
 	}
-	if n := bytes.Count(text, []byte(out[0].Expansion.Placeholder)); n != len(out) {
+	if n := bytes.Count(text, []byte(out[0].Expansion.Placeholder)); n != len(out) && (n < len(out) || !keepsExtraPlaceholders(v.Processor.Family())) {
 		// transformers' processors refuse a text whose placeholders do not
 		// match the images given.
 		return nil, refuse(VLLM, "image placeholders", "the prompt holds %d %q for %d images", n, out[0].Expansion.Placeholder, len(out))
 	}
 	return out, nil
+}
+
+// keepsExtraPlaceholders: vLLM 0.32 expands the first of more [IMG] than
+// images for Pixtral and Mistral Small 3.x in transformers' format (a
+// user's text saying "[IMG]") and leaves the others one token each
+// (compose.TestPixtralHFGrid's literal-img-token); expanded does the same.
+func keepsExtraPlaceholders(f vision.Family) bool {
+	return f == vision.PixtralHF || f == vision.Mistral3
 }
 
 // imageHeader reads an image's size as the server would: a data URL's

