@@ -26,7 +26,7 @@ import (
 	"github.com/islkit/islkit/internal/testutil"
 )
 
-var pixtralHFBodies = flag.String("pixtral-hf-bodies", "", "write TestPixtralHFGrid's request bodies into this folder (CONFIG.jsonl, CONFIG-limit2.jsonl) for scripts/vision/pixtral_hf_ref.py, and check nothing")
+var pixtralHFBodies = flag.String("pixtral-hf-bodies", "", "write TestPixtralHFGrid's request bodies into this folder (CONFIG.jsonl; CONFIG-limit2.jsonl, CONFIG-string.jsonl for the cases with a limit or the string-content template) for scripts/vision/check-pixtral-hf-reference.sh, and check nothing")
 
 // pixtralHFModels are the families of TestPixtralHFGrid with their own
 // folders (internal/vision/testdata/hfmistral).
@@ -41,6 +41,21 @@ type pixtralHFCase struct {
 	body           []byte
 	images         int
 	limit          int // --limit-mm-per-prompt image=limit; 0: none
+	// stringTemplate: the folder's template is hfmistral/string-template.jinja
+	// (string content: vLLM's placeholder of the model class in front of
+	// the text) instead of the model's own.
+	stringTemplate bool
+}
+
+// file is the name of the bodies file of c's folder and server.
+func (c *pixtralHFCase) file(config string) string {
+	switch {
+	case c.limit > 0:
+		return fmt.Sprintf("%s-limit%d.jsonl", config, c.limit)
+	case c.stringTemplate:
+		return config + "-string.jsonl"
+	}
+	return config + ".jsonl"
 }
 
 // pixtralHFCases are the bodies TestPixtralHFGrid measures: one image of
@@ -81,7 +96,7 @@ func pixtralHFCases(t *testing.T) []pixtralHFCase {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cases = append(cases, pixtralHFCase{name, endpoint, b, images, limit})
+		cases = append(cases, pixtralHFCase{name: name, endpoint: endpoint, body: b, images: images, limit: limit, stringTemplate: strings.HasPrefix(name, "string/")})
 	}
 	chat := func(name string, images int, msgs ...any) {
 		add(name, "chat", map[string]any{"messages": msgs}, images, 0)
@@ -117,6 +132,13 @@ func pixtralHFCases(t *testing.T) []pixtralHFCase {
 	}}, 3, 0)
 	add("limit/three-of-two", "chat", map[string]any{"messages": []any{user(img(64, 64), img(64, 64), img(64, 64), text("Three."))}}, 3, 2)
 	add("limit/two-of-two", "chat", map[string]any{"messages": []any{user(img(64, 64), text("Two."), img(64, 64))}}, 2, 2)
+	// Under a string-content template vLLM puts its model class's
+	// placeholder in front of the text ("<image>" for Pixtral's llava.py,
+	// none for mistral3.py): no [IMG] unless the text says it.
+	chat("string/image", 1, user(text("Describe."), img(64, 48)))
+	chat("string/literal-img", 1, user(text("Look at [IMG] here."), img(64, 48)))
+	chat("string/two-literal-one-image", 1, user(text("[IMG] and [IMG]"), img(64, 48)))
+	chat("string/text-only", 0, user(text("No image.")), msg("assistant", "Fine."), msg("user", "Still none."))
 	return cases
 }
 
@@ -146,37 +168,45 @@ func TestPixtralHFGrid(t *testing.T) {
 	checked, refused := 0, 0
 	for _, m := range pixtralHFModels {
 		dir := hfMistralFolder(t, m.model, m.config)
-		src, err := modelsrc.Resolve(dir)
+		stringDir := hfMistralFolder(t, m.model, m.config)
+		tmpl, err := os.ReadFile(filepath.Join("..", "vision", "testdata", "hfmistral", "string-template.jinja"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: cachebust.None, Now: pinned})
-		if err != nil {
+		if err := os.WriteFile(filepath.Join(stringDir, "chat_template.jinja"), tmpl, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		mod, err := modelFor(p, src, "", "")
-		if err != nil {
-			t.Fatal(err)
+		model := func(dir string) *Model {
+			src, err := modelsrc.Resolve(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := probe.Run(probe.Options{Source: src, ApplyChatTemplate: true, CacheBust: cachebust.None, Now: pinned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod, err := modelFor(p, src, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return mod
 		}
-		outs := map[int]*bufio.Writer{}
+		own, str := model(dir), model(stringDir)
+		outs := map[string]*bufio.Writer{}
 		for _, c := range cases {
 			name := m.config + "/" + c.name
 			sum := sha256.Sum256(c.body)
 			if *pixtralHFBodies != "" {
-				w := outs[c.limit]
+				w := outs[c.file(m.config)]
 				if w == nil {
-					file := m.config + ".jsonl"
-					if c.limit > 0 {
-						file = fmt.Sprintf("%s-limit%d.jsonl", m.config, c.limit)
-					}
-					f, err := os.Create(filepath.Join(*pixtralHFBodies, file))
+					f, err := os.Create(filepath.Join(*pixtralHFBodies, c.file(m.config)))
 					if err != nil {
 						t.Fatal(err)
 					}
 					defer f.Close()
 					w = bufio.NewWriter(f)
 					defer w.Flush()
-					outs[c.limit] = w
+					outs[c.file(m.config)] = w
 				}
 				line, _ := json.Marshal(map[string]any{"case": name, "endpoint": c.endpoint, "body_sha256": hex.EncodeToString(sum[:]), "images": c.images, "body": json.RawMessage(c.body)})
 				w.Write(append(line, '\n'))
@@ -185,6 +215,10 @@ func TestPixtralHFGrid(t *testing.T) {
 			limit := -1
 			if c.limit > 0 {
 				limit = c.limit
+			}
+			mod := own
+			if c.stringTemplate {
+				mod = str
 			}
 			vis := serverprofile.LoadVision(dir, limit)
 			meas := measure.New(measure.Options{Tokenizer: mod.Tokenizer, Template: mod.Template, ApplyChatTemplate: true, Now: mod.Now, Server: serverprofile.VLLM, Model: mod, Vision: vis})
