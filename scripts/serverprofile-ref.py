@@ -89,7 +89,7 @@ def pick(src, tools):
     return src
 
 
-# ---- content-format detection (§1.3 vLLM, §5 SGLang) ----
+# ---- content-format detection (§1.3 vLLM 0.32's _detect_content_format, §5 SGLang) ----
 
 def _var(n, name):
     return isinstance(n, nodes.Name) and n.ctx == "load" and n.name == name
@@ -135,11 +135,31 @@ def vllm_format(src):
                     assert isinstance(f.target, nodes.Name)
                     msgvars.append(f.target.name)
                     break
+        # vLLM 0.32: also a loop over a macro parameter some call of the
+        # macro passes M['content'] to, or over `content` outside macros.
+        by_loop, in_macros = {}, set()
+        for m in ast.find_all(nodes.Macro):
+            names = {a.name for a in m.args}
+            params = set()
+            for c in ast.find_all(nodes.Call):
+                if isinstance(c.node, nodes.Name) and c.node.name == m.name:
+                    for i, a in enumerate(c.args):
+                        if i < len(m.args) and any(_elems(a, v, "content") for v in msgvars):
+                            params.add(m.args[i].name)
+                    for kw in c.kwargs:
+                        if kw.key in names and any(_elems(kw.value, v, "content") for v in msgvars):
+                            params.add(kw.key)
+            for f in m.find_all(nodes.For):
+                in_macros.add(id(f))
+                if params:
+                    by_loop[id(f)] = params
         for f in ast.find_all(nodes.For):
-            for v in msgvars:
-                if _elems(f.iter, v, "content"):
-                    assert isinstance(f.target, nodes.Name)
-                    return "openai"
+            hit = any(_elems(f.iter, v, "content") for v in msgvars)
+            if not hit and isinstance(f.iter, nodes.Name):
+                hit = f.iter.name in by_loop.get(id(f), ()) or (id(f) not in in_macros and f.iter.name == "content")
+            if hit:
+                assert isinstance(f.target, nodes.Name)
+                return "openai"
         return "string"
     except AssertionError:
         return "string"

@@ -50,6 +50,10 @@ type standinFamily struct {
 	Config    string   `json:"config"`
 	AddTokens []string `json:"add_tokens"`
 	ISL       int      `json:"isl"`
+	// Model names the family's own folder under
+	// internal/vision/testdata/hfmistral (no stand-in: its own tokenizer
+	// and chat template).
+	Model string `json:"model"`
 }
 
 func standinFamilies(t *testing.T) []standinFamily {
@@ -74,6 +78,9 @@ func standinFamilies(t *testing.T) []standinFamily {
 // template, the family's processor configuration.
 func standinFolder(t *testing.T, f standinFamily) string {
 	t.Helper()
+	if f.Model != "" {
+		return hfMistralFolder(t, f.Model, f.Config)
+	}
 	qwen3 := testutil.RefModel(t, "qwen3")
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join(qwen3, "tokenizer.json"))
@@ -143,11 +150,53 @@ func standinFolder(t *testing.T, f standinFamily) string {
 	return dir
 }
 
+// hfMistralFolder is a Pixtral or Mistral Small 3.1 model folder in
+// transformers' format as scripts/vision/pixtral_hf_ref.py's fixtures made
+// it (internal/vision/testdata/hfmistral: transformers' conversion of
+// tekken_240911, the model's chat template from mistral-common's
+// generator) with the processor configuration config.
+func hfMistralFolder(t *testing.T, model, config string) string {
+	t.Helper()
+	root := filepath.Join("..", "vision", "testdata", "hfmistral")
+	dir := t.TempDir()
+	files := map[string][]byte{"tokenizer.json": testutil.ZstdFile(t, filepath.Join(root, "tokenizer.json.zst"))}
+	for name, path := range map[string]string{
+		"tokenizer_config.json": filepath.Join(root, "tokenizer_config.json"),
+		"chat_template.jinja":   filepath.Join(root, model, "chat_template.jinja"),
+	} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b
+	}
+	configs := filepath.Join("..", "vision", "testdata", "configs", config)
+	entries, err := os.ReadDir(configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(configs, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // TestImagesReference composes multi-turn conversations with 1–4 images
 // per turn (PNG for chat, JPEG for Responses, sizes drawn around 448×336)
 // for every family with a whole-body reference (the stand-in folders of
 // internal/vision/testdata/standin: Qwen3's vocabulary and template, the
-// family's image tokens and processor configuration), every cache-bust
+// family's image tokens and processor configuration; Pixtral-12B and
+// Mistral Small 3.1 in transformers' format on their own folders,
+// counted by vLLM 0.32's own renderer and multimodal processor), every cache-bust
 // target and both endpoints, and requires every request body to be the one
 // the reference counted (same SHA-256) and three counts to be the
 // reference's and the turn's target: compose's, and measure's

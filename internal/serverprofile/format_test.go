@@ -14,7 +14,9 @@ import (
 // detection (§1.3, §5) on our Jinja AST with the reference's walk over
 // Python Jinja2's AST, for the 71 shared templates and the synthetic ones
 // in testdata/templates (aliases of messages, a namespace assignment, a
-// tuple loop target, a macro parameter).
+// tuple loop target, a macro parameter; vLLM 0.32's macro parameters bound
+// to a message's content by keyword or position, and a loop over a
+// variable named content).
 func TestContentFormatDetection(t *testing.T) {
 	type format struct {
 		Template string `json:"template"`

@@ -270,8 +270,10 @@ func joinTexts(raw [][]byte, images int, placeholder string) (string, error) {
 		}
 	}
 	start := room
-	if images > 0 {
-		// A placeholder holds no "\n", so none spans a join.
+	if images > 0 && placeholder != "" {
+		// (A model class without a placeholder, Mistral3: the text as it
+		// is; the images find the processor's token there or the request
+		// fails.) A placeholder holds no "\n", so none spans a join.
 		missing := images - bytes.Count(buf[room:], []byte(placeholder))
 		if missing < 0 {
 			return "", refuse(VLLM, "image placeholders", "Found more '%s' placeholders in input prompt than actual multimodal data items.", placeholder)

@@ -94,7 +94,7 @@ func (v *Vision) expand(w, h int, o vision.Overrides) (vision.Expansion, error) 
 // Mistral-format model's images (no placeholder: mistral-common's encoder
 // inserts their tokens itself) are counted by the Mistral renderer only.
 func NewVision(p vision.Processor, limit int) (*Vision, error) {
-	if vllmImagePlaceholder(p.Family()) == "" && p.Family() != vision.MistralTekken {
+	if f := p.Family(); vllmImagePlaceholder(f) == "" && f != vision.MistralTekken && f != vision.Mistral3 {
 		return nil, fmt.Errorf("image counting for %s models is not supported yet", p.Family())
 	}
 	return &Vision{Processor: p, Limit: limit}, nil
@@ -106,7 +106,13 @@ func (v *Vision) Supported() error { return v.unsupported }
 // vllmImagePlaceholder is get_placeholder_str(modality="image") of the
 // vLLM model class serving the family: the text vLLM puts in front of a
 // message's text for each image when the template takes string content
-// (§1.2, _get_full_multimodal_text_prompt).
+// (§1.2, _get_full_multimodal_text_prompt). Pixtral in transformers'
+// format is served by LlavaForConditionalGeneration, whose "<image>" is
+// no token of its vocabulary, and Mistral3ForConditionalGeneration has
+// none: with a string-content template their prompts lack the [IMG] the
+// processor expands, and vLLM fails them ("Failed to apply prompt
+// replacement"); their own templates take "openai" content and print
+// [IMG] for each image part.
 func vllmImagePlaceholder(f vision.Family) string {
 	switch f {
 	case vision.Qwen2VL, vision.Qwen3VL:
@@ -116,7 +122,7 @@ func vllmImagePlaceholder(f vision.Family) string {
 	case vision.Llama4:
 		return "<|image|>"
 	case vision.PixtralHF:
-		return "[IMG]"
+		return "<image>"
 	case vision.InternVL:
 		return "<IMG_CONTEXT>"
 	case vision.LlavaOneVision, vision.Idefics3, vision.SmolVLM:
@@ -154,7 +160,7 @@ func (c *imageRefs) add(part jsonobj.Object, msg, j int) error {
 	if c.vis.unsupported != nil {
 		return refuse(VLLM, "image", "%s: %v", ref.where(), c.vis.unsupported)
 	}
-	if c.vis.Processor != nil && vllmImagePlaceholder(c.vis.Processor.Family()) == "" {
+	if c.vis.Processor != nil && c.vis.Processor.Family() == vision.MistralTekken {
 		return refuse(VLLM, "image", "%s: %s images are counted only with the Mistral renderer (tokenizer mode mistral): mistral-common's encoder inserts their image tokens, not a chat template", ref.where(), c.vis.Processor.Family())
 	}
 	return c.addRef(part, ref)
@@ -236,12 +242,20 @@ func expandImages(c *imageRefs, ex *extract.Inputs, text []byte) ([]Image, error
 		}
 		out[i] = Image{Width: h.Width, Height: h.Height, Expansion: e}
 	}
-	if n := bytes.Count(text, []byte(out[0].Expansion.Placeholder)); n != len(out) {
+	if n := bytes.Count(text, []byte(out[0].Expansion.Placeholder)); n != len(out) && (n < len(out) || !keepsExtraPlaceholders(v.Processor.Family())) {
 		// transformers' processors refuse a text whose placeholders do not
 		// match the images given.
 		return nil, refuse(VLLM, "image placeholders", "the prompt holds %d %q for %d images", n, out[0].Expansion.Placeholder, len(out))
 	}
 	return out, nil
+}
+
+// keepsExtraPlaceholders: vLLM 0.32 expands the first of more [IMG] than
+// images for Pixtral and Mistral Small 3.x in transformers' format (a
+// user's text saying "[IMG]") and leaves the others one token each
+// (compose.TestPixtralHFGrid's literal-img-token); expanded does the same.
+func keepsExtraPlaceholders(f vision.Family) bool {
+	return f == vision.PixtralHF || f == vision.Mistral3
 }
 
 // imageHeader reads an image's size as the server would: a data URL's

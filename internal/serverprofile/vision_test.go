@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -292,17 +293,42 @@ func TestVisionRefusalsPerFamily(t *testing.T) {
 		}
 		return []byte(`{"messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`)
 	}
+	// Pixtral's and Mistral Small 3.1's own templates (content lists,
+	// [IMG] printed for each image part): with a string-content template
+	// vLLM fails every image of theirs (below).
+	own := map[string]*chat.Template{}
+	for config, model := range map[string]string{"pixtral": "pixtral-12b", "mistral3": "mistral-small-3.1"} {
+		src, err := os.ReadFile(filepath.Join("..", "vision", "testdata", "hfmistral", model, "chat_template.jinja"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if own[config], err = chat.Compile(string(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tmpl *chat.Template
 	render := func(vis *Vision, b []byte) error {
 		ex, err := extract.Body(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = RenderVision(VLLM, ex, qwen3, vis, time.Time{}, nil)
+		_, err = RenderVision(VLLM, ex, tmpl, vis, time.Time{}, nil)
 		return err
 	}
 	img := pngURL(t, 448, 336)
 	for _, config := range []string{"qwen2_5_vl", "qwen3_vl", "gemma3", "llama4", "pixtral", "mistral3", "internvl3", "llava_onevision", "idefics3", "smolvlm"} {
 		t.Run(config, func(t *testing.T) {
+			tmpl = qwen3
+			if own[config] != nil {
+				// vLLM 0.32 puts "<image>" (llava.py) or nothing
+				// (mistral3.py) in a string-content template's text: no
+				// [IMG] for the processor to expand ("Failed to apply
+				// prompt replacement").
+				if err := render(loadVision(t, config, 2), body(img)); err == nil || !IsRefusal(err) || !strings.Contains(err.Error(), `holds 0 "[IMG]" for 1 images`) {
+					t.Errorf("an image under a string-content template: %v", err)
+				}
+				tmpl = own[config]
+			}
 			if err := render(loadVision(t, config, 2), body(img, img)); err != nil {
 				t.Errorf("2 images at a limit of 2: %v", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -88,8 +89,9 @@ func (p *patchJSON) UnmarshalJSON(b []byte) error {
 // hfConfig is what the rules read from the three transformers files; null
 // or absent values stay zero and the class defaults apply.
 type hfConfig struct {
-	ModelType    string `json:"model_type"`
-	VisionConfig struct {
+	ModelType     string   `json:"model_type"`
+	Architectures []string `json:"architectures"`
+	VisionConfig  struct {
 		ModelType         string   `json:"model_type"`
 		PatchSize         any      `json:"patch_size"`
 		ImageSize         any      `json:"image_size"`
@@ -208,14 +210,23 @@ func loadHF(dir string) (Processor, error) {
 		}
 		return l, nil
 	case (mt == "llava" && c.VisionConfig.ModelType == "pixtral") || mt == "mistral3":
-		p := &pixtral{family: PixtralHF, patch: 16, merge: 1, longest: 1024}
+		// The two model classes vLLM serves these with differ in the
+		// placeholder of a string-content template: vLLM picks the class
+		// by config.json's architectures.
+		fam := PixtralHF
+		if slices.Contains(c.Architectures, "Mistral3ForConditionalGeneration") || (mt == "mistral3" && !slices.Contains(c.Architectures, "LlavaForConditionalGeneration")) {
+			fam = Mistral3
+		}
+		// The preprocessor's patch_size is not read: PixtralProcessor
+		// overrides it with its own patch_size × spatial_merge_size.
+		p := &pixtral{family: fam, merge: 1, longest: 1024}
 		p.countPatch = intOr(c.Proc.PatchSize, 16)
 		p.merge = intOr(c.Proc.SpatialMergeSize, 1)
-		if c.Pre.PatchSize != nil {
-			p.patch = c.Pre.PatchSize.Height
-		}
 		if s := c.Pre.Size; s != nil && s.LongestEdge > 0 {
 			p.longest = s.LongestEdge
+		}
+		if p.countPatch <= 0 || p.merge <= 0 {
+			return nil, fmt.Errorf("%s: patch_size %d and spatial_merge_size %d must be positive", where, p.countPatch, p.merge)
 		}
 		return p, nil
 	case mt == "internvl":
@@ -295,9 +306,9 @@ func loadMistral(dir string) (Processor, error) {
 	if t.Image == nil {
 		return nil, fmt.Errorf("%s: no image settings: %w", path, ErrTextOnly)
 	}
-	p := &pixtral{family: MistralTekken, patch: t.Image.PatchSize, countPatch: t.Image.PatchSize, merge: max(t.Image.MergeSize, 1), longest: t.Image.MaxImageSize}
-	if p.patch <= 0 || p.longest <= 0 {
-		return nil, fmt.Errorf("%s: image_patch_size %d and max_image_size %d must be positive", path, p.patch, p.longest)
+	p := &pixtral{family: MistralTekken, countPatch: t.Image.PatchSize, merge: max(t.Image.MergeSize, 1), longest: t.Image.MaxImageSize}
+	if p.countPatch <= 0 || p.longest <= 0 {
+		return nil, fmt.Errorf("%s: image_patch_size %d and max_image_size %d must be positive", path, p.countPatch, p.longest)
 	}
 	return p, nil
 }

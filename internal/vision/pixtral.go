@@ -6,12 +6,10 @@ import "math"
 // to fit longest_edge, then one [IMG] per (patch×merge)² pixels, an
 // [IMG_BREAK] after each row and [IMG_END] in place of the last break.
 // The two formats differ in the scaling: transformers' PixtralImageProcessor
-// floors the scaled sides and pads to whole patches, mistral-common's
-// ImageEncoder rounds them (half to even, at least 1) and counts whole
-// merged patches.
+// floors the scaled sides, mistral-common's ImageEncoder rounds them (half
+// to even, at least 1); both count whole merged patches.
 type pixtral struct {
 	family     Family
-	patch      int // the image processor's patch side: sizes are padded to it
 	countPatch int // the processor's patch side: merged patches of countPatch×merge are counted
 	merge      int // spatial_merge_size
 	longest    int // max_image_size / size.longest_edge
@@ -43,16 +41,15 @@ func (p *pixtral) Expand(w, h int, o Overrides) (Expansion, error) {
 			fh = int(math.Floor(float64(h) / ratio))
 			fw = int(math.Floor(float64(w) / ratio))
 		}
-		// Resized to whole patches of the encoder, then counted in merged
-		// patches (PixtralProcessor.replace_image_token floors).
-		rh := pyCeilDiv(fh, p.patch) * p.patch
-		rw := pyCeilDiv(fw, p.patch) * p.patch
-		rows, cols = rh/step, rw/step
-		if rows == 0 {
-			// An empty token list: the processor's replace_image_token
-			// raises IndexError. (No columns with rows left is rows of bare
-			// [IMG_BREAK]s, which it returns.)
-			return Expansion{}, errorf("image %d×%d scales to %d×%d pixels, less than one %d-pixel row of merged patches: the Pixtral processor fails on it", w, h, fw, fh, step)
+		// Resized to whole merged patches: PixtralProcessor._process_images
+		// hands the image processor patch_size × spatial_merge_size, not
+		// the preprocessor's patch_size (as vLLM's Mistral3HFEncoderInfo
+		// and PixtralHFEncoderInfo count), then counted in merged patches.
+		rows, cols = pyCeilDiv(fh, step), pyCeilDiv(fw, step)
+		if fw == 0 || fh == 0 {
+			// The image processor's resize to a side of 0 pixels fails
+			// (vLLM 0.32: "Failed to apply PixtralProcessor").
+			return Expansion{}, errorf("image %d×%d scales to %d×%d pixels, a side of none: the Pixtral processor fails on it", w, h, fw, fh)
 		}
 	}
 	b := newBuilder("[IMG]", "[IMG_BREAK]", "[IMG_END]")

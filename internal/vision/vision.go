@@ -39,7 +39,8 @@ const (
 	Qwen3VL        Family = "qwen3_vl"
 	Gemma3         Family = "gemma3"
 	Llama4         Family = "llama4"
-	PixtralHF      Family = "pixtral"         // Pixtral and Mistral Small 3.x in transformers' format
+	PixtralHF      Family = "pixtral"         // Pixtral in transformers' format (LlavaForConditionalGeneration, a pixtral vision tower)
+	Mistral3       Family = "mistral3"        // Mistral Small 3.x in transformers' format (Mistral3ForConditionalGeneration)
 	MistralTekken  Family = "mistral"         // Pixtral and Mistral Small 3.x in Mistral's format (mistral-common)
 	InternVL       Family = "internvl"        // InternVL3 in transformers' format
 	LlavaOneVision Family = "llava_onevision" // LLaVA-OneVision
@@ -48,7 +49,7 @@ const (
 )
 
 // Families lists the families with a rule, for messages.
-var Families = []Family{Qwen2VL, Qwen3VL, Gemma3, Llama4, PixtralHF, MistralTekken, InternVL, LlavaOneVision, Idefics3, SmolVLM}
+var Families = []Family{Qwen2VL, Qwen3VL, Gemma3, Llama4, PixtralHF, Mistral3, MistralTekken, InternVL, LlavaOneVision, Idefics3, SmolVLM}
 
 // Piece is a run of one text repeated.
 type Piece struct {

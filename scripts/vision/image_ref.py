@@ -164,11 +164,17 @@ def gemma3(name):
 
 def pixtral(name):
     pc = load(name, "processor_config.json")
+    merge = pc.get("spatial_merge_size", 1)
     return hf_family(
         name, PixtralImageProcessorPil,
-        lambda ip, kw: bare(PixtralProcessor, patch_size=pc["patch_size"], spatial_merge_size=pc.get("spatial_merge_size", 1),
+        lambda ip, kw: bare(PixtralProcessor, patch_size=pc["patch_size"], spatial_merge_size=merge,
                             image_token="[IMG]", image_break_token="[IMG_BREAK]", image_end_token="[IMG_END]"),
         "[IMG]", ["[IMG]", "[IMG_BREAK]", "[IMG_END]"],
+        # PixtralProcessor._process_images hands its image processor the
+        # merged patch (patch_size × spatial_merge_size), not the
+        # preprocessor's own patch_size: Mistral Small 3.1's images are
+        # padded to 28 pixels, not 14.
+        call_kwargs={"patch_size": pc["patch_size"] * merge},
     )
 
 

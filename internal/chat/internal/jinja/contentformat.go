@@ -11,8 +11,8 @@ const (
 
 // ContentFormatVLLM is vLLM's "auto" detection of the chat-template
 // content format, walked over our AST the way vLLM walks Jinja2's
-// (vllm/renderers/hf.py @02e64f58 and chat_utils.py of the v0.9 era,
-// _detect_content_format; server-preprocessing.md §1.3):
+// (vllm/renderers/hf.py of vLLM 0.32.0, _detect_content_format;
+// server-preprocessing.md §1.3):
 //
 //   - the variables that hold the messages are "messages" plus, breadth
 //     first, every {% set x = y %} whose right side is one of them, seen
@@ -20,7 +20,10 @@ const (
 //   - a message variable is the target of a for loop over one of those;
 //   - the format is "openai" when some for loop iterates over M.content or
 //     M['content'] (again through filters, tests and slices) for a message
-//     variable M, else "string".
+//     variable M, over a macro parameter that some call of the macro
+//     passes M['content'] (0.32: Mistral's generated templates'
+//     render_content(content=message['content'])), or over a variable
+//     named content outside any macro (0.32), else "string".
 //
 // Where vLLM's walk trips an assert (a namespace or tuple target assigned
 // from messages, a tuple loop target), it falls back to "string", and so
@@ -65,18 +68,174 @@ func (t *Template) ContentFormatVLLM() string {
 			}
 		}
 	}
-	// _iter_nodes_assign_content_item: the first loop over M['content'].
+	// _iter_nodes_assign_content_item (vLLM 0.32): the first loop over
+	// M['content'], over a macro parameter some call of the macro passes
+	// M['content'] to, or over a variable named content outside macros.
+	contentParams, inMacro := macroContentParams(t.nodes, messageVars)
 	for _, f := range fors {
+		found := false
 		for _, v := range messageVars {
 			if isVarOrElemsAccess(f.iter, v, "content") {
-				if f.keyVar != "" {
-					return FormatString
-				}
-				return FormatOpenAI
+				found = true
+				break
 			}
+		}
+		if !found {
+			if n, ok := f.iter.(*nameExpr); ok {
+				found = contentParams[f][n.name] || (!inMacro[f] && n.name == "content")
+			}
+		}
+		if found {
+			if f.keyVar != "" {
+				return FormatString // tuple target: the assert fails
+			}
+			return FormatOpenAI
 		}
 	}
 	return FormatString
+}
+
+// macroContentParams is vLLM 0.32's tracking of macro parameters bound to
+// message content: for each macro, the parameters some call of it (by
+// name, anywhere in the template) passes M['content'] to, positionally or
+// by keyword, for a message variable M; those sets by each loop inside
+// the macro (a nested macro's own non-empty set wins, as vLLM assigns in
+// document order), and every loop inside a macro.
+func macroContentParams(nodes []node, messageVars []string) (map[*forNode]map[string]bool, map[*forNode]bool) {
+	var macros []*macroNode
+	var calls []*callExpr
+	walkNodes(nodes, func(n node) {
+		switch n := n.(type) {
+		case *macroNode:
+			macros = append(macros, n)
+		case *callExpr:
+			calls = append(calls, n)
+		}
+	})
+	isContent := func(e expr) bool {
+		for _, v := range messageVars {
+			if isVarOrElemsAccess(e, v, "content") {
+				return true
+			}
+		}
+		return false
+	}
+	byLoop := map[*forNode]map[string]bool{}
+	inMacro := map[*forNode]bool{}
+	for _, m := range macros {
+		params := map[string]bool{}
+		for _, c := range calls {
+			if fn, ok := c.fn.(*nameExpr); !ok || fn.name != m.name {
+				continue
+			}
+			for i, a := range c.args {
+				if i < len(m.params) && isContent(a) {
+					params[m.params[i].name] = true
+				}
+			}
+			for _, kw := range c.kwargs {
+				for _, p := range m.params {
+					if p.name == kw.name && isContent(kw.value) {
+						params[kw.name] = true
+					}
+				}
+			}
+		}
+		walkNodes(m.body, func(n node) {
+			if f, ok := n.(*forNode); ok {
+				inMacro[f] = true
+				if len(params) > 0 {
+					byLoop[f] = params
+				}
+			}
+		})
+	}
+	return byLoop, inMacro
+}
+
+// walkNodes calls visit on every node and expression under nodes, macro
+// bodies included, parents first (Jinja2's find_all).
+func walkNodes(nodes []node, visit func(node)) {
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		visit(n)
+		var children []node
+		add := func(es ...expr) {
+			for _, e := range es {
+				if e != nil {
+					children = append(children, e)
+				}
+			}
+		}
+		switch n := n.(type) {
+		case *outputNode:
+			add(n.expression)
+		case *ifNode:
+			for _, b := range n.branches {
+				add(b.condition)
+				children = append(children, b.body...)
+			}
+		case *forNode:
+			add(n.iter, n.filterExpr)
+			children = append(children, n.body...)
+			children = append(children, n.elseBody...)
+		case *setNode:
+			add(n.value)
+		case *setBlockNode:
+			children = append(children, n.body...)
+		case *macroNode:
+			for _, p := range n.params {
+				add(p.defaultVal)
+			}
+			children = append(children, n.body...)
+		case *callNode:
+			add(n.expr)
+			children = append(children, n.body...)
+		case *filterBlockNode:
+			add(n.filter)
+			children = append(children, n.body...)
+		case *attrExpr:
+			add(n.obj)
+		case *itemExpr:
+			add(n.obj, n.key)
+		case *sliceExpr:
+			add(n.obj, n.start, n.stop, n.step)
+		case *unaryExpr:
+			add(n.operand)
+		case *binExpr:
+			add(n.left, n.right)
+		case *compareExpr:
+			add(n.operands...)
+		case *condExpr:
+			add(n.condition, n.trueExpr, n.falseExpr)
+		case *callExpr:
+			add(n.fn)
+			add(n.args...)
+			for _, kw := range n.kwargs {
+				add(kw.value)
+			}
+		case *filterExpr:
+			add(n.expr)
+			add(n.args...)
+			for _, kw := range n.kwargs {
+				add(kw.value)
+			}
+		case *testExpr:
+			add(n.expr)
+			add(n.args...)
+		case *listExpr:
+			add(n.items...)
+		case *dictExpr:
+			for _, p := range n.pairs {
+				add(p.key, p.value)
+			}
+		case *splatExpr:
+			add(n.x)
+		}
+		walkNodes(children, visit)
+	}
 }
 
 // ContentFormatSGLang is SGLang's detection
