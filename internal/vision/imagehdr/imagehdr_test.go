@@ -295,6 +295,23 @@ func TestDataURLBytesAllocs(t *testing.T) {
 	}
 }
 
+// Every byte value, at every place of the eight-byte steps, is taken or
+// refused as the standard alphabet says ("=" only as the last byte).
+func TestStrictBase64EveryByte(t *testing.T) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for c := 0; c < 256; c++ {
+		for at := 0; at < 16; at++ {
+			s := []byte("QUJDREVGR0hJSktM")
+			s[at] = byte(c)
+			err := strictBase64(s)
+			want := strings.IndexByte(alphabet, byte(c)) >= 0 || c == '=' && at == 15
+			if (err == nil) != want {
+				t.Fatalf("byte %#02x at %d: strictBase64 %v, in the alphabet %v", c, at, err, want)
+			}
+		}
+	}
+}
+
 // FuzzStrictBase64: the check a data URL's payload passes is the standard
 // library's decoding of standard, padded base64 (without the line breaks
 // it skips; Python's b64decode(validate=True), which vLLM's decoding
