@@ -10,6 +10,7 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"math/rand/v2"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -27,20 +28,31 @@ import (
 // BenchmarkImages measures a payload log as measure does (send records
 // as `send --dry-run` writes them, read as JSONL, each line measured,
 // checked against the ones before it and written out: pipeline.Map with
-// one worker) whose chat bodies carry two 1280×720 PNG data URLs (each
-// image its own) and a text of about isl tokens (Qwen2.5-VL's processing,
+// one worker) whose chat bodies carry two PNG data URLs each (every image
+// its own) and a text of about isl tokens (Qwen2.5-VL's processing,
 // Qwen3's vocabulary), against the same log with the image parts removed,
 // in the same run, interleaved. The time is the process's CPU time, so
 // that the garbage collector's work for the images' bytes counts and a
 // neighbour's does not. "vs_no_images_total" is the ratio of the totals
 // (goal ≤ 1.2); a ratio of single passes would say where the collector
-// happened to run. Linux only.
+// happened to run. "ns/image_byte" is the extra time per byte of the
+// images' data URLs. The images: 1280×720 and flat, 3.2 KB of base64
+// each (compose's synthetic ones are smaller still), and, "photo",
+// 320×240 of noise, 103 KB each, as large as a photograph's JPEG. Linux
+// only.
 func BenchmarkImages(b *testing.B) {
 	m := loadMeasurer(b, "", time.Time{}, Options{ApplyChatTemplate: true})
 	m.opts.Vision = serverprofile.LoadVision(filepath.Join("..", "vision", "testdata", "configs", "qwen2_5_vl"), -1)
-	for _, isl := range []int{1000, 8000} {
-		withLog, withoutLog, n := imageLogs(b, m, isl, 100)
-		b.Run(fmt.Sprintf("isl%d", isl), func(b *testing.B) {
+	for _, c := range []struct {
+		isl, n int
+		photo  bool
+	}{{1000, 100, false}, {8000, 100, false}, {1000, 20, true}} {
+		withLog, withoutLog := imageLogs(b, m, c.isl, c.n, c.photo)
+		name := fmt.Sprintf("isl%d", c.isl)
+		if c.photo {
+			name += "-photo"
+		}
+		b.Run(name, func(b *testing.B) {
 			var withTime, withoutTime time.Duration
 			for i := 0; i < b.N; i++ {
 				start := processCPU()
@@ -50,8 +62,9 @@ func BenchmarkImages(b *testing.B) {
 				measureLog(b, m, withoutLog)
 				withoutTime += processCPU() - start
 			}
-			b.ReportMetric(float64(n*b.N)/withTime.Seconds(), "payloads/s")
+			b.ReportMetric(float64(c.n*b.N)/withTime.Seconds(), "payloads/s")
 			b.ReportMetric(withTime.Seconds()/withoutTime.Seconds(), "vs_no_images_total")
+			b.ReportMetric(float64((withTime-withoutTime).Nanoseconds())/float64(b.N*(len(withLog)-len(withoutLog))), "ns/image_byte")
 		})
 	}
 }
@@ -95,14 +108,21 @@ func processCPU() time.Duration {
 const clockProcessCPUTime = 2 // CLOCK_PROCESS_CPUTIME_ID
 
 // imageLogs is a payload log of n send records at about isl text tokens
-// each, their bodies with two 1280×720 PNG data URLs (each image its own),
-// and the same log with the image parts removed.
-func imageLogs(b *testing.B, m *Measurer, isl, n int) (withLog, withoutLog []byte, count int) {
+// each, their bodies with two PNG data URLs (1280×720 and flat, or of
+// noise: photo), and the same log with the image parts removed.
+func imageLogs(b *testing.B, m *Measurer, isl, n int, photo bool) (withLog, withoutLog []byte) {
 	// Every image differs, so that nothing could be reused from one to
 	// the next.
+	noise := rand.New(rand.NewPCG(1, 2))
 	image := func(i int) string {
 		img := image.NewGray(image.Rect(0, 0, 1280, 720))
 		img.Pix[0], img.Pix[1] = byte(i), byte(i>>8)
+		if photo {
+			img = image.NewGray(image.Rect(0, 0, 320, 240))
+			for k := range img.Pix {
+				img.Pix[k] = byte(noise.Uint32())
+			}
+		}
 		var buf bytes.Buffer
 		if err := png.Encode(&buf, img); err != nil {
 			b.Fatal(err)
@@ -144,5 +164,5 @@ func imageLogs(b *testing.B, m *Measurer, isl, n int) (withLog, withoutLog []byt
 	if res, err := m.Record(with[0]); err != nil || res.Requests[0].ISL.ImageTokens == nil {
 		b.Fatalf("images not counted: %v", err)
 	}
-	return withLog, withoutLog, len(with)
+	return withLog, withoutLog
 }
