@@ -216,9 +216,8 @@ func AppendString(dst, raw []byte) ([]byte, error) {
 }
 
 // unescapeTo appends a string body that holds a backslash to out; ok is
-// false for what it leaves to go-json: surrogate escapes,
-// invalid UTF-8, malformed escapes (dst's bytes past its length may then
-// have been written).
+// false for what it leaves to go-json: surrogate escapes, invalid UTF-8,
+// malformed escapes (out's spare capacity may then have been written).
 func unescapeTo(out, body []byte) ([]byte, bool) {
 	for i := 0; i < len(body); {
 		j := bytes.IndexByte(body[i:], '\\')
