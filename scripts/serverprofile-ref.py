@@ -356,6 +356,10 @@ def sglang(body, src):
     kw = {}
     if body.get("reasoning_effort") is not None:
         kw["reasoning_effort"] = body["reasoning_effort"]
+        # normalize_reasoning_inputs (protocol.py, SGLang 0.5.23): an effort
+        # defaults thinking and enable_thinking in chat_template_kwargs,
+        # false for "none", true for any other.
+        kw["thinking"] = kw["enable_thinking"] = body["reasoning_effort"] != "none"
     kw.update(body.get("chat_template_kwargs") or {})
     for k in ("add_generation_prompt", "tools", "tokenize", "return_dict"):
         if k in kw:

@@ -163,7 +163,7 @@ func renderDeepSeekV32(v dsVariant, ex *extract.Inputs, noTools bool, dst []byte
 		return Prompt{}, fmt.Errorf(`deepseek_v32: "messages": %w`, err)
 	}
 
-	thinking, err := dsThinking(ex.Body, v.thinkingKeys)
+	thinking, err := dsThinking(ex.Body, v.thinkingKeys, v.sglang)
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -288,19 +288,26 @@ func dsIndex(msgs []dsMessage, i int) int {
 
 // dsThinking: deepseek_v32.py's thinking = kwargs.get("thinking", False)
 // or kwargs.get("enable_thinking", False) (SGLang's: kwargs.get("thinking",
-// False)), with Python's truthiness.
-func dsThinking(body jsonobj.Object, keys []string) (bool, error) {
-	raw, ok := body.Get("chat_template_kwargs")
-	if !ok || isNull(raw) {
-		return false, nil
-	}
-	kw, err := jsonobj.Members(raw)
-	if err != nil {
-		return false, fmt.Errorf(`deepseek_v32: "chat_template_kwargs" is not an object`)
+// False)), with Python's truthiness. Under SGLang a reasoning_effort sets
+// the default of "thinking" (ChatCompletionRequest's
+// normalize_reasoning_inputs: false for "none", true for any other).
+func dsThinking(body jsonobj.Object, keys []string, sglang bool) (bool, error) {
+	var kw jsonobj.Object
+	if raw, ok := body.Get("chat_template_kwargs"); ok && !isNull(raw) {
+		var err error
+		if kw, err = jsonobj.Members(raw); err != nil {
+			return false, fmt.Errorf(`deepseek_v32: "chat_template_kwargs" is not an object`)
+		}
 	}
 	for _, k := range keys {
 		if v, ok := kw.Get(k); ok && pyTruthy(v) {
 			return true, nil
+		}
+	}
+	if _, set := kw.Get("thinking"); sglang && !set {
+		if e := member(body, "reasoning_effort"); e != nil {
+			s, _ := str(e)
+			return s != "none", nil
 		}
 	}
 	return false, nil

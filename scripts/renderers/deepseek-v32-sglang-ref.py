@@ -105,6 +105,12 @@ def extra_bodies():
     yield "role-upper", {"model": m, "messages": [{"role": "System", "content": "S"}, {"role": "user", "content": "u"}, {"role": "ASSISTANT", "content": "a"}, {"role": "user", "content": "v"}]}
     yield "role-user-upper", {"model": m, "messages": [{"role": "User", "content": "u"}]}
     yield "enable-thinking-only", {"model": m, "messages": ask, "chat_template_kwargs": {"enable_thinking": True}}
+    # ChatCompletionRequest's normalize_reasoning_inputs: an effort defaults
+    # chat_template_kwargs thinking (false for "none"); the request's own win.
+    yield "reasoning-effort-high", {"model": m, "messages": ask, "reasoning_effort": "high"}
+    yield "reasoning-effort-none", {"model": m, "messages": ask, "reasoning_effort": "none"}
+    yield "reasoning-effort-none-kwargs-thinking", {"model": m, "messages": ask, "reasoning_effort": "none", "chat_template_kwargs": {"thinking": True}}
+    yield "reasoning-effort-low-kwargs-no-thinking", {"model": m, "messages": ask, "reasoning_effort": "low", "chat_template_kwargs": {"thinking": False}}
     yield "thinking-dropped-before-tool", {"model": m, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b", "reasoning_content": "r1"}, {"role": "user", "content": "c"}, {"role": "assistant", "content": "", "reasoning_content": "r2", "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c0", "content": "ok"}], "chat_template_kwargs": {"thinking": True}}
     yield "final-assistant-tool-calls", {"model": m, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{\"k\": [1, 2]}"}}]}]}
     yield "tool-parts", {"model": m, "messages": [{"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}, {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c0", "content": [{"type": "text", "text": "r1"}, {"type": "text", "text": "r2"}]}]}
