@@ -301,10 +301,19 @@ def sglang(body, src):
             fn = t["function"]
             if isinstance(choice, dict) and fn["name"] != choice["function"]["name"]:
                 continue
-            tools.append({"type": t.get("type", "function"),
-                          "function": {"description": fn.get("description"), "name": fn["name"],
-                                       "parameters": fn.get("parameters"), "strict": fn.get("strict", False)},
-                          "defer_loading": t.get("defer_loading")})
+            # Tool.model_dump() (protocol.py, SGLang 0.5.23): Function's
+            # serializer drops strict and defer_loading when None and keeps
+            # the client's key order, the fields it left out (description)
+            # after; Tool's defer_loading is copied onto a function without one.
+            d = {"description": fn.get("description"), "name": fn["name"], "parameters": fn.get("parameters"),
+                 "strict": fn.get("strict"),
+                 "defer_loading": fn.get("defer_loading") if fn.get("defer_loading") is not None else t.get("defer_loading")}
+            for k in ("strict", "defer_loading"):
+                if d[k] is None:
+                    del d[k]
+            order = [k for k in fn if k in d]
+            d = {k: d[k] for k in order + [k for k in d if k not in order]}
+            tools.append({"type": t.get("type", "function"), "function": d, "defer_loading": t.get("defer_loading")})
     fmt = sglang_format(pick(src, tools)) if src else "string"
     msgs = []
     for m in body["messages"]:

@@ -64,17 +64,7 @@ func prepareTools(p Profile, b *body, ex *extract.Inputs, req *Request) error {
 			if named && t.fn.nameString != choice {
 				continue
 			}
-			// Tool.model_dump(): type, function{description, name,
-			// parameters, strict}, defer_loading (protocol.py @004c82e0).
-			fn := chat.Object{{Key: "description", Value: t.fn.get("description")}, {Key: "name", Value: t.fn.name}, {Key: "parameters", Value: t.fn.get("parameters")}}
-			strict := any(false)
-			if v := t.fn.get("strict"); v != nil {
-				strict = v
-			}
-			fn = append(fn, chat.Field{Key: "strict", Value: strict})
-			if v := t.fn.get("defer_loading"); v != nil {
-				fn = append(fn, chat.Field{Key: "defer_loading", Value: v})
-			}
+			fn := sglangFunction(t)
 			out = append(out, chat.Object{{Key: "type", Value: t.typ}, {Key: "function", Value: fn}, {Key: "defer_loading", Value: t.get("defer_loading")}})
 			flat = append(flat, fn)
 		}
@@ -93,6 +83,40 @@ func prepareTools(p Profile, b *body, ex *extract.Inputs, req *Request) error {
 		req.BareTexts = ex.ToolTexts
 	}
 	return nil
+}
+
+// sglangFunction is Tool.model_dump()'s function (protocol.py, SGLang
+// 0.5.23): description, name, parameters, and strict and defer_loading
+// unless None (a Tool's defer_loading is copied onto a function without
+// one); in the client's key order, the fields it left out (description)
+// after.
+func sglangFunction(t tool) chat.Object {
+	deferLoading := t.fn.get("defer_loading")
+	if deferLoading == nil {
+		deferLoading = t.get("defer_loading")
+	}
+	fields := chat.Object{{Key: "description", Value: t.fn.get("description")}, {Key: "name", Value: t.fn.name}, {Key: "parameters", Value: t.fn.get("parameters")}}
+	if v := t.fn.get("strict"); v != nil {
+		fields = append(fields, chat.Field{Key: "strict", Value: v})
+	}
+	if deferLoading != nil {
+		fields = append(fields, chat.Field{Key: "defer_loading", Value: deferLoading})
+	}
+	fn := make(chat.Object, 0, len(fields))
+	placed := make([]bool, len(fields))
+	for _, m := range t.fn.obj {
+		for i, f := range fields {
+			if f.Key == m.Key && !placed[i] {
+				fn, placed[i] = append(fn, f), true
+			}
+		}
+	}
+	for i, f := range fields {
+		if !placed[i] {
+			fn = append(fn, f)
+		}
+	}
+	return fn
 }
 
 type tool struct {
