@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,19 +136,30 @@ func standinFolder(t *testing.T, f standinFamily) string {
 	}
 	write("tokenizer.json", data)
 	write("tokenizer_config.json", cfgData)
-	configs := filepath.Join("..", "vision", "testdata", "configs", f.Config)
+	for name, b := range processorConfigs(t, f.Config) {
+		write(name, b)
+	}
+	return dir
+}
+
+// processorConfigs is the files of internal/vision/testdata/configs/config
+// by name.
+func processorConfigs(t *testing.T, config string) map[string][]byte {
+	t.Helper()
+	configs := filepath.Join("..", "vision", "testdata", "configs", config)
 	entries, err := os.ReadDir(configs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := map[string][]byte{}
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join(configs, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		write(e.Name(), b)
+		files[e.Name()] = b
 	}
-	return dir
+	return files
 }
 
 // hfMistralFolder is a Pixtral or Mistral Small 3.1 model folder in
@@ -170,18 +182,7 @@ func hfMistralFolder(t *testing.T, model, config string) string {
 		}
 		files[name] = b
 	}
-	configs := filepath.Join("..", "vision", "testdata", "configs", config)
-	entries, err := os.ReadDir(configs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(configs, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = b
-	}
+	maps.Copy(files, processorConfigs(t, config))
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
