@@ -362,13 +362,38 @@ def sglang(body, src):
             msgs = msgs[:-1]
         else:
             msgs[-1] = {"role": "user", "content": msgs[-1]["content"]}
+    # normalize_reasoning_inputs (protocol.py, SGLang 0.5.23): a "reasoning"
+    # object's effort replaces reasoning_effort, its enabled turns thinking
+    # on; an effort then defaults thinking and enable_thinking in
+    # chat_template_kwargs, false for "none", true for any other.
     kw = {}
-    if body.get("reasoning_effort") is not None:
-        kw["reasoning_effort"] = body["reasoning_effort"]
-        # normalize_reasoning_inputs (protocol.py, SGLang 0.5.23): an effort
-        # defaults thinking and enable_thinking in chat_template_kwargs,
-        # false for "none", true for any other.
-        kw["thinking"] = kw["enable_thinking"] = body["reasoning_effort"] != "none"
+    effort, thinking = body.get("reasoning_effort"), None
+    r = body.get("reasoning")
+    if isinstance(r, dict):
+        e = r.get("effort")
+        if e is None:
+            e = r.get("reasoning_effort")
+        if isinstance(e, str) and e in ("none", "minimal", "low", "medium", "high", "xhigh", "ultra", "max"):
+            effort = e
+        elif isinstance(e, (int, float)) and not isinstance(e, bool):
+            effort = float(e)
+        elif isinstance(e, str):
+            try:
+                effort = float(e)
+            except ValueError:
+                raise Refused("invalid reasoning effort")
+        elif e is not None:
+            raise Refused("invalid reasoning effort")
+        enabled = r.get("enabled") if r.get("enabled") is not None else r.get("enable", False)
+        if isinstance(enabled, str):
+            enabled = enabled.strip().lower() in {"1", "true", "yes", "y", "on"}
+        if enabled:
+            thinking = True
+    if effort is not None:
+        kw["reasoning_effort"] = effort
+        thinking = effort != "none"
+    if thinking is not None:
+        kw["thinking"] = kw["enable_thinking"] = thinking
     kw.update(body.get("chat_template_kwargs") or {})
     for k in ("add_generation_prompt", "tools", "tokenize", "return_dict"):
         if k in kw:

@@ -35,17 +35,17 @@ type Stats struct {
 // for measure's isl member of a request.
 const memberRoom = 4 << 10
 
-// lines holds the buffers of lines written: a line's copy is made in one
+// lineBuffers holds the buffers of lines written: a line's copy is made in one
 // that is warm in the cache instead of in fresh memory, which a log of
 // images (megabytes a line) made the largest share of measure's
 // allocation. fn must not keep line.Data past its sink.
-var lines sync.Pool
+var lineBuffers sync.Pool
 
 // maxPooledLine bounds the buffers kept.
 const maxPooledLine = 1 << 20
 
 func lineBuffer(size int) []byte {
-	if b, ok := lines.Get().(*[]byte); ok && cap(*b) >= size {
+	if b, ok := lineBuffers.Get().(*[]byte); ok && cap(*b) >= size {
 		return (*b)[:0]
 	}
 	return make([]byte, 0, size)
@@ -54,7 +54,7 @@ func lineBuffer(size int) []byte {
 func recycle(b []byte) {
 	if cap(b) > 0 && cap(b) <= maxPooledLine {
 		b = b[:0]
-		lines.Put(&b)
+		lineBuffers.Put(&b)
 	}
 }
 

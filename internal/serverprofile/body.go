@@ -21,10 +21,11 @@ type body struct {
 	hasKwargs            bool
 	documents            json.RawMessage
 	reasoningEffort      json.RawMessage
+	obj                  jsonobj.Object // the whole body
 }
 
 func readBody(ex *extract.Inputs) (*body, error) {
-	b := &body{}
+	b := &body{obj: ex.Body}
 	obj := ex.Body
 	var err error
 	if b.addGenerationPrompt, err = optBool(obj, "add_generation_prompt"); err != nil {

@@ -288,9 +288,8 @@ func dsIndex(msgs []dsMessage, i int) int {
 
 // dsThinking: deepseek_v32.py's thinking = kwargs.get("thinking", False)
 // or kwargs.get("enable_thinking", False) (SGLang's: kwargs.get("thinking",
-// False)), with Python's truthiness. Under SGLang a reasoning_effort sets
-// the default of "thinking" (ChatCompletionRequest's
-// normalize_reasoning_inputs: false for "none", true for any other).
+// False)), with Python's truthiness. Under SGLang a reasoning effort sets
+// the default of "thinking" (sglangReasoning).
 func dsThinking(body jsonobj.Object, keys []string, sglang bool) (bool, error) {
 	var kw jsonobj.Object
 	if raw, ok := body.Get("chat_template_kwargs"); ok && !isNull(raw) {
@@ -305,9 +304,9 @@ func dsThinking(body jsonobj.Object, keys []string, sglang bool) (bool, error) {
 		}
 	}
 	if _, set := kw.Get("thinking"); sglang && !set {
-		if e := member(body, "reasoning_effort"); e != nil {
-			s, _ := str(e)
-			return s != "none", nil
+		_, thinking, err := sglangReasoning(body)
+		if err != nil || thinking != nil {
+			return thinking != nil && *thinking, err
 		}
 	}
 	return false, nil

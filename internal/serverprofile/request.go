@@ -238,14 +238,17 @@ func prepareKwargs(p Profile, b *body, req *Request) error {
 		}
 	case SGLang:
 		kw := map[string]any{}
-		if b.reasoningEffort != nil {
-			kw["reasoning_effort"] = b.reasoningEffort
-			// normalize_reasoning_inputs (protocol.py, SGLang 0.5.23): an
-			// effort defaults thinking and enable_thinking (false for
-			// "none"); the request's chat_template_kwargs, set below, win.
-			s, _ := str(b.reasoningEffort)
-			kw["thinking"] = s != "none"
-			kw["enable_thinking"] = s != "none"
+		effort, thinking, err := sglangReasoning(b.obj)
+		if err != nil {
+			return err
+		}
+		if effort != nil {
+			kw["reasoning_effort"] = effort
+		}
+		if thinking != nil {
+			// The defaults of both keys: the request's
+			// chat_template_kwargs, set below, win.
+			kw["thinking"], kw["enable_thinking"] = *thinking, *thinking
 		}
 		for _, m := range b.kwargs {
 			switch m.Key {

@@ -111,6 +111,17 @@ def extra_bodies():
     yield "reasoning-effort-none", {"model": m, "messages": ask, "reasoning_effort": "none"}
     yield "reasoning-effort-none-kwargs-thinking", {"model": m, "messages": ask, "reasoning_effort": "none", "chat_template_kwargs": {"thinking": True}}
     yield "reasoning-effort-low-kwargs-no-thinking", {"model": m, "messages": ask, "reasoning_effort": "low", "chat_template_kwargs": {"thinking": False}}
+    # ... and a "reasoning" object: its effort replaces the top-level one, its
+    # enabled turns thinking on unless the effort is "none".
+    yield "reasoning-object-effort-none", {"model": m, "messages": ask, "reasoning": {"effort": "none"}}
+    yield "reasoning-object-enabled", {"model": m, "messages": ask, "reasoning": {"enabled": True}}
+    yield "reasoning-object-enable-string", {"model": m, "messages": ask, "reasoning": {"enable": "Yes"}}
+    yield "reasoning-object-enabled-effort-none", {"model": m, "messages": ask, "reasoning": {"enabled": True, "effort": "none"}}
+    yield "reasoning-object-overrides-top-level", {"model": m, "messages": ask, "reasoning_effort": "none", "reasoning": {"effort": "high"}}
+    yield "reasoning-object-numeric-effort", {"model": m, "messages": ask, "reasoning": {"reasoning_effort": 0.5}}
+    yield "reasoning-object-numeric-string", {"model": m, "messages": ask, "reasoning": {"effort": "0.25"}}
+    yield "reasoning-object-invalid-effort", {"model": m, "messages": ask, "reasoning": {"effort": "bogus"}}
+    yield "reasoning-object-disabled", {"model": m, "messages": ask, "reasoning": {"enabled": False}}
     yield "thinking-dropped-before-tool", {"model": m, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b", "reasoning_content": "r1"}, {"role": "user", "content": "c"}, {"role": "assistant", "content": "", "reasoning_content": "r2", "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c0", "content": "ok"}], "chat_template_kwargs": {"thinking": True}}
     yield "final-assistant-tool-calls", {"model": m, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{\"k\": [1, 2]}"}}]}]}
     yield "tool-parts", {"model": m, "messages": [{"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}, {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c0", "content": [{"type": "text", "text": "r1"}, {"type": "text", "text": "r2"}]}]}

@@ -24,10 +24,18 @@ SGLang's rules, in the order they apply:
   - assistant tool-call arguments: a string is parsed as JSON (orjson.loads); invalid JSON or a
     non-object is refused ("must be valid JSON"); each call is dumped as ToolCall: id, index,
     type (default "function"), function{name, arguments};
+  - a media part (image_url, video_url, audio_url) is refused: the reference models are
+    text-only (_validate_media_content, SGLang 0.5.23);
+  - a reasoning effort (reasoning_effort, or a "reasoning" object's effort; the object's
+    enabled turns thinking on) sets the default of chat_template_kwargs' thinking and
+    enable_thinking: false for "none", true for any other (protocol.py's
+    normalize_reasoning_inputs, SGLang 0.5.23); the effort is passed as reasoning_effort;
   - tools: passed only when the request has tools and tool_choice is not "none" (a named
-    tool_choice keeps that tool); each dumped as Tool: type, function{description, name,
-    parameters, strict (default False)}, defer_loading; on a template exception the render is
-    retried with the bare function objects;
+    tool_choice keeps that tool); each dumped as Tool: type, function, defer_loading, the
+    function as SGLang 0.5.23's Function serializer writes it (description, name, parameters,
+    strict, defer_loading in the client's key order, the fields it left out after, strict and
+    defer_loading dropped when None, a tool's defer_loading copied onto a function without
+    one); on a template exception the render is retried with the bare function objects;
   - a final assistant message with string content (continue_final_message false) becomes a
     user message;
   - apply_chat_template(tokenize=False, add_generation_prompt=True, tools=..., **kwargs) as
@@ -87,8 +95,7 @@ def content_of(role, c, openai):
             texts.append(p["text"])
             items.append(p)
         elif t in ("image_url", "video_url", "audio_url"):
-            all_text = False
-            items.append({"type": t[:-4]})
+            raise Refused(f"content[{j}]: Model only supports text input; received unsupported content type '{t}'")
         else:
             raise Refused(f"content[{j}]: unsupported part type {t!r}")
     if not openai or (role == "tool" and all_text):
@@ -141,10 +148,46 @@ def tools_of(body):
         if named is not None and f.get("name") != named:
             continue
         fn = {"description": f.get("description"), "name": f["name"], "parameters": f.get("parameters"),
-              "strict": f.get("strict", False)}
+              "strict": f.get("strict"),
+              "defer_loading": f.get("defer_loading") if f.get("defer_loading") is not None else t.get("defer_loading")}
+        for k in ("strict", "defer_loading"):
+            if fn[k] is None:
+                del fn[k]
+        order = [k for k in f if k in fn]
+        fn = {k: fn[k] for k in order + [k for k in fn if k not in order]}
         out.append({"type": t.get("type", "function"), "function": fn, "defer_loading": t.get("defer_loading")})
         flat.append(fn)
     return out, flat
+
+
+def reasoning_kwargs(body):
+    effort, thinking = body.get("reasoning_effort"), None
+    r = body.get("reasoning")
+    if isinstance(r, dict):
+        e = r.get("effort") if r.get("effort") is not None else r.get("reasoning_effort")
+        if isinstance(e, str) and e in ("none", "minimal", "low", "medium", "high", "xhigh", "ultra", "max"):
+            effort = e
+        elif isinstance(e, (int, float)) and not isinstance(e, bool):
+            effort = float(e)
+        elif isinstance(e, str):
+            try:
+                effort = float(e)
+            except ValueError:
+                raise Refused(f"invalid reasoning effort: {e!r}")
+        elif e is not None:
+            raise Refused(f"invalid reasoning effort: {e!r}")
+        enabled = r.get("enabled") if r.get("enabled") is not None else r.get("enable", False)
+        if isinstance(enabled, str):
+            enabled = enabled.strip().lower() in {"1", "true", "yes", "y", "on"}
+        if enabled:
+            thinking = True
+    kw = {}
+    if effort is not None:
+        kw["reasoning_effort"] = effort
+        thinking = effort != "none"
+    if thinking is not None:
+        kw["thinking"] = kw["enable_thinking"] = thinking
+    return kw
 
 
 def render(body, src, special, openai):
@@ -155,6 +198,7 @@ def render(body, src, special, openai):
         msgs[-1] = {"role": "user", "content": msgs[-1]["content"]}
     tools, flat = tools_of(body)
     ctx = dict(special)
+    ctx.update(reasoning_kwargs(body))
     ctx.update(body.get("chat_template_kwargs") or {})
     ctx.update(messages=msgs, tools=tools, documents=None, add_generation_prompt=True)
     r = render_ref.render_safe(src, ctx)
