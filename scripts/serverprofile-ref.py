@@ -30,6 +30,9 @@ import jinja2.ext
 import jinja2.nodes as nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "conformance", "oracle"))
+import sglang_request  # noqa: E402  (SGLang's request model, shared with sglang_ref.py)
+
 NOW = datetime.fromisoformat(os.environ.get("REF_NOW", "2025-07-10T12:00:00"))
 PROFILES = ["vllm", "sglang", "transformers", "aiperf"]
 
@@ -301,19 +304,7 @@ def sglang(body, src):
             fn = t["function"]
             if isinstance(choice, dict) and fn["name"] != choice["function"]["name"]:
                 continue
-            # Tool.model_dump() (protocol.py, SGLang 0.5.23): Function's
-            # serializer drops strict and defer_loading when None and keeps
-            # the client's key order, the fields it left out (description)
-            # after; Tool's defer_loading is copied onto a function without one.
-            d = {"description": fn.get("description"), "name": fn["name"], "parameters": fn.get("parameters"),
-                 "strict": fn.get("strict"),
-                 "defer_loading": fn.get("defer_loading") if fn.get("defer_loading") is not None else t.get("defer_loading")}
-            for k in ("strict", "defer_loading"):
-                if d[k] is None:
-                    del d[k]
-            order = [k for k in fn if k in d]
-            d = {k: d[k] for k in order + [k for k in d if k not in order]}
-            tools.append({"type": t.get("type", "function"), "function": d, "defer_loading": t.get("defer_loading")})
+            tools.append(sglang_request.tool_dump(t))
     fmt = sglang_format(pick(src, tools)) if src else "string"
     msgs = []
     for m in body["messages"]:
@@ -362,38 +353,10 @@ def sglang(body, src):
             msgs = msgs[:-1]
         else:
             msgs[-1] = {"role": "user", "content": msgs[-1]["content"]}
-    # normalize_reasoning_inputs (protocol.py, SGLang 0.5.23): a "reasoning"
-    # object's effort replaces reasoning_effort, its enabled turns thinking
-    # on; an effort then defaults thinking and enable_thinking in
-    # chat_template_kwargs, false for "none", true for any other.
-    kw = {}
-    effort, thinking = body.get("reasoning_effort"), None
-    r = body.get("reasoning")
-    if isinstance(r, dict):
-        e = r.get("effort")
-        if e is None:
-            e = r.get("reasoning_effort")
-        if isinstance(e, str) and e in ("none", "minimal", "low", "medium", "high", "xhigh", "ultra", "max"):
-            effort = e
-        elif isinstance(e, (int, float)) and not isinstance(e, bool):
-            effort = float(e)
-        elif isinstance(e, str):
-            try:
-                effort = float(e)
-            except ValueError:
-                raise Refused("invalid reasoning effort")
-        elif e is not None:
-            raise Refused("invalid reasoning effort")
-        enabled = r.get("enabled") if r.get("enabled") is not None else r.get("enable", False)
-        if isinstance(enabled, str):
-            enabled = enabled.strip().lower() in {"1", "true", "yes", "y", "on"}
-        if enabled:
-            thinking = True
-    if effort is not None:
-        kw["reasoning_effort"] = effort
-        thinking = effort != "none"
-    if thinking is not None:
-        kw["thinking"] = kw["enable_thinking"] = thinking
+    try:
+        kw = sglang_request.reasoning_kwargs(body)
+    except sglang_request.InvalidEffort as e:
+        raise Refused(str(e))
     kw.update(body.get("chat_template_kwargs") or {})
     for k in ("add_generation_prompt", "tools", "tokenize", "return_dict"):
         if k in kw:

@@ -115,13 +115,15 @@ func imageLogs(b *testing.B, m *Measurer, isl, n int, photo bool) (withLog, with
 	// the next.
 	noise := rand.New(rand.NewPCG(1, 2))
 	image := func(i int) string {
-		img := image.NewGray(image.Rect(0, 0, 1280, 720))
-		img.Pix[0], img.Pix[1] = byte(i), byte(i>>8)
+		var img *image.Gray
 		if photo {
 			img = image.NewGray(image.Rect(0, 0, 320, 240))
 			for k := range img.Pix {
 				img.Pix[k] = byte(noise.Uint32())
 			}
+		} else {
+			img = image.NewGray(image.Rect(0, 0, 1280, 720))
+			img.Pix[0], img.Pix[1] = byte(i), byte(i>>8)
 		}
 		var buf bytes.Buffer
 		if err := png.Encode(&buf, img); err != nil {

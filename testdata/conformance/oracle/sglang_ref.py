@@ -52,6 +52,7 @@ from tokenizers import Tokenizer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import render_ref  # noqa: E402
+import sglang_request  # noqa: E402
 import wire_ref  # noqa: E402
 
 ROLES = ("system", "assistant", "tool", "function", "developer", "latest_reminder")
@@ -147,47 +148,11 @@ def tools_of(body):
         f = t["function"]
         if named is not None and f.get("name") != named:
             continue
-        fn = {"description": f.get("description"), "name": f["name"], "parameters": f.get("parameters"),
-              "strict": f.get("strict"),
-              "defer_loading": f.get("defer_loading") if f.get("defer_loading") is not None else t.get("defer_loading")}
-        for k in ("strict", "defer_loading"):
-            if fn[k] is None:
-                del fn[k]
-        order = [k for k in f if k in fn]
-        fn = {k: fn[k] for k in order + [k for k in fn if k not in order]}
-        out.append({"type": t.get("type", "function"), "function": fn, "defer_loading": t.get("defer_loading")})
+        dumped = sglang_request.tool_dump(t)
+        out.append(dumped)
+        fn = dumped["function"]
         flat.append(fn)
     return out, flat
-
-
-def reasoning_kwargs(body):
-    effort, thinking = body.get("reasoning_effort"), None
-    r = body.get("reasoning")
-    if isinstance(r, dict):
-        e = r.get("effort") if r.get("effort") is not None else r.get("reasoning_effort")
-        if isinstance(e, str) and e in ("none", "minimal", "low", "medium", "high", "xhigh", "ultra", "max"):
-            effort = e
-        elif isinstance(e, (int, float)) and not isinstance(e, bool):
-            effort = float(e)
-        elif isinstance(e, str):
-            try:
-                effort = float(e)
-            except ValueError:
-                raise Refused(f"invalid reasoning effort: {e!r}")
-        elif e is not None:
-            raise Refused(f"invalid reasoning effort: {e!r}")
-        enabled = r.get("enabled") if r.get("enabled") is not None else r.get("enable", False)
-        if isinstance(enabled, str):
-            enabled = enabled.strip().lower() in {"1", "true", "yes", "y", "on"}
-        if enabled:
-            thinking = True
-    kw = {}
-    if effort is not None:
-        kw["reasoning_effort"] = effort
-        thinking = effort != "none"
-    if thinking is not None:
-        kw["thinking"] = kw["enable_thinking"] = thinking
-    return kw
 
 
 def render(body, src, special, openai):
@@ -198,7 +163,10 @@ def render(body, src, special, openai):
         msgs[-1] = {"role": "user", "content": msgs[-1]["content"]}
     tools, flat = tools_of(body)
     ctx = dict(special)
-    ctx.update(reasoning_kwargs(body))
+    try:
+        ctx.update(sglang_request.reasoning_kwargs(body))
+    except sglang_request.InvalidEffort as e:
+        raise Refused(str(e))
     ctx.update(body.get("chat_template_kwargs") or {})
     ctx.update(messages=msgs, tools=tools, documents=None, add_generation_prompt=True)
     r = render_ref.render_safe(src, ctx)
